@@ -1,0 +1,96 @@
+import type {
+  JsonRpcErrorObject,
+  JsonRpcId,
+  JsonRpcNotification,
+  JsonRpcRequest,
+  JsonRpcResponse,
+} from "../jsonrpc/message.js";
+
+/**
+ * What the rest of taskgate sees of one upstream MCP server, whatever carries it (stdio, HTTP).
+ *
+ * The connector owns the upstream session: it makes `initialize` itself, caches the result,
+ * re-initializes after a restart (stdio) or a 404 (HTTP), and numbers upstream request ids itself,
+ * so callers never see or choose them. Many front clients share one connector.
+ */
+export interface UpstreamConnector {
+  readonly name: string;
+  /** Spawn / connect and initialize. Rejects with a clear message when the upstream cannot be reached. */
+  start(): Promise<void>;
+  /** The cached `InitializeResult` of the current upstream session; undefined until initialized. */
+  initializeResult(): InitializeResultLike | undefined;
+  /** Initialized and able to take requests right now. */
+  isReady(): boolean;
+  /** Why the upstream is not ready (for logs and /readyz), if it is not. */
+  lastError(): string | undefined;
+
+  /**
+   * Send one request upstream. `method`/`params` are relayed untouched; the connector chooses the id.
+   * Resolves with the upstream's response (id already rewritten to the caller's `id` is NOT done here:
+   * the response carries the upstream id, callers use their own). Rejects only on transport failure
+   * (upstream exited, unreachable, closed) with an `UpstreamError`.
+   */
+  request(req: UpstreamRequest): Promise<JsonRpcResponse>;
+  /** Send a notification upstream (e.g. notifications/cancelled with an upstream request id). */
+  notify(notification: Omit<JsonRpcNotification, "jsonrpc">): Promise<void>;
+  /** Answer a server→client request the upstream made (see `ServerRequestEvent`). */
+  respond(upstreamRequestId: JsonRpcId, outcome: { result: Record<string, unknown> } | { error: JsonRpcErrorObject }): Promise<void>;
+
+  /** Messages from the upstream that are not responses: see `UpstreamEvent`. One listener. */
+  onEvent(listener: (event: UpstreamEvent) => void): void;
+  /** Close stdin → SIGTERM → SIGKILL (stdio), or DELETE the session (HTTP). Idempotent. */
+  close(): Promise<void>;
+}
+
+export interface UpstreamRequest {
+  method: string;
+  params?: Record<string, unknown>;
+  /** Aborting does not cancel upstream by itself; it only stops waiting. Callers send notifications/cancelled. */
+  signal?: AbortSignal;
+  /**
+   * Called with the upstream id as soon as it is assigned, before the message is written, so the
+   * caller can map notifications/cancelled and related messages to it.
+   */
+  onId?: (upstreamId: JsonRpcId) => void;
+}
+
+/**
+ * A message the upstream sent that is not a response to one of our requests.
+ * `relatedTo` is the upstream id of the request it belongs to, when the transport says so
+ * (HTTP: it arrived on that request's SSE stream). stdio never knows; the caller attributes.
+ */
+export type UpstreamEvent =
+  | { kind: "notification"; message: JsonRpcNotification; relatedTo?: JsonRpcId }
+  | { kind: "request"; message: JsonRpcRequest; relatedTo?: JsonRpcId }
+  | { kind: "state"; ready: boolean; reason?: string };
+
+export interface InitializeResultLike {
+  protocolVersion: string;
+  capabilities: Record<string, unknown>;
+  serverInfo: { name: string; version: string; [k: string]: unknown };
+  instructions?: string;
+  [k: string]: unknown;
+}
+
+/** The upstream transport failed (not a JSON-RPC error from the server, which is a normal response). */
+export class UpstreamError extends Error {
+  constructor(
+    message: string,
+    readonly reason: "exited" | "unreachable" | "closed" | "protocol" | "timeout",
+  ) {
+    super(message);
+    this.name = "UpstreamError";
+  }
+}
+
+/** What taskgate declares to the upstream in its own `initialize`: it relays these to front clients. */
+export const GATEWAY_CLIENT_CAPABILITIES = {
+  elicitation: { form: {}, url: {} },
+  sampling: {},
+  roots: { listChanged: true },
+} as const;
+
+export const GATEWAY_CLIENT_INFO = { name: "taskgate", version: "0.1.0" } as const;
+
+/** The protocol version taskgate asks the upstream for; the upstream may answer with an older one. */
+export const UPSTREAM_PROTOCOL_VERSION = "2025-11-25";
