@@ -1,0 +1,89 @@
+import type { Logger } from "pino";
+import { StoreUnavailableError, type SessionRecord, type Store } from "../contract.js";
+import { decodeSession, encodeSession } from "../session-json.js";
+import { assertTtlMs } from "../ttl.js";
+import { MemoryBus } from "./memory-bus.js";
+
+export interface MemoryStoreOptions {
+  logger?: Logger;
+  /** Injected for tests; milliseconds since the epoch. */
+  now?: () => number;
+  /** How often expired entries are dropped; reads also expire lazily. */
+  sweepIntervalMs?: number;
+}
+
+interface Entry {
+  json: string;
+  expiresAt: number;
+}
+
+/** The embedded store: everything lives in this process and is lost when it exits. */
+export class MemoryStore implements Store {
+  readonly kind = "memory" as const;
+  readonly bus: MemoryBus;
+  private readonly sessions = new Map<string, Entry>();
+  private readonly now: () => number;
+  private readonly sweepTimer: NodeJS.Timeout;
+  private closed = false;
+
+  constructor(opts: MemoryStoreOptions = {}) {
+    this.now = opts.now ?? Date.now;
+    this.bus = new MemoryBus((err) => opts.logger?.error({ err }, "event bus handler threw"));
+    this.sweepTimer = setInterval(() => this.sweep(), opts.sweepIntervalMs ?? 60_000);
+    // The sweep only frees memory; it must never keep the process alive.
+    this.sweepTimer.unref();
+  }
+
+  async createSession(record: SessionRecord, ttlMs: number): Promise<void> {
+    this.assertOpen();
+    assertTtlMs(ttlMs);
+    this.sessions.set(record.id, { json: encodeSession(record), expiresAt: this.now() + ttlMs });
+  }
+
+  async getSession(id: string, ttlMs: number): Promise<SessionRecord | undefined> {
+    this.assertOpen();
+    assertTtlMs(ttlMs);
+    const entry = this.live(id);
+    if (!entry) return undefined;
+    entry.expiresAt = this.now() + ttlMs;
+    return decodeSession(entry.json);
+  }
+
+  async deleteSession(id: string): Promise<boolean> {
+    this.assertOpen();
+    const existed = this.live(id) !== undefined;
+    this.sessions.delete(id);
+    return existed;
+  }
+
+  async ping(): Promise<void> {
+    this.assertOpen();
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    clearInterval(this.sweepTimer);
+    this.sessions.clear();
+    this.bus.close();
+  }
+
+  /** The entry if it has not expired; an expired one is dropped on the way. */
+  private live(id: string): Entry | undefined {
+    const entry = this.sessions.get(id);
+    if (entry && entry.expiresAt <= this.now()) {
+      this.sessions.delete(id);
+      return undefined;
+    }
+    return entry;
+  }
+
+  private sweep(): void {
+    const now = this.now();
+    for (const [id, entry] of this.sessions) if (entry.expiresAt <= now) this.sessions.delete(id);
+  }
+
+  /** Same as Redis after `quit`: a closed store is an unavailable one. */
+  private assertOpen(): void {
+    if (this.closed) throw new StoreUnavailableError(new Error("store closed"));
+  }
+}

@@ -1,0 +1,110 @@
+import { Redis } from "ioredis";
+import type { Logger } from "pino";
+import { StoreUnavailableError } from "../contract.js";
+import { toStoreError } from "./errors.js";
+
+export interface ConnectionOptions {
+  url: string;
+  /** Shown by `CLIENT LIST`, so operators can tell our connections apart. */
+  name: string;
+  logger?: Logger;
+  /** Longest a store call may take, waiting for the connection included. */
+  callTimeoutMs: number;
+}
+
+/** Reconnect soon after a restart, without hammering a server that stays down. */
+export function reconnectDelayMs(attempt: number): number {
+  return Math.min(50 * 2 ** Math.max(0, attempt - 1), 1_000);
+}
+
+/**
+ * One ioredis connection that never makes a caller hang: commands are sent only while it is
+ * ready, and none is queued or resent after a reconnect, so a command the caller saw fail is not
+ * replayed minutes later. Each call has one deadline; ioredis keeps reconnecting in the background.
+ */
+export class RedisConnection {
+  readonly client: Redis;
+  private readonly callTimeoutMs: number;
+  /** Shared by every call waiting during one outage: one listener, however many callers. */
+  private ready: Promise<void> | undefined;
+  private closed = false;
+
+  constructor(opts: ConnectionOptions) {
+    this.callTimeoutMs = opts.callTimeoutMs;
+    this.client = new Redis(opts.url, {
+      connectionName: opts.name,
+      retryStrategy: reconnectDelayMs,
+      maxRetriesPerRequest: 1,
+      enableOfflineQueue: false,
+      autoResendUnfulfilledCommands: false,
+      commandTimeout: opts.callTimeoutMs,
+      connectTimeout: 2_000,
+    });
+    watchHealth(this.client, opts.name, opts.logger);
+  }
+
+  /** Run `fn` once the connection is ready; rejects with StoreUnavailableError by the deadline. */
+  async call<T>(fn: (client: Redis) => Promise<T>, timeoutMs = this.callTimeoutMs): Promise<T> {
+    try {
+      return await withDeadline(
+        this.whenReady().then(() => fn(this.client)),
+        timeoutMs,
+      );
+    } catch (err) {
+      throw toStoreError(err);
+    }
+  }
+
+  async close(): Promise<void> {
+    // Set first: the client still reads "ready" for a moment after QUIT is answered.
+    this.closed = true;
+    if (this.client.status === "end") return;
+    if (this.client.status !== "ready") return this.client.disconnect();
+    try {
+      await withDeadline(this.client.quit(), this.callTimeoutMs);
+    } catch {
+      this.client.disconnect();
+    }
+  }
+
+  private whenReady(): Promise<void> {
+    const status = this.client.status;
+    if (this.closed || status === "end") return Promise.reject(new StoreUnavailableError(new Error("connection closed")));
+    if (status === "ready") return Promise.resolve();
+    // Each caller's own deadline bounds its wait; this promise only says when to go.
+    this.ready ??= new Promise((resolve) =>
+      this.client.once("ready", () => {
+        this.ready = undefined;
+        resolve();
+      }),
+    );
+    return this.ready;
+  }
+}
+
+/** Settles as `work` does, or rejects with StoreUnavailableError after `timeoutMs`, whichever is first. */
+async function withDeadline<T>(work: Promise<T>, timeoutMs: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new StoreUnavailableError(new Error(`no answer within ${timeoutMs} ms`))), timeoutMs);
+  });
+  work.catch(() => {}); // may settle after the deadline has already answered the caller
+  try {
+    return await Promise.race([work, deadline]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** One warning per outage and one line when it is over, not one per reconnect attempt. */
+function watchHealth(client: Redis, name: string, logger?: Logger): void {
+  let healthy = true;
+  client.on("error", (err: Error) => {
+    if (healthy) logger?.warn({ err, connection: name }, "redis unavailable; reconnecting");
+    healthy = false;
+  });
+  client.on("ready", () => {
+    if (!healthy) logger?.info({ connection: name }, "redis reachable again");
+    healthy = true;
+  });
+}

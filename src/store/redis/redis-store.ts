@@ -1,0 +1,64 @@
+import type { Logger } from "pino";
+import type { SessionRecord, Store } from "../contract.js";
+import { decodeSession, encodeSession } from "../session-json.js";
+import { assertTtlMs } from "../ttl.js";
+import { RedisConnection } from "./connection.js";
+import { RedisKeys } from "./keys.js";
+import { allScripts } from "./lua/index.js";
+import { RedisBus } from "./redis-bus.js";
+import { ScriptRunner } from "./scripts.js";
+
+export interface RedisStoreOptions {
+  url: string;
+  keyPrefix: string;
+  logger?: Logger;
+  /** Longest any store call may take while Redis is away, before StoreUnavailableError. */
+  callTimeoutMs?: number;
+}
+
+/** The shared store: several replicas on one Redis (or Redis Cluster) see the same state. */
+export class RedisStore implements Store {
+  readonly kind = "redis" as const;
+  readonly bus: RedisBus;
+  readonly keys: RedisKeys;
+  readonly scripts: ScriptRunner;
+  private readonly connection: RedisConnection;
+
+  constructor(opts: RedisStoreOptions) {
+    const callTimeoutMs = opts.callTimeoutMs ?? 1_000;
+    const connect = (name: string) => new RedisConnection({ url: opts.url, name, logger: opts.logger, callTimeoutMs });
+    this.keys = new RedisKeys(opts.keyPrefix);
+    this.connection = connect("taskgate");
+    this.scripts = new ScriptRunner(this.connection, allScripts);
+    this.bus = new RedisBus({
+      publisher: this.connection,
+      openSubscriber: () => connect("taskgate:subscriber"),
+      keys: this.keys,
+      logger: opts.logger,
+    });
+  }
+
+  async createSession(record: SessionRecord, ttlMs: number): Promise<void> {
+    assertTtlMs(ttlMs);
+    await this.connection.call((c) => c.set(this.keys.session(record.id), encodeSession(record), "PX", ttlMs));
+  }
+
+  /** GETEX (Redis ≥ 6.2) reads and pushes the expiry out in one round trip. */
+  async getSession(id: string, ttlMs: number): Promise<SessionRecord | undefined> {
+    assertTtlMs(ttlMs);
+    const json = await this.connection.call((c) => c.getex(this.keys.session(id), "PX", ttlMs));
+    return json === null ? undefined : decodeSession(json);
+  }
+
+  async deleteSession(id: string): Promise<boolean> {
+    return (await this.connection.call((c) => c.del(this.keys.session(id)))) === 1;
+  }
+
+  async ping(timeoutMs?: number): Promise<void> {
+    await this.connection.call((c) => c.ping(), timeoutMs);
+  }
+
+  async close(): Promise<void> {
+    await Promise.all([this.bus.close(), this.connection.close()]);
+  }
+}

@@ -1,0 +1,70 @@
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { StoreUnavailableError, type Store } from "../../src/store/contract.js";
+import { createStore } from "../../src/store/index.js";
+import { startRedis, uniquePrefix, type RedisProcess } from "../helpers/redis.js";
+import { waitFor } from "../helpers/wait-for.js";
+import { sessionRecord } from "./store.contract.js";
+
+/** Each test here runs its own redis-server, so it can stop and restart it. */
+describe("redis store when Redis goes away", () => {
+  const cleanups: (() => Promise<unknown>)[] = [];
+  afterEach(async () => {
+    for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+  });
+  function track<T extends Store | RedisProcess>(thing: T): T {
+    cleanups.push(() => ("close" in thing ? thing.close() : thing.stop()));
+    return thing;
+  }
+
+  it("rejects quickly while Redis is down and recovers by itself when it is back", async () => {
+    const redis = track(await startRedis());
+    const store = track(createStore({ redisUrl: redis.url, keyPrefix: uniquePrefix() }));
+    const received: string[] = [];
+    await store.bus.subscribe("owner", (m) => received.push(m));
+    await store.createSession(sessionRecord(), 60_000);
+
+    await redis.stop();
+    const started = Date.now();
+    await expect(store.getSession("any", 60_000)).rejects.toBeInstanceOf(StoreUnavailableError);
+    expect(Date.now() - started).toBeLessThan(1_500);
+    await expect(store.ping(300)).rejects.toBeInstanceOf(StoreUnavailableError);
+
+    track(await startRedis({ port: redis.port }));
+    await waitFor(() => store.ping(500).then(() => true), { timeoutMs: 10_000, what: "store to reconnect" });
+    const record = sessionRecord();
+    await store.createSession(record, 60_000);
+    expect(await store.getSession(record.id, 60_000)).toEqual(record);
+    // The subscription comes back too; what was published while it was away is lost (a hint).
+    await waitFor(async () => (await store.bus.publish("owner", "back"), received.includes("back")), {
+      timeoutMs: 10_000,
+      what: "subscription to resume",
+    });
+  });
+
+  it("rejects within the deadline when Redis was never there", async () => {
+    const redis = await startRedis();
+    await redis.stop();
+    const store = track(createStore({ redisUrl: redis.url, keyPrefix: uniquePrefix() }));
+    for (const call of [() => store.createSession(sessionRecord(), 60_000), () => store.bus.subscribe("x", () => {})]) {
+      const started = Date.now();
+      await expect(call()).rejects.toBeInstanceOf(StoreUnavailableError);
+      expect(Date.now() - started).toBeLessThan(1_500);
+    }
+  });
+
+  it("keeps sessions across a clean restart when Redis runs with appendonly", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "taskgate-aof-"));
+    cleanups.push(() => rm(dir, { recursive: true, force: true }));
+    const first = await startRedis({ appendonly: true, dir });
+    const store = track(createStore({ redisUrl: first.url, keyPrefix: uniquePrefix() }));
+    const record = sessionRecord();
+    await store.createSession(record, 60_000);
+    await first.stop("SIGTERM");
+    track(await startRedis({ appendonly: true, dir, port: first.port }));
+    const read = await waitFor(() => store.getSession(record.id, 60_000), { timeoutMs: 10_000, what: "session after restart" });
+    expect(read).toEqual(record);
+  });
+});

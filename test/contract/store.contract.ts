@@ -1,0 +1,150 @@
+import { randomUUID } from "node:crypto";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { StoreUnavailableError, type SessionRecord, type Store } from "../../src/store/contract.js";
+import { waitFor } from "../helpers/wait-for.js";
+
+export function sessionRecord(overrides: Partial<SessionRecord> = {}): SessionRecord {
+  const id = randomUUID();
+  return {
+    id,
+    upstream: "default",
+    protocolVersion: "2025-06-18",
+    clientCapabilities: { elicitation: {} },
+    clientInfo: { name: "contract-test", version: "1.0.0" },
+    principal: `session:${id}`,
+    createdAt: new Date().toISOString(),
+    ...overrides,
+  };
+}
+
+/** Reading keeps a session alive, so expiry is watched with polls spaced wider than its TTL. */
+async function waitUntilExpired(store: Store, id: string, ttlMs: number): Promise<void> {
+  await waitFor(async () => (await store.getSession(id, ttlMs)) === undefined, {
+    timeoutMs: 5_000,
+    intervalMs: ttlMs * 2,
+    what: `session ${id} to expire`,
+  });
+}
+
+/** The one suite every Store runs: what holds here holds for memory and Redis alike. */
+export function describeStoreContract(name: string, makeStore: () => Promise<Store>): void {
+  describe(`${name} store contract`, () => {
+    let store: Store;
+    beforeEach(async () => {
+      store = await makeStore();
+    });
+    afterEach(async () => {
+      await store.close();
+    });
+
+    describeSessions(() => store);
+    describeBus(() => store);
+
+    it("answers ping", async () => {
+      await expect(store.ping(1_000)).resolves.toBeUndefined();
+    });
+
+    it("is unavailable once closed, and closing twice is harmless", async () => {
+      await store.close();
+      await expect(store.getSession("any", 1_000)).rejects.toBeInstanceOf(StoreUnavailableError);
+      await expect(store.bus.publish("any", "m")).rejects.toBeInstanceOf(StoreUnavailableError);
+      await store.close();
+    });
+  });
+}
+
+function describeSessions(current: () => Store): void {
+  describe("sessions", () => {
+    it("reads back what was created, as a copy", async () => {
+      const record = sessionRecord();
+      await current().createSession(record, 60_000);
+      record.principal = "changed after create";
+      const read = await current().getSession(record.id, 60_000);
+      expect(read).toEqual({ ...record, principal: `session:${record.id}` });
+    });
+
+    it("reads an unknown id as undefined", async () => {
+      expect(await current().getSession(randomUUID(), 60_000)).toBeUndefined();
+    });
+
+    it("deletes a session once, and reports an unknown one as not deleted", async () => {
+      const record = sessionRecord();
+      await current().createSession(record, 60_000);
+      expect(await current().deleteSession(record.id)).toBe(true);
+      expect(await current().getSession(record.id, 60_000)).toBeUndefined();
+      expect(await current().deleteSession(record.id)).toBe(false);
+    });
+
+    it("expires a session left idle for its TTL", async () => {
+      const record = sessionRecord();
+      await current().createSession(record, 100);
+      await waitUntilExpired(current(), record.id, 100);
+    });
+
+    it("keeps a session alive while it is read within its TTL", async () => {
+      const record = sessionRecord();
+      await current().createSession(record, 400);
+      // Time passing is the point here: eight reads 100 ms apart outlive the 400 ms TTL twice over.
+      for (let i = 0; i < 8; i++) {
+        await new Promise((r) => setTimeout(r, 100));
+        expect(await current().getSession(record.id, 400), `read ${i + 1}`).toBeDefined();
+      }
+      await waitUntilExpired(current(), record.id, 400);
+    });
+
+    it("sets the expiry to the TTL of the read, even a shorter one", async () => {
+      const record = sessionRecord();
+      await current().createSession(record, 60_000);
+      expect(await current().getSession(record.id, 100)).toBeDefined();
+      await waitUntilExpired(current(), record.id, 100);
+    });
+
+    it("refuses a TTL that is not a positive integer", async () => {
+      const record = sessionRecord();
+      for (const ttlMs of [0, -1, 1.5, Number.NaN]) {
+        await expect(current().createSession(record, ttlMs)).rejects.toBeInstanceOf(RangeError);
+        await expect(current().getSession(record.id, ttlMs)).rejects.toBeInstanceOf(RangeError);
+      }
+      expect(await current().getSession(record.id, 60_000)).toBeUndefined();
+    });
+  });
+}
+
+function describeBus(current: () => Store): void {
+  describe("bus", () => {
+    it("delivers a message to every subscriber of its channel, and only there", async () => {
+      const a1: string[] = [];
+      const a2: string[] = [];
+      const b: string[] = [];
+      await current().bus.subscribe("a", (m) => a1.push(m));
+      await current().bus.subscribe("a", (m) => a2.push(m));
+      await current().bus.subscribe("b", (m) => b.push(m));
+      await current().bus.publish("a", "to a");
+      await current().bus.publish("b", "to b");
+      // Messages arrive in publish order, so once "to b" is in, "to a" has been delivered too.
+      await waitFor(() => b.length > 0, { timeoutMs: 5_000, what: "message on b" });
+      expect({ a1, a2, b }).toEqual({ a1: ["to a"], a2: ["to a"], b: ["to b"] });
+    });
+
+    it("stops delivering to a handler once it unsubscribes, not to the others", async () => {
+      const gone: string[] = [];
+      const stays: string[] = [];
+      const unsubscribe = await current().bus.subscribe("c", (m) => gone.push(m));
+      await current().bus.subscribe("c", (m) => stays.push(m));
+      await unsubscribe();
+      await unsubscribe();
+      await current().bus.publish("c", "after");
+      await waitFor(() => stays.length > 0, { timeoutMs: 5_000, what: "message to the remaining handler" });
+      expect({ gone, stays }).toEqual({ gone: [], stays: ["after"] });
+    });
+
+    it("delivers again after the last handler left and a new one came", async () => {
+      const received: string[] = [];
+      await (await current().bus.subscribe("d", () => received.push("old")))();
+      await current().bus.subscribe("d", (m) => received.push(m));
+      await current().bus.publish("d", "new");
+      await waitFor(() => received.length > 0, { timeoutMs: 5_000, what: "message on d" });
+      expect(received).toEqual(["new"]);
+    });
+  });
+}
