@@ -1,0 +1,43 @@
+import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
+import { createDemoServer } from "./create-server.js";
+import { listenDemoHttp } from "./http.js";
+
+export interface DemoServerOptions {
+  /** Serve Streamable HTTP on this port (0 picks a free one); stdio when omitted. */
+  http?: { port: number; host?: string };
+  /** Operator lines (cancellations, request failures); stderr by default. */
+  log?: (line: string) => void;
+}
+
+export interface RunningDemoServer {
+  close(): Promise<void>;
+  /** The port really listened on, in HTTP mode. */
+  port?: number;
+}
+
+export const DEFAULT_DEMO_HOST = "127.0.0.1";
+
+/** The blocking demo upstream: over stdio by default, or Streamable HTTP at /mcp. */
+export async function runDemoServer(opts: DemoServerOptions = {}): Promise<RunningDemoServer> {
+  const log = opts.log ?? ((line: string) => void process.stderr.write(`demo server: ${line}\n`));
+  if (opts.http) {
+    const http = await listenDemoHttp(opts.http.port, opts.http.host ?? DEFAULT_DEMO_HOST, log);
+    return { port: http.port, close: once(http.close) };
+  }
+  return runOverStdio(log);
+}
+
+async function runOverStdio(log: (line: string) => void): Promise<RunningDemoServer> {
+  const server = createDemoServer(log);
+  // Closing the server aborts its running calls, so no sleeping timer keeps the process alive.
+  const close = once(() => server.close());
+  process.stdin.once("end", () => void close());
+  await server.connect(new StdioServerTransport());
+  return { close };
+}
+
+/** close() may be called by a signal and by the owner at once; the second call joins the first. */
+function once(close: () => Promise<void>): () => Promise<void> {
+  let closing: Promise<void> | undefined;
+  return () => (closing ??= close());
+}

@@ -1,0 +1,57 @@
+/**
+ * An abortable sleep that reports how far it got. The demo's slow tools are built on it, so that
+ * cancellation really stops the work (the gateway relies on that to free the upstream).
+ */
+export interface PauseOptions {
+  seconds: number;
+  intervalMs: number;
+  signal: AbortSignal;
+  onTick(elapsedSeconds: number): Promise<void> | void;
+}
+
+export async function pauseWithProgress({ seconds, intervalMs, signal, onTick }: PauseOptions): Promise<void> {
+  const totalMs = seconds * 1000;
+  const startedAt = Date.now();
+  for (;;) {
+    const leftMs = totalMs - (Date.now() - startedAt);
+    if (leftMs <= 0) return;
+    await delay(Math.min(intervalMs, leftMs), signal);
+    const elapsedMs = Date.now() - startedAt;
+    // No tick at the end: the result says it, and a client may drop a notification that arrives
+    // together with the response it belongs to.
+    if (elapsedMs < totalMs) await onTick(elapsedMs / 1000);
+  }
+}
+
+/** Resolves after `ms`, or rejects with the signal's reason as soon as it aborts. */
+export function delay(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal.aborted) return reject(abortReason(signal));
+    const onAbort = (): void => {
+      clearTimeout(timer);
+      reject(abortReason(signal));
+    };
+    const timer = setTimeout(() => {
+      signal.removeEventListener("abort", onAbort);
+      resolve();
+    }, ms);
+    signal.addEventListener("abort", onAbort, { once: true });
+  });
+}
+
+/** Never settles on its own: only the signal ends it. */
+export function untilAborted(signal: AbortSignal): Promise<never> {
+  return new Promise((_resolve, reject) => {
+    if (signal.aborted) return reject(abortReason(signal));
+    signal.addEventListener("abort", () => reject(abortReason(signal)), { once: true });
+  });
+}
+
+function abortReason(signal: AbortSignal): Error {
+  return signal.reason instanceof Error ? signal.reason : new Error(`cancelled: ${String(signal.reason)}`);
+}
+
+/** "2" for whole seconds, "1.5" otherwise: progress messages stay short. */
+export function formatSeconds(seconds: number): string {
+  return String(Math.round(seconds * 10) / 10);
+}
