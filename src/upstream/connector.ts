@@ -33,7 +33,11 @@ export interface UpstreamConnector {
   request(req: UpstreamRequest): Promise<JsonRpcResponse>;
   /** Send a notification upstream (e.g. notifications/cancelled with an upstream request id). */
   notify(notification: Omit<JsonRpcNotification, "jsonrpc">): Promise<void>;
-  /** Answer a server→client request the upstream made (see `ServerRequestEvent`). */
+  /**
+   * Answer a server→client request the upstream made (a `request` event). An answer to a request
+   * that is no longer open (already answered, cancelled by the upstream, or from a session that
+   * has since ended) is dropped without error, so retries are safe.
+   */
   respond(upstreamRequestId: JsonRpcId, outcome: { result: Record<string, unknown> } | { error: JsonRpcErrorObject }): Promise<void>;
 
   /** Messages from the upstream that are not responses: see `UpstreamEvent`. One listener. */
@@ -45,7 +49,10 @@ export interface UpstreamConnector {
 export interface UpstreamRequest {
   method: string;
   params?: Record<string, unknown>;
-  /** Aborting does not cancel upstream by itself; it only stops waiting. Callers send notifications/cancelled. */
+  /**
+   * Aborting does not cancel upstream by itself; it only stops waiting: the promise rejects with
+   * `UpstreamError` reason "closed" (the signal's reason as `cause`). Callers send notifications/cancelled.
+   */
   signal?: AbortSignal;
   /**
    * Called with the upstream id as soon as it is assigned, before the message is written, so the

@@ -1,0 +1,44 @@
+import type { JsonRpcErrorObject, JsonRpcId, JsonRpcNotification, JsonRpcResponse } from "../jsonrpc/message.js";
+import type { InitializeResultLike, UpstreamConnector, UpstreamEvent, UpstreamRequest } from "./connector.js";
+import type { SessionCore } from "./session-core.js";
+
+/**
+ * The part of every connector that is the session, not the transport: handed to the shared core.
+ * Subclasses bring `start()` and `close()`, and create `core` with their own link.
+ */
+export abstract class CoreConnector implements UpstreamConnector {
+  protected abstract readonly core: SessionCore;
+
+  constructor(readonly name: string) {}
+
+  abstract start(): Promise<void>;
+  abstract close(): Promise<void>;
+
+  initializeResult(): InitializeResultLike | undefined {
+    return this.core.initializeResult();
+  }
+
+  isReady(): boolean {
+    return this.core.isReady();
+  }
+
+  lastError(): string | undefined {
+    return this.core.lastError();
+  }
+
+  request(req: UpstreamRequest): Promise<JsonRpcResponse> {
+    return this.core.request(req);
+  }
+
+  notify(notification: Omit<JsonRpcNotification, "jsonrpc">): Promise<void> {
+    return this.core.notify(notification);
+  }
+
+  respond(upstreamRequestId: JsonRpcId, outcome: { result: Record<string, unknown> } | { error: JsonRpcErrorObject }): Promise<void> {
+    return this.core.respond(upstreamRequestId, outcome);
+  }
+
+  onEvent(listener: (event: UpstreamEvent) => void): void {
+    this.core.onEvent(listener);
+  }
+}

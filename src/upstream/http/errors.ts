@@ -1,0 +1,43 @@
+import { UpstreamError } from "../connector.js";
+
+/** Largest JSON body or SSE event taken from an HTTP upstream (the stdio default of maxLineBytes). */
+export const MAX_MESSAGE_BYTES = 16 * 1024 * 1024;
+const SNIPPET_CHARS = 300;
+
+/** The URL for messages and logs: credentials in it stay out of both. */
+export function displayUrl(url: string): string {
+  const parsed = new URL(url);
+  parsed.username = "";
+  parsed.password = "";
+  return parsed.toString();
+}
+
+/** fetch says only "fetch failed"; the cause (ECONNREFUSED, ENOTFOUND, ...) is what helps. */
+export function unreachable(upstreamName: string, url: string, err: unknown): UpstreamError {
+  const cause = err instanceof Error && err.cause instanceof Error ? err.cause : err;
+  const detail = cause instanceof Error ? cause.message : String(cause);
+  return new UpstreamError(`upstream '${upstreamName}' is unreachable at ${displayUrl(url)}: ${detail}`, "unreachable");
+}
+
+export function badStatus(upstreamName: string, method: string, status: number, body: string): UpstreamError {
+  const snippet = body.trim().slice(0, SNIPPET_CHARS);
+  return new UpstreamError(`upstream '${upstreamName}' answered HTTP ${status} to ${method}${snippet ? `: ${snippet}` : ""}`, "protocol");
+}
+
+/** A body read to its end, but never more than `maxBytes` of it. */
+export async function readBounded(response: Response, maxBytes: number): Promise<string> {
+  if (!response.body) return "";
+  const reader = response.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  try {
+    for (let chunk = await reader.read(); !chunk.done; chunk = await reader.read()) {
+      size += chunk.value.length;
+      if (size > maxBytes) throw new Error(`response body exceeds ${maxBytes} bytes`);
+      chunks.push(chunk.value);
+    }
+  } finally {
+    await reader.cancel().catch(() => undefined);
+  }
+  return Buffer.concat(chunks).toString("utf8");
+}

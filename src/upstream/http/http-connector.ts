@@ -1,0 +1,104 @@
+import type { HttpUpstreamConfig } from "../../config/schema.js";
+import type { Logger } from "../../observability/logger.js";
+import { Backoff, RetryLoop } from "../backoff.js";
+import { UpstreamError } from "../connector.js";
+import { CoreConnector } from "../core-connector.js";
+import { SessionCore } from "../session-core.js";
+import { displayUrl } from "./errors.js";
+import { HttpLink } from "./link.js";
+import { ListenStream } from "./listen-stream.js";
+
+const INITIALIZE_TIMEOUT_MS = 30_000;
+const RECONNECT_INITIAL_MS = 200;
+const RECONNECT_MAX_MS = 10_000;
+const DELETE_TIMEOUT_MS = 2_000;
+
+/**
+ * One upstream session over Streamable HTTP. A 404 (the upstream forgot the session) is met with
+ * a fresh `initialize` and one retry of the request; an unreachable upstream with reconnection
+ * in the background, with backoff, until `close()`.
+ */
+export class HttpConnector extends CoreConnector {
+  protected readonly core: SessionCore;
+  private readonly link: HttpLink;
+  private readonly retry: RetryLoop;
+  private listen: ListenStream | undefined;
+  private renewing: Promise<void> | undefined;
+  private closing: Promise<void> | undefined;
+
+  constructor(name: string, config: HttpUpstreamConfig, logger: Logger) {
+    super(name);
+    this.link = new HttpLink(name, config, logger, {
+      receive: (message, relatedTo) => this.core.receive(message, relatedTo),
+      isWaiting: (id) => this.core.isWaiting(id),
+      failRequest: (id, error) => this.core.failRequest(id, error),
+      protocolVersion: () => this.core.initializeResult()?.protocolVersion,
+      sessionLost: (sessionId) => this.renewSession(sessionId),
+      unreachable: (error) => this.onUnreachable(error),
+    });
+    const initializeTimeoutMs = config.requestTimeoutMs ?? INITIALIZE_TIMEOUT_MS;
+    const options = { name, logger, requestTimeoutMs: config.requestTimeoutMs, initializeTimeoutMs };
+    this.core = new SessionCore(options, { send: (m) => this.link.send(m), release: (id) => this.link.release(id) });
+    this.retry = new RetryLoop(() => this.connect(), new Backoff(RECONNECT_INITIAL_MS, RECONNECT_MAX_MS), logger);
+    logger.debug({ url: displayUrl(config.url) }, "http upstream configured");
+  }
+
+  /** Rejects when the first connection fails, but keeps trying in the background. */
+  async start(): Promise<void> {
+    try {
+      await this.connect();
+    } catch (err) {
+      this.retry.kick();
+      const detail = err instanceof Error ? err.message : String(err);
+      throw new UpstreamError(`cannot start upstream '${this.name}': ${detail}`, err instanceof UpstreamError ? err.reason : "unreachable");
+    }
+  }
+
+  close(): Promise<void> {
+    this.closing ??= this.shutdown();
+    return this.closing;
+  }
+
+  /** A new session: the old one's id and GET stream go, `initialize` runs again. */
+  private async connect(): Promise<void> {
+    if (this.closing) throw new UpstreamError(`upstream '${this.name}' is closed`, "closed");
+    this.listen?.stop();
+    this.link.sessionId = undefined;
+    await this.core.handshake();
+    if (this.closing) return; // closed while initializing: no stream may outlive close()
+    this.listen = new ListenStream(this.link);
+    this.listen.start();
+  }
+
+  /** Every request that met the 404 waits for the same renewal; a late 404 of an old session waits for nothing. */
+  private renewSession(lostSessionId: string): Promise<void> {
+    if (this.renewing) return this.renewing;
+    if (this.link.sessionId !== lostSessionId) return Promise.resolve();
+    const lost = new UpstreamError(`upstream '${this.name}' forgot its session (HTTP 404); initializing a new one`, "closed");
+    this.core.markDown(lost, { failPending: false });
+    this.renewing = this.connect()
+      .catch((err: unknown) => {
+        this.retry.kick();
+        throw err;
+      })
+      .finally(() => (this.renewing = undefined));
+    return this.renewing;
+  }
+
+  private onUnreachable(error: UpstreamError): void {
+    if (this.closing) return;
+    // Streams already open keep their chance to finish: only new work waits for the reconnection.
+    this.core.markDown(error, { failPending: false });
+    this.listen?.stop();
+    this.retry.kick();
+  }
+
+  private async shutdown(): Promise<void> {
+    this.retry.stop();
+    this.listen?.stop();
+    const sessionId = this.link.sessionId;
+    this.core.markDown(new UpstreamError(`upstream '${this.name}' is closed`, "closed"), { failPending: true });
+    this.link.close();
+    if (sessionId !== undefined) await this.link.deleteSession(sessionId, DELETE_TIMEOUT_MS).catch(() => undefined);
+  }
+}

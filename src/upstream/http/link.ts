@@ -1,0 +1,113 @@
+import type { HttpUpstreamConfig } from "../../config/schema.js";
+import { decodeMessage } from "../../jsonrpc/decode.js";
+import { isRequest, type JsonRpcId, type JsonRpcMessage } from "../../jsonrpc/message.js";
+import type { Logger } from "../../observability/logger.js";
+import { UpstreamError } from "../connector.js";
+import { unreachable } from "./errors.js";
+import { acceptResponse } from "./response.js";
+
+/** Where the link hands what it learns: the session core and the connector. */
+export interface HttpLinkHooks {
+  receive(message: JsonRpcMessage, relatedTo?: JsonRpcId): void;
+  isWaiting(id: JsonRpcId): boolean;
+  failRequest(id: JsonRpcId, error: UpstreamError): void;
+  protocolVersion(): string | undefined;
+  /** The upstream forgot session `sessionId` (404): resolves once a new session is initialized. */
+  sessionLost(sessionId: string): Promise<void>;
+  unreachable(error: UpstreamError): void;
+}
+
+/** Messages of the handshake itself: a 404 on them is an answer, not a lost session to renew. */
+const HANDSHAKE = new Set(["initialize", "notifications/initialized"]);
+
+/**
+ * Streamable HTTP, client side: every message is one POST. What arrives on the response stream of
+ * a request is attributed to that request (`relatedTo`); that is why this is not the SDK client.
+ */
+export class HttpLink {
+  sessionId: string | undefined;
+  private closed = false;
+  private readonly streams = new Map<JsonRpcId, AbortController>();
+
+  constructor(
+    readonly name: string,
+    readonly config: HttpUpstreamConfig,
+    readonly logger: Logger,
+    readonly hooks: HttpLinkHooks,
+  ) {}
+
+  async send(message: JsonRpcMessage): Promise<void> {
+    let { response, sessionId } = await this.post(message);
+    if (response.status === 404 && sessionId !== undefined && !("method" in message && HANDSHAKE.has(message.method))) {
+      await response.body?.cancel();
+      await this.hooks.sessionLost(sessionId);
+      // A notification or an answer belonged to the lost session; only a request is worth repeating.
+      if (!isRequest(message)) return;
+      ({ response } = await this.post(message));
+      if (response.status === 404) throw new UpstreamError(`upstream '${this.name}' lost its new session at once (HTTP 404)`, "protocol");
+    }
+    await acceptResponse(this, response, message);
+  }
+
+  headers(extra: Record<string, string> = {}): Headers {
+    const headers = new Headers(this.config.headers);
+    for (const [key, value] of Object.entries(extra)) headers.set(key, value);
+    const version = this.hooks.protocolVersion();
+    if (version !== undefined) headers.set("mcp-protocol-version", version);
+    if (this.sessionId !== undefined) headers.set("mcp-session-id", this.sessionId);
+    return headers;
+  }
+
+  /** One SSE `data` or JSON body from the upstream; `relatedTo` when it came on a request's stream. */
+  deliver(text: string, relatedTo?: JsonRpcId): void {
+    const decoded = decodeMessage(text);
+    if (decoded.ok) return this.hooks.receive(decoded.message, relatedTo);
+    this.logger.warn({ kind: decoded.kind, detail: decoded.detail, data: text.slice(0, 200) }, "skipped an upstream message that is not JSON-RPC");
+  }
+
+  /** The signal that ends request `id`'s stream once nobody waits for its response. */
+  signalFor(id: JsonRpcId): AbortSignal | undefined {
+    return this.streams.get(id)?.signal;
+  }
+
+  release(id: JsonRpcId): void {
+    this.streams.get(id)?.abort();
+    this.streams.delete(id);
+  }
+
+  /** Ends every open stream; later sends fail as closed. */
+  close(): void {
+    this.closed = true;
+    for (const controller of this.streams.values()) controller.abort();
+    this.streams.clear();
+  }
+
+  /** Best effort: the upstream can free the session now rather than on its own timeout. */
+  async deleteSession(sessionId: string, timeoutMs: number): Promise<void> {
+    const headers = this.headers({ "mcp-session-id": sessionId });
+    const response = await fetch(this.config.url, { method: "DELETE", headers, signal: AbortSignal.timeout(timeoutMs) });
+    await response.body?.cancel();
+  }
+
+  private async post(message: JsonRpcMessage): Promise<{ response: Response; sessionId: string | undefined }> {
+    if (this.closed) throw new UpstreamError(`upstream '${this.name}' is closed`, "closed");
+    const sessionId = this.sessionId;
+    const controller = new AbortController();
+    if (isRequest(message)) this.streams.set(message.id, controller);
+    const isInitialize = "method" in message && message.method === "initialize";
+    const accept = { accept: "application/json, text/event-stream", "content-type": "application/json" };
+    const headers = this.headers(accept);
+    if (isInitialize) headers.delete("mcp-protocol-version");
+    try {
+      const response = await fetch(this.config.url, { method: "POST", headers, body: JSON.stringify(message), signal: controller.signal });
+      const assigned = response.headers.get("mcp-session-id");
+      if (isInitialize && assigned !== null && response.ok) this.sessionId = assigned;
+      return { response, sessionId };
+    } catch (err) {
+      if (controller.signal.aborted) throw new UpstreamError(`upstream '${this.name}': request abandoned`, "closed");
+      const error = unreachable(this.name, this.config.url, err);
+      this.hooks.unreachable(error);
+      throw error;
+    }
+  }
+}

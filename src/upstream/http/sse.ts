@@ -1,0 +1,37 @@
+import { createParser } from "eventsource-parser";
+
+export interface SseHandlers {
+  /** One event's `data`; the empty priming event of a resumable stream is not passed on. */
+  onData(data: string): void;
+  /** Every event id seen, for resuming with `Last-Event-ID`. */
+  onEventId(id: string): void;
+  onRetry(ms: number): void;
+}
+
+/**
+ * Reads one `text/event-stream` body to its end. Throws when the connection breaks or one event
+ * grows past `maxEventChars`, so a misbehaving upstream cannot make us buffer without bound.
+ */
+export async function readSse(body: ReadableStream<Uint8Array>, maxEventChars: number, handlers: SseHandlers): Promise<void> {
+  let overflow = false;
+  const parser = createParser({
+    maxBufferSize: maxEventChars,
+    onEvent: (event) => {
+      if (event.id !== undefined) handlers.onEventId(event.id);
+      if ((event.event === undefined || event.event === "message") && event.data.trim() !== "") handlers.onData(event.data);
+    },
+    onRetry: handlers.onRetry,
+    onError: (err) => {
+      if (err.type === "max-buffer-size-exceeded") overflow = true;
+    },
+  });
+  const reader = body.pipeThrough(new TextDecoderStream()).getReader();
+  try {
+    for (let chunk = await reader.read(); !chunk.done; chunk = await reader.read()) {
+      parser.feed(chunk.value);
+      if (overflow) throw new Error(`an SSE event from the upstream exceeded ${maxEventChars} characters`);
+    }
+  } finally {
+    await reader.cancel().catch(() => undefined);
+  }
+}

@@ -1,0 +1,14 @@
+import type { UpstreamConfig } from "../config/schema.js";
+import type { Logger } from "../observability/logger.js";
+import type { UpstreamConnector } from "./connector.js";
+import { HttpConnector } from "./http/http-connector.js";
+import { StdioConnector } from "./stdio/stdio-connector.js";
+
+export type { UpstreamConnector } from "./connector.js";
+
+/** The connector for one configured upstream; the schema guarantees exactly one of stdio / http. */
+export function createConnector(config: UpstreamConfig, logger: Logger): UpstreamConnector {
+  if (config.stdio) return new StdioConnector(config.name, config.stdio, logger);
+  if (config.http) return new HttpConnector(config.name, config.http, logger);
+  throw new Error(`upstream '${config.name}' has neither stdio nor http`);
+}

@@ -1,0 +1,132 @@
+import type { StdioUpstreamConfig } from "../../config/schema.js";
+import type { JsonRpcMessage } from "../../jsonrpc/message.js";
+import type { Logger } from "../../observability/logger.js";
+import { Backoff, RetryLoop } from "../backoff.js";
+import { UpstreamError } from "../connector.js";
+import { CoreConnector } from "../core-connector.js";
+import { SessionCore } from "../session-core.js";
+import { reapGroup, spawnUpstream, stopUpstream, type ExitInfo, type UpstreamProcess } from "./process.js";
+import { readMessages } from "./stdout-reader.js";
+import { StderrLog } from "./stderr-log.js";
+
+const INITIALIZE_TIMEOUT_MS = 30_000;
+
+/**
+ * One long-lived child process speaking newline-delimited JSON-RPC, restarted with backoff
+ * whenever it exits until `close()`. Every restart is a new upstream session, initialized again.
+ */
+export class StdioConnector extends CoreConnector {
+  protected readonly core: SessionCore;
+  private readonly retry: RetryLoop;
+  private proc: UpstreamProcess | undefined;
+  private launching: Promise<void> | undefined;
+  private readySince: number | undefined;
+  private closing: Promise<void> | undefined;
+
+  constructor(
+    name: string,
+    private readonly config: StdioUpstreamConfig,
+    private readonly logger: Logger,
+  ) {
+    super(name);
+    this.core = new SessionCore({ name, logger, initializeTimeoutMs: INITIALIZE_TIMEOUT_MS }, { send: (m) => this.write(m) });
+    const backoff = new Backoff(config.restartInitialDelayMs, config.restartMaxDelayMs);
+    this.retry = new RetryLoop(() => this.launch(), backoff, logger);
+  }
+
+  /** Rejects when the first launch fails, but keeps trying in the background (so /readyz can recover). */
+  async start(): Promise<void> {
+    try {
+      await this.launch();
+    } catch (err) {
+      this.retry.kick();
+      const prefix = `cannot start upstream '${this.name}'`;
+      const detail = err instanceof Error ? err.message : String(err);
+      if (detail.startsWith(prefix)) throw err; // a spawn failure says so already
+      throw new UpstreamError(`${prefix}: ${detail}`, err instanceof UpstreamError ? err.reason : "exited");
+    }
+  }
+
+  close(): Promise<void> {
+    this.closing ??= this.shutdown();
+    return this.closing;
+  }
+
+  /** The current child's process group id (= its pid), for operators and tests. */
+  pid(): number | undefined {
+    return this.proc?.pid;
+  }
+
+  private launch(): Promise<void> {
+    const run = this.spawnAndInitialize();
+    this.launching = run;
+    return run;
+  }
+
+  private async spawnAndInitialize(): Promise<void> {
+    if (this.proc && !this.proc.hasExited()) await stopUpstream(this.proc, this.config.shutdownGraceMs);
+    const proc = await spawnUpstream(this.name, this.config).catch((err: UpstreamError) => {
+      this.core.markDown(err, { failPending: false }); // so lastError() says why
+      throw err;
+    });
+    this.attach(proc);
+    try {
+      if (this.closing) throw new UpstreamError(`upstream '${this.name}' is closed`, "closed");
+      await this.core.handshake();
+      this.readySince = Date.now();
+    } catch (err) {
+      // Alive but unusable (refused or never answered initialize): it goes, and the loop retries.
+      if (!proc.hasExited()) await stopUpstream(proc, this.config.shutdownGraceMs);
+      throw err;
+    }
+  }
+
+  private attach(proc: UpstreamProcess): void {
+    this.proc = proc;
+    const stderr = new StderrLog(proc.stderr, this.logger);
+    readMessages(proc.stdout, this.config.maxLineBytes, this.logger, (message) => this.core.receive(message));
+    void proc.finished.then((info) => this.onExit(proc, info, stderr));
+  }
+
+  private onExit(proc: UpstreamProcess, info: ExitInfo, stderr: StderrLog): void {
+    void reapGroup(proc.pid, this.config.shutdownGraceMs);
+    if (this.proc !== proc) return;
+    this.proc = undefined;
+    if (this.closing) return; // close() already said why nothing works any more
+    const error = new UpstreamError(exitMessage(info, stderr.recentLines().at(-1)), "exited");
+    this.core.markDown(error, { failPending: true });
+    this.logger.warn({ ...info, stderrTail: stderr.recentLines() }, "upstream process exited; restarting");
+    // Only a child that stayed up a while earns a quick restart; a crash loop keeps backing off.
+    const stableMs = this.readySince === undefined ? 0 : Date.now() - this.readySince;
+    if (stableMs >= this.config.restartMaxDelayMs) this.retry.backoff.reset();
+    this.readySince = undefined;
+    this.retry.kick();
+  }
+
+  private async shutdown(): Promise<void> {
+    this.retry.stop();
+    this.core.markDown(new UpstreamError(`upstream '${this.name}' is closed`, "closed"), { failPending: true });
+    await this.launching?.catch(() => undefined);
+    const proc = this.proc;
+    if (proc && !proc.hasExited()) await stopUpstream(proc, this.config.shutdownGraceMs);
+    else if (proc) await proc.finished;
+  }
+
+  private write(message: JsonRpcMessage): Promise<void> {
+    const proc = this.proc;
+    if (!proc || proc.hasExited()) return Promise.reject(new UpstreamError(`upstream '${this.name}' has no running process`, "exited"));
+    return new Promise((resolve, reject) =>
+      proc.stdin.write(`${JSON.stringify(message)}\n`, (err) =>
+        err ? reject(new UpstreamError(`cannot write to upstream '${this.name}': ${err.message}`, "exited")) : resolve(),
+      ),
+    );
+  }
+}
+
+const MAX_STDERR_IN_MESSAGE = 300;
+
+/** The last stderr line usually says why (a missing module, a bad flag): worth putting in the message. */
+function exitMessage(info: ExitInfo, lastStderr: string | undefined): string {
+  const base = `upstream process exited (code ${info.code}, signal ${info.signal})`;
+  return lastStderr ? `${base}: ${lastStderr.slice(0, MAX_STDERR_IN_MESSAGE)}` : base;
+}
