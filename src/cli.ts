@@ -1,0 +1,63 @@
+#!/usr/bin/env node
+import { fileURLToPath } from "node:url";
+import { startGateway, type Gateway } from "./app.js";
+import { formatProblems, loadConfig } from "./config/load.js";
+import { demoServerCommand } from "./demo/command.js";
+import { createLogger } from "./observability/logger.js";
+
+const USAGE = `Usage:
+  taskgate [--config FILE] [--port N] [--host H] [--redis URL] [--upstream SPEC] [--log-level L]
+  taskgate demo-server [--http PORT] [--host H]
+
+SPEC is stdio:<command line> or an http(s) URL. Without --config or --upstream, taskgate runs in
+front of its bundled demo server over stdio. Every flag has a TASKGATE_* environment variable.`;
+
+/** The bundled demo server, next to this file once built. */
+const DEMO_MAIN = fileURLToPath(new URL("./demo/main.js", import.meta.url));
+
+async function main(argv: string[]): Promise<number> {
+  if (argv[0] === "demo-server") return demoServerCommand(argv.slice(1));
+  if (argv.includes("--help") || argv.includes("-h")) {
+    process.stdout.write(`${USAGE}\n`);
+    return 0;
+  }
+  const loaded = loadConfig({
+    argv,
+    env: process.env,
+    cwd: process.cwd(),
+    defaultUpstream: () => ({ stdio: { command: process.execPath, args: [DEMO_MAIN] } }),
+  });
+  if (!loaded.ok) {
+    process.stderr.write(`taskgate: the configuration has problems:\n${formatProblems(loaded.problems)}\n`);
+    return 2;
+  }
+  const logger = createLogger(loaded.config.log.level);
+  const gateway = await startGateway(loaded.config, logger);
+  stopOnSignals(gateway, (msg) => logger.info(msg));
+  return 0;
+}
+
+function stopOnSignals(gateway: Gateway, log: (msg: string) => void): void {
+  let stopping = false;
+  const stop = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    log(`${signal} received: shutting down`);
+    gateway.close().then(
+      () => process.exit(0),
+      () => process.exit(1),
+    );
+  };
+  process.once("SIGTERM", () => stop("SIGTERM"));
+  process.once("SIGINT", () => stop("SIGINT"));
+}
+
+main(process.argv.slice(2)).then(
+  (code) => {
+    if (code !== 0) process.exit(code);
+  },
+  (err: unknown) => {
+    process.stderr.write(`taskgate: ${err instanceof Error ? err.message : String(err)}\n`);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,107 @@
+import {
+  isNotification,
+  isRequest,
+  type JsonRpcMessage,
+  type JsonRpcNotification,
+  type JsonRpcRequest,
+  type JsonRpcResponse,
+} from "../../jsonrpc/message.js";
+import { GatewayError } from "../../http/errors.js";
+import { CallReply, type Accepts } from "../../http/reply.js";
+import { SseStream } from "../../http/sse.js";
+import type { SessionRecord } from "../../store/contract.js";
+import type { FrontClient, Relay } from "../passthrough/relay.js";
+import type { Sessions } from "./sessions.js";
+import { isLegacyVersion, negotiateVersion } from "./versions.js";
+
+const SESSION_HEADER = "mcp-session-id";
+
+export interface LegacyRequest {
+  message: JsonRpcMessage;
+  accepts: Accepts;
+  sessionId?: string;
+  protocolVersion?: string;
+}
+
+/**
+ * The legacy-era front side (2024-11-05 … 2025-11-25) of one upstream: `initialize` answered from
+ * the upstream's cached result with a session taskgate mints, everything else relayed.
+ */
+export class LegacyFront {
+  constructor(
+    private readonly sessions: Sessions,
+    private readonly relay: Relay,
+    private readonly keepAliveMs: number,
+  ) {}
+
+  async post(req: LegacyRequest): Promise<Response> {
+    const { message } = req;
+    if (isRequest(message) && message.method === "initialize") return this.initialize(message, req.accepts);
+    const session = await this.sessions.require(req.sessionId);
+    if (req.protocolVersion !== undefined && !isLegacyVersion(req.protocolVersion))
+      throw new GatewayError("unsupported_protocol_version", req.protocolVersion);
+    const client = clientOf(session);
+    if (isRequest(message)) {
+      const reply = new CallReply(req.accepts, this.keepAliveMs);
+      return reply.respond(this.relay.call(client, message, reply));
+    }
+    if (isNotification(message)) await this.onNotification(client, message);
+    else await this.relay.answer(client, message as JsonRpcResponse);
+    return new Response(null, { status: 202 });
+  }
+
+  /** The session's standing server→client stream (notifications not tied to a call). */
+  async get(accepts: Accepts, sessionId: string | undefined): Promise<Response> {
+    if (!accepts.sse) throw new GatewayError("not_acceptable", "GET needs Accept: text/event-stream");
+    const session = await this.sessions.require(sessionId);
+    const stream = new SseStream(this.keepAliveMs);
+    if (!this.relay.streams.attach(session.id, stream)) throw new GatewayError("stream_conflict");
+    stream.onClose(() => this.relay.streams.detach(session.id, stream));
+    return stream.response({ [SESSION_HEADER]: session.id });
+  }
+
+  async delete(sessionId: string | undefined): Promise<Response> {
+    const session = await this.sessions.end(sessionId);
+    await this.relay.endSession(clientOf(session));
+    return new Response(null, { status: 200 });
+  }
+
+  private async initialize(message: JsonRpcRequest, accepts: Accepts): Promise<Response> {
+    const upstream = this.relay.connector.initializeResult();
+    if (!upstream)
+      throw new GatewayError("upstream_unavailable", this.relay.connector.lastError() ?? `'${this.relay.connector.name}' is not initialized`);
+    const params = message.params ?? {};
+    const session = await this.sessions.open({
+      protocolVersion: negotiateVersion(params.protocolVersion),
+      clientCapabilities: asRecord(params.capabilities),
+      clientInfo: asRecord(params.clientInfo),
+    });
+    const result: Record<string, unknown> = {
+      protocolVersion: session.protocolVersion,
+      capabilities: upstream.capabilities,
+      serverInfo: upstream.serverInfo,
+    };
+    if (upstream.instructions !== undefined) result.instructions = upstream.instructions;
+    const reply = new CallReply(accepts, this.keepAliveMs, { [SESSION_HEADER]: session.id });
+    return reply.respond(Promise.resolve({ jsonrpc: "2.0", id: message.id, result }));
+  }
+
+  private async onNotification(client: FrontClient, message: JsonRpcNotification): Promise<void> {
+    if (message.method === "notifications/initialized") return; // taskgate made the upstream handshake itself
+    if (message.method === "notifications/cancelled") {
+      const { requestId, reason } = message.params ?? {};
+      if (typeof requestId === "string" || typeof requestId === "number")
+        await this.relay.cancel(client, requestId, typeof reason === "string" ? reason : undefined);
+      return;
+    }
+    await this.relay.notify(message);
+  }
+}
+
+function clientOf(session: SessionRecord): FrontClient {
+  return { sessionId: session.id, capabilities: session.clientCapabilities };
+}
+
+function asRecord(value: unknown): Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : {};
+}

@@ -1,0 +1,226 @@
+import type { Logger } from "../../observability/logger.js";
+import {
+  failure,
+  type JsonRpcErrorObject,
+  type JsonRpcId,
+  type JsonRpcNotification,
+  type JsonRpcRequest,
+  type JsonRpcResponse,
+} from "../../jsonrpc/message.js";
+import type { MessageSink } from "../../http/reply.js";
+import { UpstreamError, type UpstreamConnector, type UpstreamEvent } from "../../upstream/connector.js";
+import { missingClientCapability } from "./capabilities.js";
+import { ServerRequests } from "./server-requests.js";
+import { SessionStreams } from "./session-streams.js";
+
+/** Who is on the other end of a relayed request. */
+export interface FrontClient {
+  sessionId: string;
+  capabilities: Record<string, unknown>;
+}
+
+interface InFlight {
+  client: FrontClient;
+  frontId: JsonRpcId;
+  sink: MessageSink;
+  abort: AbortController;
+  upstreamId?: JsonRpcId;
+  frontProgressToken?: string | number;
+}
+
+/** Cancelled by the client: the upstream will not answer (2025-11-25 cancellation), so we do. */
+const CANCELLED: JsonRpcErrorObject = { code: -32800, message: "Request cancelled by the client" };
+
+/**
+ * The transparent proxy over one shared upstream session: many front clients, one upstream.
+ * Request ids and progress tokens are remapped so clients never cross; messages the upstream sends
+ * during a call go back to that call's own stream; the rest fans out to front sessions' streams.
+ */
+export class Relay {
+  readonly streams = new SessionStreams();
+  private readonly serverRequests: ServerRequests;
+  private readonly byFront = new Map<string, InFlight>();
+  private readonly byUpstreamId = new Map<JsonRpcId, InFlight>();
+  private readonly byProgressToken = new Map<string, InFlight>();
+  private nextToken = 0;
+  private lastLogLevel?: Record<string, unknown>;
+
+  constructor(
+    readonly connector: UpstreamConnector,
+    private readonly logger: Logger,
+    private readonly idPrefix: string,
+  ) {
+    this.serverRequests = new ServerRequests(`${idPrefix}-s`);
+    connector.onEvent((event) => this.onUpstreamEvent(event));
+  }
+
+  /** Relay one request and resolve with the upstream's answer under the client's id. Never rejects. */
+  async call(client: FrontClient, request: JsonRpcRequest, sink: MessageSink): Promise<JsonRpcResponse> {
+    const key = frontKey(client.sessionId, request.id);
+    if (this.byFront.has(key)) return failure(request.id, { code: -32600, message: `request id ${String(request.id)} is already in flight` });
+    const local = this.answerLocally(client, request);
+    if (local) return local;
+    const call: InFlight = { client, frontId: request.id, sink, abort: new AbortController() };
+    this.byFront.set(key, call);
+    try {
+      const response = await this.connector.request({
+        method: request.method,
+        params: this.withUpstreamProgressToken(request.params, call),
+        signal: call.abort.signal,
+        onId: (upstreamId) => {
+          call.upstreamId = upstreamId;
+          this.byUpstreamId.set(upstreamId, call);
+        },
+      });
+      this.afterSuccess(client, request, response);
+      return { ...response, id: request.id };
+    } catch (err) {
+      return failure(request.id, call.abort.signal.aborted ? CANCELLED : upstreamFailure(this.connector.name, err));
+    } finally {
+      this.forget(key, call);
+    }
+  }
+
+  /** `notifications/cancelled` from the client for one of its relayed requests. */
+  async cancel(client: FrontClient, frontId: JsonRpcId, reason?: string): Promise<void> {
+    const call = this.byFront.get(frontKey(client.sessionId, frontId));
+    if (!call) return;
+    if (call.upstreamId !== undefined) {
+      const params: Record<string, unknown> = { requestId: call.upstreamId };
+      if (reason !== undefined) params.reason = reason;
+      await this.connector.notify({ method: "notifications/cancelled", params }).catch(() => undefined);
+    }
+    call.abort.abort();
+  }
+
+  /** The client's answer to a server→client request relayed to it. False when nothing waits for it. */
+  async answer(client: FrontClient, response: JsonRpcResponse): Promise<boolean> {
+    if (response.id === null) return false;
+    const pending = this.serverRequests.take(response.id, client.sessionId);
+    if (!pending) return false;
+    const outcome = "error" in response ? { error: response.error } : { result: response.result };
+    await this.connector.respond(pending.upstreamId, outcome);
+    return true;
+  }
+
+  /** A client notification that is not about one of its requests (e.g. roots/list_changed). */
+  async notify(notification: JsonRpcNotification): Promise<void> {
+    await this.connector.notify({ method: notification.method, params: notification.params });
+  }
+
+  /** The session ended: stop its calls upstream and release what only it held. */
+  async endSession(client: FrontClient): Promise<void> {
+    const calls = [...this.byFront.values()].filter((c) => c.client.sessionId === client.sessionId);
+    await Promise.all(calls.map((c) => this.cancel(client, c.frontId, "session ended")));
+    for (const uri of this.streams.drop(client.sessionId)) void this.bestEffort("resources/unsubscribe", { uri });
+  }
+
+  get inFlight(): number {
+    return this.byFront.size;
+  }
+
+  /** Requests whose answer depends on what other front sessions hold, answered here. */
+  private answerLocally(client: FrontClient, request: JsonRpcRequest): JsonRpcResponse | undefined {
+    if (request.method !== "resources/unsubscribe") return undefined;
+    const uri = request.params?.uri;
+    if (typeof uri !== "string" || !this.streams.heldByOthers(client.sessionId, uri)) return undefined;
+    this.streams.unsubscribe(client.sessionId, uri);
+    return { jsonrpc: "2.0", id: request.id, result: {} };
+  }
+
+  private afterSuccess(client: FrontClient, request: JsonRpcRequest, response: JsonRpcResponse): void {
+    if ("error" in response) return;
+    const uri = request.params?.uri;
+    if (request.method === "resources/subscribe" && typeof uri === "string") this.streams.subscribe(client.sessionId, uri);
+    if (request.method === "resources/unsubscribe" && typeof uri === "string") this.streams.unsubscribe(client.sessionId, uri);
+    if (request.method === "logging/setLevel") this.lastLogLevel = request.params;
+  }
+
+  private withUpstreamProgressToken(params: Record<string, unknown> | undefined, call: InFlight) {
+    const meta = params?._meta as Record<string, unknown> | undefined;
+    const token = meta?.progressToken;
+    if (typeof token !== "string" && typeof token !== "number") return params;
+    const upstreamToken = `${this.idPrefix}-p${++this.nextToken}`;
+    call.frontProgressToken = token;
+    this.byProgressToken.set(upstreamToken, call);
+    return { ...params, _meta: { ...meta, progressToken: upstreamToken } };
+  }
+
+  private forget(key: string, call: InFlight): void {
+    this.byFront.delete(key);
+    if (call.upstreamId !== undefined) this.byUpstreamId.delete(call.upstreamId);
+    for (const [token, owner] of this.byProgressToken) if (owner === call) this.byProgressToken.delete(token);
+  }
+
+  private onUpstreamEvent(event: UpstreamEvent): void {
+    if (event.kind === "notification") this.routeNotification(event.message, event.relatedTo);
+    else if (event.kind === "request") void this.routeRequest(event.message, event.relatedTo);
+    else if (event.ready) void this.restoreUpstreamState();
+    else this.serverRequests.clear();
+  }
+
+  private routeNotification(message: JsonRpcNotification, relatedTo?: JsonRpcId): void {
+    const params = message.params ?? {};
+    if (message.method === "notifications/progress") {
+      const call = this.byProgressToken.get(String(params.progressToken));
+      if (call) call.sink.send({ ...message, params: { ...params, progressToken: call.frontProgressToken } });
+      return;
+    }
+    if (message.method === "notifications/cancelled") {
+      const target = this.serverRequests.withdraw(params.requestId as JsonRpcId);
+      if (target) target.sink.send({ ...message, params: { ...params, requestId: target.frontId } });
+      return;
+    }
+    if (message.method === "notifications/resources/updated" && typeof params.uri === "string") {
+      this.streams.toSubscribers(params.uri, message);
+      return;
+    }
+    const call = relatedTo !== undefined ? this.byUpstreamId.get(relatedTo) : undefined;
+    if (!call?.sink.send(message)) this.streams.broadcast(message);
+  }
+
+  private async routeRequest(request: JsonRpcRequest, relatedTo?: JsonRpcId): Promise<void> {
+    if (request.method === "ping") return this.connector.respond(request.id, { result: {} });
+    const call = relatedTo !== undefined ? this.byUpstreamId.get(relatedTo) : this.onlyCallInFlight();
+    if (!call) {
+      this.logger.warn(
+        { method: request.method, upstream: this.connector.name },
+        "a server-to-client request could not be tied to one call; refused (run the upstream with isolation: per-call to make this exact)",
+      );
+      return this.refuse(request, "taskgate cannot tell which client call this request belongs to");
+    }
+    const missing = missingClientCapability(request.method, request.params, call.client.capabilities);
+    if (missing) return this.refuse(request, `the client did not declare the ${missing} capability`, -32601);
+    if (this.serverRequests.relay(request, call.client.sessionId, call.sink) === undefined)
+      return this.refuse(request, "the client has no open stream for this call (it accepts no text/event-stream)");
+  }
+
+  private onlyCallInFlight(): InFlight | undefined {
+    return this.byFront.size === 1 ? this.byFront.values().next().value : undefined;
+  }
+
+  private async refuse(request: JsonRpcRequest, message: string, code = -32603): Promise<void> {
+    await this.connector.respond(request.id, { error: { code, message } }).catch(() => undefined);
+  }
+
+  /** After an upstream restart: subscriptions and the logging level the fronts asked for. */
+  private async restoreUpstreamState(): Promise<void> {
+    for (const uri of this.streams.subscribedUris()) await this.bestEffort("resources/subscribe", { uri });
+    if (this.lastLogLevel) await this.bestEffort("logging/setLevel", this.lastLogLevel);
+  }
+
+  private async bestEffort(method: string, params: Record<string, unknown>): Promise<void> {
+    await this.connector.request({ method, params }).catch((err: unknown) => {
+      this.logger.debug({ err, method }, "upstream state restore failed");
+    });
+  }
+}
+
+function frontKey(sessionId: string, id: JsonRpcId): string {
+  return `${sessionId}\u0000${typeof id}:${String(id)}`;
+}
+
+function upstreamFailure(name: string, err: unknown): JsonRpcErrorObject {
+  const detail = err instanceof UpstreamError ? err.message : err instanceof Error ? err.message : String(err);
+  return { code: -32603, message: `upstream '${name}' failed: ${detail}` };
+}

@@ -1,0 +1,53 @@
+import type { JsonRpcId, JsonRpcRequest } from "../../jsonrpc/message.js";
+import type { MessageSink } from "../../http/reply.js";
+
+interface Pending {
+  upstreamId: JsonRpcId;
+  sessionId: string;
+  sink: MessageSink;
+}
+
+/**
+ * Server→client requests relayed to front clients, waiting for their answers. Front ids are minted
+ * here (`<replica prefix>-<n>`), so answers from different clients never collide even though the
+ * upstream numbers its own requests in one space.
+ */
+export class ServerRequests {
+  private readonly pending = new Map<string, Pending>();
+  private next = 0;
+
+  constructor(private readonly prefix: string) {}
+
+  /** Relay `request` to `sink`; undefined when the sink cannot take it. */
+  relay(request: JsonRpcRequest, sessionId: string, sink: MessageSink): string | undefined {
+    const frontId = `${this.prefix}-${++this.next}`;
+    this.pending.set(frontId, { upstreamId: request.id, sessionId, sink });
+    if (sink.send({ ...request, id: frontId })) return frontId;
+    this.pending.delete(frontId);
+    return undefined;
+  }
+
+  /** The pending request a front answer belongs to, if it is this session's; removes it. */
+  take(frontId: JsonRpcId, sessionId: string): Pending | undefined {
+    const key = String(frontId);
+    const entry = this.pending.get(key);
+    if (!entry || entry.sessionId !== sessionId) return undefined;
+    this.pending.delete(key);
+    return entry;
+  }
+
+  /** The upstream withdrew one of its requests (notifications/cancelled): who must hear of it. */
+  withdraw(upstreamId: JsonRpcId): { frontId: string; sink: MessageSink } | undefined {
+    for (const [frontId, entry] of this.pending) {
+      if (entry.upstreamId !== upstreamId) continue;
+      this.pending.delete(frontId);
+      return { frontId, sink: entry.sink };
+    }
+    return undefined;
+  }
+
+  /** The upstream session restarted: its request ids mean nothing any more. */
+  clear(): void {
+    this.pending.clear();
+  }
+}

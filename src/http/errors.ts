@@ -1,0 +1,56 @@
+import type { JsonRpcId } from "../jsonrpc/message.js";
+
+/**
+ * Every error taskgate itself produces, with its JSON-RPC code and HTTP status: the one table.
+ * Errors from the upstream (a tool's JSON-RPC error) are relayed untouched and never pass here.
+ * Pinned by test/unit/errors-table.test.ts.
+ */
+export const ERRORS = {
+  parse_error: { code: -32700, status: 400, message: "Parse error: the body is not valid JSON" },
+  invalid_request: { code: -32600, status: 400, message: "Invalid Request" },
+  batch_unsupported: { code: -32600, status: 400, message: "Invalid Request: JSON-RPC batches are not supported" },
+  session_required: { code: -32600, status: 400, message: "Bad Request: Mcp-Session-Id header is required" },
+  unsupported_protocol_version: { code: -32600, status: 400, message: "Bad Request: unsupported MCP-Protocol-Version" },
+  session_not_found: { code: -32001, status: 404, message: "Session not found" },
+  origin_forbidden: { code: -32600, status: 403, message: "Forbidden: Origin not allowed" },
+  not_acceptable: { code: -32600, status: 406, message: "Not Acceptable" },
+  method_not_allowed: { code: -32600, status: 405, message: "Method Not Allowed" },
+  stream_conflict: { code: -32600, status: 409, message: "Conflict: this session already has a GET stream open on this replica" },
+  payload_too_large: { code: -32600, status: 413, message: "Payload Too Large" },
+  unsupported_media_type: { code: -32600, status: 415, message: "Unsupported Media Type: Content-Type must be application/json" },
+  upstream_unavailable: { code: -32603, status: 503, message: "Upstream unavailable" },
+  store_unavailable: { code: -32603, status: 503, message: "task store unavailable" },
+  shutting_down: { code: -32603, status: 503, message: "taskgate is shutting down" },
+  internal: { code: -32603, status: 200, message: "Internal error" },
+} as const satisfies Record<string, { code: number; status: number; message: string }>;
+
+export type ErrorKind = keyof typeof ERRORS;
+
+/** An error taskgate answers with; it knows its JSON-RPC code and HTTP status from the table. */
+export class GatewayError extends Error {
+  readonly code: number;
+  readonly status: number;
+
+  constructor(
+    readonly kind: ErrorKind,
+    detail?: string,
+    readonly data?: unknown,
+  ) {
+    const row = ERRORS[kind];
+    super(detail ? `${row.message}: ${detail}` : row.message);
+    this.name = "GatewayError";
+    this.code = row.code;
+    this.status = row.status;
+  }
+
+  /** The JSON-RPC error response body, with the request id when one is known. */
+  toBody(id: JsonRpcId | null = null) {
+    const error: { code: number; message: string; data?: unknown } = { code: this.code, message: this.message };
+    if (this.data !== undefined) error.data = this.data;
+    return { jsonrpc: "2.0" as const, id, error };
+  }
+
+  toResponse(id: JsonRpcId | null = null, headers: Record<string, string> = {}): Response {
+    return Response.json(this.toBody(id), { status: this.status, headers });
+  }
+}

@@ -1,0 +1,93 @@
+import { spawn, type ChildProcess } from "node:child_process";
+import { execFileSync } from "node:child_process";
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { stringify } from "yaml";
+import { freePort } from "./ports.js";
+import { waitFor } from "./wait-for.js";
+
+export const ROOT = resolve(import.meta.dirname, "../..");
+export const CLI = join(ROOT, "dist/cli.js");
+export const DEMO = join(ROOT, "dist/demo/main.js");
+export const EVERYTHING = join(ROOT, "node_modules/@modelcontextprotocol/server-everything/dist/index.js");
+
+export interface RunningProcess {
+  proc: ChildProcess;
+  output(): string;
+  stop(signal?: NodeJS.Signals): Promise<void>;
+}
+
+/** Spawn a node script; keeps its output for assertions and failure messages; stop() waits for exit. */
+export function runNode(args: string[], env: NodeJS.ProcessEnv = {}): RunningProcess {
+  const proc = spawn(process.execPath, args, { cwd: ROOT, env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
+  let output = "";
+  const keep = (chunk: Buffer) => {
+    output = (output + chunk.toString()).slice(-200_000);
+  };
+  proc.stdout?.on("data", keep);
+  proc.stderr?.on("data", keep);
+  const exited = new Promise<void>((r) => proc.once("exit", () => r()));
+  return {
+    proc,
+    output: () => output,
+    async stop(signal = "SIGTERM") {
+      if (proc.exitCode !== null || proc.signalCode !== null) return;
+      proc.kill(signal);
+      const timer = setTimeout(() => proc.kill("SIGKILL"), 5_000);
+      await exited;
+      clearTimeout(timer);
+    },
+  };
+}
+
+export interface GatewayProcess extends RunningProcess {
+  url: string;
+  mcpUrl: string;
+  port: number;
+}
+
+/** A real taskgate process on a free loopback port, started from a config object; resolves when /readyz is 200. */
+export async function startGateway(config: Record<string, unknown>, env: NodeJS.ProcessEnv = {}): Promise<GatewayProcess> {
+  const port = await freePort();
+  const dir = mkdtempSync(join(tmpdir(), "taskgate-test-"));
+  const file = join(dir, "taskgate.yaml");
+  writeFileSync(file, stringify({ log: { level: "debug" }, ...config, listen: { host: "127.0.0.1", port } }));
+  const running = runNode([CLI, "--config", file], env);
+  const url = `http://127.0.0.1:${port}`;
+  await waitFor(
+    async () => {
+      if (running.proc.exitCode !== null) throw new Error(`taskgate exited: ${running.output()}`);
+      return (await fetch(`${url}/readyz`).catch(() => undefined))?.ok;
+    },
+    { timeoutMs: 15_000, what: `taskgate ready on ${url}` },
+  ).catch((err: Error) => {
+    void running.stop("SIGKILL");
+    throw new Error(`${err.message}\n--- output ---\n${running.output()}`);
+  });
+  return { ...running, url, port, mcpUrl: `${url}/mcp` };
+}
+
+/** The demo server over Streamable HTTP on a free port. */
+export async function startDemoHttp(): Promise<RunningProcess & { mcpUrl: string }> {
+  const port = await freePort();
+  const running = runNode([DEMO, "--http", String(port)]);
+  await waitFor(() => running.output().includes("listening"), { timeoutMs: 10_000, what: "demo server listening" });
+  return { ...running, mcpUrl: `http://127.0.0.1:${port}/mcp` };
+}
+
+export function demoStdio(): { command: string; args: string[] } {
+  return { command: process.execPath, args: [DEMO] };
+}
+
+/** Direct children of a process (the stdio upstream of a gateway). */
+export function childPids(pid: number): number[] {
+  try {
+    return execFileSync("ps", ["-o", "pid=", "--ppid", String(pid)], { encoding: "utf8" })
+      .split("\n")
+      .map((s) => Number(s.trim()))
+      .filter((n) => n > 0);
+  } catch {
+    return [];
+  }
+}
