@@ -1,6 +1,6 @@
 /**
  * The state contract. One interface, two implementations (memory/, redis/), one shared test suite
- * (test/contract/store.contract.ts). Sessions now; tasks join this contract next.
+ * (test/contract/store.contract.ts): sessions, tasks, and the bus between replicas.
  *
  * Every method is one atomic operation on the backing store: nothing here reads in TypeScript
  * and writes afterwards.
@@ -28,6 +28,121 @@ export interface SessionStore {
   deleteSession(id: string): Promise<boolean>;
 }
 
+export type TaskStatus = "working" | "input_required" | "completed" | "failed" | "cancelled";
+export type TaskDialect = "A" | "B";
+
+/** A server→client request the upstream made during a detached call, waiting for the client. */
+export interface InputRequest {
+  method: string;
+  params?: Record<string, unknown>;
+}
+
+/** How the upstream call ended: its result (even with isError) or its JSON-RPC error. */
+export type TaskOutcome =
+  | { result: Record<string, unknown> }
+  | { error: { code: number; message: string; data?: unknown } };
+
+/** One detached `tools/call`. All its keys share one hash tag; all expire `ttlMs` after `createdAt`. */
+export interface TaskRecord {
+  id: string;
+  principal: string;
+  dialect: TaskDialect;
+  upstream: string;
+  tool: string;
+  status: TaskStatus;
+  statusMessage?: string;
+  createdAt: number; // epoch ms
+  lastUpdatedAt: number; // epoch ms
+  ttlMs: number;
+  pollIntervalMs: number;
+  /** Bumped by every change; readers compare it to tell a fresh record from a stale one. */
+  revision: number;
+  /** The replica holding the upstream call. */
+  owner: string;
+  /** The request the owner sent upstream (JSON of the id), for notifications/cancelled. */
+  upstreamRequestId?: string;
+  cancelRequested: boolean;
+  /** The client capabilities of the request that created the task (input gating). */
+  clientCapabilities: Record<string, unknown>;
+  /** Outstanding input requests by key. Keys are never reused for the life of the task. */
+  inputRequests: Record<string, InputRequest>;
+  /** Answers written by tasks/update (or a dialect-A response) that the owner has not delivered yet. */
+  inputResponses: Record<string, unknown>;
+  /** Present once terminal (completed/failed); kept in a key of its own. */
+  outcome?: TaskOutcome;
+}
+
+export type NewTask = Omit<TaskRecord, "revision" | "cancelRequested" | "inputRequests" | "inputResponses" | "outcome" | "lastUpdatedAt">;
+
+/**
+ * One atomic change of a task. `from` lists the statuses the change may start from (the caller
+ * passes them from the one transition table, src/tasks/transitions.ts).
+ */
+export interface TaskChange {
+  from: readonly TaskStatus[];
+  /** Omitted: the status stays (e.g. a statusMessage-only update). */
+  to?: TaskStatus;
+  /** null clears it. */
+  statusMessage?: string | null;
+  /** Owner writes: refused with "stale_lease" unless the task's lease holds exactly this token. */
+  leaseToken?: string;
+  /** Client writes: another principal's task is "not_found", exactly like a missing one. */
+  principal?: string;
+  outcome?: TaskOutcome;
+  addInputRequests?: Record<string, InputRequest>;
+  cancelRequested?: true;
+  upstreamRequestId?: string;
+  now: number; // epoch ms, becomes lastUpdatedAt
+}
+
+export type TransitionResult =
+  | { ok: true; task: TaskRecord }
+  | { ok: false; reason: "not_found" }
+  | { ok: false; reason: "wrong_status" | "stale_lease"; task: TaskRecord };
+
+export interface Lease {
+  owner: string;
+  token: string;
+  leaseMs: number;
+}
+
+export interface LeaseState {
+  taskId: string;
+  /** False when the lease expired or another token holds it: the owner must stop writing. */
+  held: boolean;
+  cancelRequested: boolean;
+  /** tasks/update answers wait for delivery. */
+  hasInputResponses: boolean;
+}
+
+/**
+ * Every successful change (create, transition, input responses added or taken) publishes the new
+ * revision as a hint on bus channel `task:<id>`: from inside the Lua script in Redis, so no change
+ * goes unannounced. Readers re-read the record; the hint only wakes them.
+ */
+export interface TaskStore {
+  /** Write the task and its lease; resolved means any replica's getTask finds it (durable creation). */
+  createTask(task: NewTask, lease: Lease): Promise<TaskRecord>;
+  /** One round trip. Another principal's task is undefined, exactly like a missing or expired one. `null` = any principal (operators). */
+  getTask(id: string, principal: string | null): Promise<TaskRecord | undefined>;
+  transitionTask(id: string, change: TaskChange): Promise<TransitionResult>;
+  /**
+   * tasks/update: store the answers whose keys are outstanding right now and ignore the rest
+   * (never issued, already answered). Returns the keys accepted, or undefined for an unknown task.
+   */
+  addInputResponses(id: string, principal: string, responses: Record<string, unknown>, now: number): Promise<{ accepted: string[]; task: TaskRecord } | undefined>;
+  /**
+   * The owner takes the answers waiting for delivery, atomically removing them from inputResponses
+   * and their keys from inputRequests; an input_required task with nothing left outstanding goes
+   * back to working. Fenced by the lease token.
+   */
+  takeInputResponses(id: string, leaseToken: string, now: number): Promise<{ ok: true; responses: Record<string, unknown>; task: TaskRecord } | { ok: false; reason: "not_found" | "stale_lease" }>;
+  /** Renew many leases in ONE round trip; tells per task whether it is still held and what waits. */
+  renewLeases(leases: ReadonlyArray<{ taskId: string; token: string }>, leaseMs: number): Promise<LeaseState[]>;
+  /** Drop the lease if this token holds it (after the outcome is written). */
+  releaseLease(taskId: string, token: string): Promise<void>;
+}
+
 /** Hints between replicas. A lost message only delays: readers always re-read the store. */
 export interface EventBus {
   publish(channel: string, message: string): Promise<void>;
@@ -35,7 +150,7 @@ export interface EventBus {
   subscribe(channel: string, handler: (message: string) => void): Promise<() => Promise<void>>;
 }
 
-export interface Store extends SessionStore {
+export interface Store extends SessionStore, TaskStore {
   readonly kind: "memory" | "redis";
   readonly bus: EventBus;
   /** Resolves when the backing store answers (for /readyz); rejects otherwise, within `timeoutMs`. */
