@@ -87,6 +87,10 @@ export const ConfigSchema = z
         maxTtlMs: z.number().int().positive().default(86_400_000),
         pollIntervalMs: z.number().int().positive().default(1000),
         defaultTaskSupport: TaskSupport.default("optional"),
+        leaseMs: z.number().int().positive().default(15_000).describe("An owner's lease on a detached call; renewed every third of it."),
+        cancelGraceMs: z.number().int().nonnegative().default(3_000).describe("After tasks/cancel, how long a result may still win before the call is abandoned."),
+        inputTimeoutMs: z.number().int().positive().optional().describe("How long an upstream question waits for tasks/update; never longer than the task's TTL (the default)."),
+        statusWriteIntervalMs: z.number().int().positive().default(250).describe("Upstream progress is written to statusMessage at most this often."),
       })
       .strict()
       .prefault({}),

@@ -22,6 +22,15 @@ export const ERRORS = {
   store_unavailable: { code: -32603, status: 503, message: "task store unavailable" },
   shutting_down: { code: -32603, status: 503, message: "taskgate is shutting down" },
   internal: { code: -32603, status: 200, message: "Internal error" },
+  // The modern (2026-07-28) wire, digest §3.1 and §3.11.
+  header_mismatch: { code: -32020, status: 400, message: "Header mismatch" },
+  missing_capability: { code: -32021, status: 400, message: "Missing required client capability" },
+  unsupported_version: { code: -32022, status: 400, message: "Unsupported protocol version" },
+  missing_meta: { code: -32602, status: 400, message: "Invalid params: missing required _meta" },
+  method_not_found: { code: -32601, status: 404, message: "Method not found" },
+  invalid_params: { code: -32602, status: 200, message: "Invalid params" },
+  task_not_found: { code: -32602, status: 200, message: "Failed to retrieve task: Task not found" },
+  modern_method_not_allowed: { code: -32600, status: 405, message: "Method Not Allowed: protocol 2026-07-28 has no sessions and no GET stream" },
 } as const satisfies Record<string, { code: number; status: number; message: string }>;
 
 export type ErrorKind = keyof typeof ERRORS;

@@ -1,11 +1,8 @@
 import type { JsonRpcMessage } from "../jsonrpc/message.js";
+import type { MessageSink } from "../jsonrpc/sink.js";
 import { SseStream } from "./sse.js";
 
-/** Where messages related to one request go (progress, server→client requests, the response). */
-export interface MessageSink {
-  /** False when it cannot be delivered (client accepts no SSE, or went away). */
-  send(message: JsonRpcMessage): boolean;
-}
+export type { MessageSink };
 
 export interface Accepts {
   json: boolean;
@@ -39,6 +36,11 @@ export class CallReply implements MessageSink {
   send(message: JsonRpcMessage): boolean {
     if (!this.accepts.sse) return false;
     return this.openStream().send(message);
+  }
+
+  /** Start streaming now (long waits: the keep-alive comments keep proxies from closing it). */
+  startStream(): void {
+    if (this.accepts.sse) this.openStream();
   }
 
   /** Resolve `work` (which never rejects) into the HTTP response. */

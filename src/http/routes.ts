@@ -3,7 +3,7 @@ import { bodyLimit } from "hono/body-limit";
 import { decodeMessage } from "../jsonrpc/decode.js";
 import type { JsonRpcId } from "../jsonrpc/message.js";
 import type { Logger } from "../observability/logger.js";
-import type { LegacyFront } from "../dialects/legacy/legacy-front.js";
+import type { Front } from "../dialects/front.js";
 import { GatewayError } from "./errors.js";
 import { jsonContentType, originGuard } from "./guards.js";
 import { parseAccept } from "./reply.js";
@@ -15,7 +15,7 @@ export interface HttpOptions {
 
 export interface Endpoint {
   path: string;
-  front: LegacyFront;
+  front: Front;
 }
 
 export interface Health {
@@ -44,7 +44,7 @@ export function buildHttpApp(endpoints: readonly Endpoint[], health: Health, opt
   return app;
 }
 
-function mount(app: Hono, path: string, front: LegacyFront, options: HttpOptions, logger: Logger): void {
+function mount(app: Hono, path: string, front: Front, options: HttpOptions, logger: Logger): void {
   const tooLarge = () => new GatewayError("payload_too_large", `the limit is ${options.maxBodyBytes} bytes`).toResponse();
   app.use(path, originGuard(options.allowedOrigins));
   app.post(path, jsonContentType, bodyLimit({ maxSize: options.maxBodyBytes, onError: tooLarge }), async (c) => {
@@ -60,6 +60,9 @@ function mount(app: Hono, path: string, front: LegacyFront, options: HttpOptions
         accepts,
         sessionId: c.req.header("mcp-session-id"),
         protocolVersion: c.req.header("mcp-protocol-version"),
+        mcpMethod: c.req.header("mcp-method"),
+        mcpName: c.req.header("mcp-name"),
+        signal: c.req.raw.signal,
       });
     } catch (err) {
       if (err instanceof GatewayError) return err.toResponse(id);
@@ -67,7 +70,7 @@ function mount(app: Hono, path: string, front: LegacyFront, options: HttpOptions
       return new GatewayError("internal").toResponse(id);
     }
   });
-  app.get(path, (c) => front.get(parseAccept(c.req.header("accept")), c.req.header("mcp-session-id")));
-  app.delete(path, (c) => front.delete(c.req.header("mcp-session-id")));
+  app.get(path, (c) => front.get(parseAccept(c.req.header("accept")), c.req.header("mcp-session-id"), c.req.header("mcp-protocol-version")));
+  app.delete(path, (c) => front.delete(c.req.header("mcp-session-id"), c.req.header("mcp-protocol-version")));
   app.all(path, () => new GatewayError("method_not_allowed").toResponse(null, { allow: "GET, POST, DELETE" }));
 }

@@ -90,6 +90,8 @@ export interface TaskChange {
   principal?: string;
   outcome?: TaskOutcome;
   addInputRequests?: Record<string, InputRequest>;
+  /** Withdraw outstanding input requests (nobody answered in time); an input_required task with none left goes back to working. */
+  removeInputRequests?: string[];
   cancelRequested?: true;
   upstreamRequestId?: string;
   now: number; // epoch ms, becomes lastUpdatedAt
@@ -113,6 +115,11 @@ export interface LeaseState {
   cancelRequested: boolean;
   /** tasks/update answers wait for delivery. */
   hasInputResponses: boolean;
+}
+
+/** The bus channel a task's hints go to (see TaskStore); subscribe to it through `Store.bus`. */
+export function taskChannel(taskId: string): string {
+  return `task:${taskId}`;
 }
 
 /**
@@ -139,6 +146,11 @@ export interface TaskStore {
   takeInputResponses(id: string, leaseToken: string, now: number): Promise<{ ok: true; responses: Record<string, unknown>; task: TaskRecord } | { ok: false; reason: "not_found" | "stale_lease" }>;
   /** Renew many leases in ONE round trip; tells per task whether it is still held and what waits. */
   renewLeases(leases: ReadonlyArray<{ taskId: string; token: string }>, leaseMs: number): Promise<LeaseState[]>;
+  /**
+   * A principal's tasks, newest first (dialect A tasks/list). `cursor` is opaque and comes from a
+   * previous page; an invalid one is undefined. Expired tasks never appear.
+   */
+  listTasks(principal: string, page: { cursor?: string; limit: number }): Promise<{ tasks: TaskRecord[]; nextCursor?: string } | undefined>;
   /** Drop the lease if this token holds it (after the outcome is written). */
   releaseLease(taskId: string, token: string): Promise<void>;
 }

@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { execFileSync } from "node:child_process";
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { stringify } from "yaml";
@@ -65,7 +65,11 @@ export async function startGateway(config: Record<string, unknown>, env: NodeJS.
     void running.stop("SIGKILL");
     throw new Error(`${err.message}\n--- output ---\n${running.output()}`);
   });
-  return { ...running, url, port, mcpUrl: `${url}/mcp` };
+  const stop = async (signal?: NodeJS.Signals) => {
+    await running.stop(signal);
+    rmSync(dir, { recursive: true, force: true });
+  };
+  return { ...running, stop, url, port, mcpUrl: `${url}/mcp` };
 }
 
 /** The demo server over Streamable HTTP on a free port. */

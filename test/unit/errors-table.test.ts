@@ -21,6 +21,14 @@ describe("the errors table", () => {
       store_unavailable: [-32603, 503],
       shutting_down: [-32603, 503],
       internal: [-32603, 200],
+      header_mismatch: [-32020, 400],
+      missing_capability: [-32021, 400],
+      unsupported_version: [-32022, 400],
+      missing_meta: [-32602, 400],
+      method_not_found: [-32601, 404],
+      invalid_params: [-32602, 200],
+      task_not_found: [-32602, 200],
+      modern_method_not_allowed: [-32600, 405],
     });
   });
 

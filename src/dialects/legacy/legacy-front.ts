@@ -11,6 +11,8 @@ import { CallReply, type Accepts } from "../../http/reply.js";
 import { SseStream } from "../../http/sse.js";
 import type { SessionRecord } from "../../store/contract.js";
 import type { FrontClient, Relay } from "../passthrough/relay.js";
+import { DIALECT_A_VERSION, type TasksA } from "../tasks-a/handlers.js";
+import { TASKS_A_CAPABILITY } from "../tasks-a/render.js";
 import type { Sessions } from "./sessions.js";
 import { isLegacyVersion, negotiateVersion } from "./versions.js";
 
@@ -21,6 +23,7 @@ export interface LegacyRequest {
   accepts: Accepts;
   sessionId?: string;
   protocolVersion?: string;
+  signal?: AbortSignal;
 }
 
 /**
@@ -32,6 +35,7 @@ export class LegacyFront {
     private readonly sessions: Sessions,
     private readonly relay: Relay,
     private readonly keepAliveMs: number,
+    private readonly tasksA?: TasksA,
   ) {}
 
   async post(req: LegacyRequest): Promise<Response> {
@@ -41,12 +45,14 @@ export class LegacyFront {
     if (req.protocolVersion !== undefined && !isLegacyVersion(req.protocolVersion))
       throw new GatewayError("unsupported_protocol_version", req.protocolVersion);
     const client = clientOf(session);
+    if (isRequest(message) && this.tasksA?.handles(session, message.method))
+      return this.tasksA.handle(session, message, req.accepts, req.signal);
     if (isRequest(message)) {
       const reply = new CallReply(req.accepts, this.keepAliveMs);
       return reply.respond(this.relay.call(client, message, reply));
     }
     if (isNotification(message)) await this.onNotification(client, message);
-    else await this.relay.answer(client, message as JsonRpcResponse);
+    else if (!(await this.tasksA?.answer(session, message as JsonRpcResponse))) await this.relay.answer(client, message as JsonRpcResponse);
     return new Response(null, { status: 202 });
   }
 
@@ -76,9 +82,12 @@ export class LegacyFront {
       clientCapabilities: asRecord(params.capabilities),
       clientInfo: asRecord(params.clientInfo),
     });
+    // Tasks exist only in 2025-11-25 sessions (dialect A); older versions see the upstream as it is.
+    const { tasks: _upstreamTasks, ...upstreamCaps } = upstream.capabilities;
+    const capabilities = this.tasksA && session.protocolVersion === DIALECT_A_VERSION ? { ...upstreamCaps, tasks: TASKS_A_CAPABILITY } : upstream.capabilities;
     const result: Record<string, unknown> = {
       protocolVersion: session.protocolVersion,
-      capabilities: upstream.capabilities,
+      capabilities,
       serverInfo: upstream.serverInfo,
     };
     if (upstream.instructions !== undefined) result.instructions = upstream.instructions;

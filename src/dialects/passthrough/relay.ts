@@ -7,11 +7,12 @@ import {
   type JsonRpcRequest,
   type JsonRpcResponse,
 } from "../../jsonrpc/message.js";
-import type { MessageSink } from "../../http/reply.js";
+import type { MessageSink } from "../../jsonrpc/sink.js";
 import { UpstreamError, type UpstreamConnector, type UpstreamEvent } from "../../upstream/connector.js";
 import { missingClientCapability } from "./capabilities.js";
 import { ServerRequests } from "./server-requests.js";
 import { SessionStreams } from "./session-streams.js";
+import { CANCELLED_CODE, type UpstreamCaller } from "../../tasks/caller.js";
 
 /** Who is on the other end of a relayed request. */
 export interface FrontClient {
@@ -26,17 +27,23 @@ interface InFlight {
   abort: AbortController;
   upstreamId?: JsonRpcId;
   frontProgressToken?: string | number;
+  cancelSent?: boolean;
+}
+
+export interface CallOptions {
+  /** Ask the upstream for progress even when the client did not (detached calls turn it into statusMessage). */
+  trackProgress?: boolean;
 }
 
 /** Cancelled by the client: the upstream will not answer (2025-11-25 cancellation), so we do. */
-const CANCELLED: JsonRpcErrorObject = { code: -32800, message: "Request cancelled by the client" };
+const CANCELLED: JsonRpcErrorObject = { code: CANCELLED_CODE, message: "Request cancelled by the client" };
 
 /**
  * The transparent proxy over one shared upstream session: many front clients, one upstream.
  * Request ids and progress tokens are remapped so clients never cross; messages the upstream sends
  * during a call go back to that call's own stream; the rest fans out to front sessions' streams.
  */
-export class Relay {
+export class Relay implements UpstreamCaller {
   readonly streams = new SessionStreams();
   private readonly serverRequests: ServerRequests;
   private readonly byFront = new Map<string, InFlight>();
@@ -55,7 +62,7 @@ export class Relay {
   }
 
   /** Relay one request and resolve with the upstream's answer under the client's id. Never rejects. */
-  async call(client: FrontClient, request: JsonRpcRequest, sink: MessageSink): Promise<JsonRpcResponse> {
+  async call(client: FrontClient, request: JsonRpcRequest, sink: MessageSink, options: CallOptions = {}): Promise<JsonRpcResponse> {
     const key = frontKey(client.sessionId, request.id);
     if (this.byFront.has(key)) return failure(request.id, { code: -32600, message: `request id ${String(request.id)} is already in flight` });
     const local = this.answerLocally(client, request);
@@ -65,7 +72,7 @@ export class Relay {
     try {
       const response = await this.connector.request({
         method: request.method,
-        params: this.withUpstreamProgressToken(request.params, call),
+        params: this.withUpstreamProgressToken(request.params, call, options.trackProgress ?? false),
         signal: call.abort.signal,
         onId: (upstreamId) => {
           call.upstreamId = upstreamId;
@@ -81,16 +88,21 @@ export class Relay {
     }
   }
 
-  /** `notifications/cancelled` from the client for one of its relayed requests. */
-  async cancel(client: FrontClient, frontId: JsonRpcId, reason?: string): Promise<void> {
+  /**
+   * Cancel one relayed request: `notifications/cancelled` upstream (once), then, unless `abandon` is
+   * false, stop waiting and answer it as cancelled. A detached call waits a grace period between
+   * the two, so a result that wins the race is kept.
+   */
+  async cancel(client: FrontClient, frontId: JsonRpcId, reason?: string, { abandon = true } = {}): Promise<void> {
     const call = this.byFront.get(frontKey(client.sessionId, frontId));
     if (!call) return;
-    if (call.upstreamId !== undefined) {
+    if (call.upstreamId !== undefined && !call.cancelSent) {
+      call.cancelSent = true;
       const params: Record<string, unknown> = { requestId: call.upstreamId };
       if (reason !== undefined) params.reason = reason;
       await this.connector.notify({ method: "notifications/cancelled", params }).catch(() => undefined);
     }
-    call.abort.abort();
+    if (abandon) call.abort.abort();
   }
 
   /** The client's answer to a server→client request relayed to it. False when nothing waits for it. */
@@ -136,12 +148,13 @@ export class Relay {
     if (request.method === "logging/setLevel") this.lastLogLevel = request.params;
   }
 
-  private withUpstreamProgressToken(params: Record<string, unknown> | undefined, call: InFlight) {
+  private withUpstreamProgressToken(params: Record<string, unknown> | undefined, call: InFlight, always: boolean) {
     const meta = params?._meta as Record<string, unknown> | undefined;
     const token = meta?.progressToken;
-    if (typeof token !== "string" && typeof token !== "number") return params;
+    const hasToken = typeof token === "string" || typeof token === "number";
+    if (!hasToken && !always) return params;
     const upstreamToken = `${this.idPrefix}-p${++this.nextToken}`;
-    call.frontProgressToken = token;
+    if (hasToken) call.frontProgressToken = token;
     this.byProgressToken.set(upstreamToken, call);
     return { ...params, _meta: { ...meta, progressToken: upstreamToken } };
   }

@@ -1,5 +1,5 @@
 import type { JsonRpcId, JsonRpcRequest } from "../../jsonrpc/message.js";
-import type { MessageSink } from "../../http/reply.js";
+import type { MessageSink } from "../../jsonrpc/sink.js";
 
 interface Pending {
   upstreamId: JsonRpcId;

@@ -1,5 +1,5 @@
 import type { JsonRpcNotification } from "../../jsonrpc/message.js";
-import type { MessageSink } from "../../http/reply.js";
+import type { MessageSink } from "../../jsonrpc/sink.js";
 
 /**
  * Front sessions' standing streams on this replica (their GET streams) and the resources each

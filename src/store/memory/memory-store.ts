@@ -1,8 +1,16 @@
 import type { Logger } from "pino";
-import { StoreUnavailableError, type SessionRecord, type Store } from "../contract.js";
+import {
+  StoreUnavailableError,
+  type Lease,
+  type NewTask,
+  type SessionRecord,
+  type Store,
+  type TaskChange,
+} from "../contract.js";
 import { decodeSession, encodeSession } from "../session-json.js";
 import { assertTtlMs } from "../ttl.js";
 import { MemoryBus } from "./memory-bus.js";
+import { MemoryTasks } from "./memory-tasks.js";
 
 export interface MemoryStoreOptions {
   logger?: Logger;
@@ -25,10 +33,12 @@ export class MemoryStore implements Store {
   private readonly now: () => number;
   private readonly sweepTimer: NodeJS.Timeout;
   private closed = false;
+  private readonly tasks: MemoryTasks;
 
   constructor(opts: MemoryStoreOptions = {}) {
     this.now = opts.now ?? Date.now;
     this.bus = new MemoryBus((err) => opts.logger?.error({ err }, "event bus handler threw"));
+    this.tasks = new MemoryTasks(this.bus, this.now);
     this.sweepTimer = setInterval(() => this.sweep(), opts.sweepIntervalMs ?? 60_000);
     // The sweep only frees memory; it must never keep the process alive.
     this.sweepTimer.unref();
@@ -56,6 +66,46 @@ export class MemoryStore implements Store {
     return existed;
   }
 
+  async createTask(task: NewTask, lease: Lease) {
+    this.assertOpen();
+    return this.tasks.createTask(task, lease);
+  }
+
+  async getTask(id: string, principal: string | null) {
+    this.assertOpen();
+    return this.tasks.getTask(id, principal);
+  }
+
+  async transitionTask(id: string, change: TaskChange) {
+    this.assertOpen();
+    return this.tasks.transitionTask(id, change);
+  }
+
+  async addInputResponses(id: string, principal: string, responses: Record<string, unknown>, now: number) {
+    this.assertOpen();
+    return this.tasks.addInputResponses(id, principal, responses, now);
+  }
+
+  async takeInputResponses(id: string, leaseToken: string, now: number) {
+    this.assertOpen();
+    return this.tasks.takeInputResponses(id, leaseToken, now);
+  }
+
+  async renewLeases(leases: ReadonlyArray<{ taskId: string; token: string }>, leaseMs: number) {
+    this.assertOpen();
+    return this.tasks.renewLeases(leases, leaseMs);
+  }
+
+  async releaseLease(taskId: string, token: string) {
+    this.assertOpen();
+    return this.tasks.releaseLease(taskId, token);
+  }
+
+  async listTasks(principal: string, page: { cursor?: string; limit: number }) {
+    this.assertOpen();
+    return this.tasks.listTasks(principal, page);
+  }
+
   async ping(): Promise<void> {
     this.assertOpen();
   }
@@ -64,6 +114,7 @@ export class MemoryStore implements Store {
     this.closed = true;
     clearInterval(this.sweepTimer);
     this.sessions.clear();
+    this.tasks.clear();
     this.bus.close();
   }
 
@@ -80,6 +131,7 @@ export class MemoryStore implements Store {
   private sweep(): void {
     const now = this.now();
     for (const [id, entry] of this.sessions) if (entry.expiresAt <= now) this.sessions.delete(id);
+    this.tasks.sweep();
   }
 
   /** Same as Redis after `quit`: a closed store is an unavailable one. */

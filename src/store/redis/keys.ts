@@ -1,11 +1,15 @@
+import { taskChannel } from "../contract.js";
+
 /**
  * The only place Redis key and channel names are built.
  *
  * Every key of one session or task carries the same hash tag (the part in braces), so Redis
  * Cluster puts them in one slot and one script may touch them all:
  *   session       <prefix>{s:<id>}
- *   task (next)   <prefix>{t:<id>}, its parts <prefix>{t:<id>}:<part> (result, lease, ...)
- *   channel       <prefix>ch:<name>   (pub/sub is not slot-bound; no tag needed)
+ *   task          <prefix>{t:<id>}         hash: scalar fields, `in:<key>`, `ans:<key>`
+ *   its outcome   <prefix>{t:<id>}:out     JSON (large payloads stay out of the hash)
+ *   its lease     <prefix>{t:<id>}:lease   the owner's token, PX leaseMs
+ *   channel       <prefix>ch:<name>        pub/sub is not slot-bound; no tag needed
  */
 export class RedisKeys {
   constructor(readonly prefix: string) {
@@ -15,6 +19,33 @@ export class RedisKeys {
 
   session(id: string): string {
     return `${this.prefix}{s:${id}}`;
+  }
+
+  task(id: string): string {
+    return `${this.prefix}{t:${id}}`;
+  }
+
+  taskOutcome(id: string): string {
+    return `${this.task(id)}:out`;
+  }
+
+  taskLease(id: string): string {
+    return `${this.task(id)}:lease`;
+  }
+
+  /** The full name RedisBus subscribes to for `taskChannel(id)`; scripts publish to it. */
+  taskChannel(id: string): string {
+    return this.channel(taskChannel(id));
+  }
+
+  /** A task's keys, in the order its scripts take them: hash, outcome, lease. */
+  taskKeys(id: string): { hash: string; outcome: string; lease: string } {
+    return { hash: this.task(id), outcome: this.taskOutcome(id), lease: this.taskLease(id) };
+  }
+
+  /** A principal's task index (dialect A tasks/list), a sorted set by creation time. */
+  principalTasks(principal: string): string {
+    return `${this.prefix}{p:${principal}}`;
   }
 
   channel(name: string): string {

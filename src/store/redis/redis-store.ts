@@ -1,11 +1,12 @@
 import type { Logger } from "pino";
-import type { SessionRecord, Store } from "../contract.js";
+import type { Lease, NewTask, SessionRecord, Store, TaskChange } from "../contract.js";
 import { decodeSession, encodeSession } from "../session-json.js";
 import { assertTtlMs } from "../ttl.js";
 import { RedisConnection } from "./connection.js";
 import { RedisKeys } from "./keys.js";
 import { allScripts } from "./lua/index.js";
 import { RedisBus } from "./redis-bus.js";
+import { RedisTasks } from "./redis-tasks.js";
 import { ScriptRunner } from "./scripts.js";
 
 export interface RedisStoreOptions {
@@ -23,6 +24,7 @@ export class RedisStore implements Store {
   readonly keys: RedisKeys;
   readonly scripts: ScriptRunner;
   private readonly connection: RedisConnection;
+  private readonly tasks: RedisTasks;
 
   constructor(opts: RedisStoreOptions) {
     const callTimeoutMs = opts.callTimeoutMs ?? 1_000;
@@ -30,6 +32,7 @@ export class RedisStore implements Store {
     this.keys = new RedisKeys(opts.keyPrefix);
     this.connection = connect("taskgate");
     this.scripts = new ScriptRunner(this.connection, allScripts);
+    this.tasks = new RedisTasks(this.connection, this.scripts, this.keys);
     this.bus = new RedisBus({
       publisher: this.connection,
       openSubscriber: () => connect("taskgate:subscriber"),
@@ -52,6 +55,38 @@ export class RedisStore implements Store {
 
   async deleteSession(id: string): Promise<boolean> {
     return (await this.connection.call((c) => c.del(this.keys.session(id)))) === 1;
+  }
+
+  createTask(task: NewTask, lease: Lease) {
+    return this.tasks.createTask(task, lease);
+  }
+
+  getTask(id: string, principal: string | null) {
+    return this.tasks.getTask(id, principal);
+  }
+
+  transitionTask(id: string, change: TaskChange) {
+    return this.tasks.transitionTask(id, change);
+  }
+
+  addInputResponses(id: string, principal: string, responses: Record<string, unknown>, now: number) {
+    return this.tasks.addInputResponses(id, principal, responses, now);
+  }
+
+  takeInputResponses(id: string, leaseToken: string, now: number) {
+    return this.tasks.takeInputResponses(id, leaseToken, now);
+  }
+
+  renewLeases(leases: ReadonlyArray<{ taskId: string; token: string }>, leaseMs: number) {
+    return this.tasks.renewLeases(leases, leaseMs);
+  }
+
+  releaseLease(taskId: string, token: string) {
+    return this.tasks.releaseLease(taskId, token);
+  }
+
+  listTasks(principal: string, page: { cursor?: string; limit: number }) {
+    return this.tasks.listTasks(principal, page);
   }
 
   async ping(timeoutMs?: number): Promise<void> {

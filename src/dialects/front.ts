@@ -1,0 +1,55 @@
+import type { Accepts } from "../http/reply.js";
+import { GatewayError } from "../http/errors.js";
+import type { JsonRpcMessage } from "../jsonrpc/message.js";
+import type { LegacyFront } from "./legacy/legacy-front.js";
+import { isLegacyVersion } from "./legacy/versions.js";
+import type { ModernFront } from "./modern/modern-front.js";
+import { isModernVersion, metaVersion } from "./modern/wire.js";
+
+export interface FrontRequest {
+  message: JsonRpcMessage;
+  accepts: Accepts;
+  sessionId?: string;
+  protocolVersion?: string;
+  mcpMethod?: string;
+  mcpName?: string;
+  signal?: AbortSignal;
+}
+
+/**
+ * One path serves both eras (2026-07-28 "dual-era servers"): a message whose `_meta` names a
+ * protocol version is modern and served statelessly; `initialize` and session traffic are legacy.
+ */
+export class Front {
+  constructor(
+    private readonly legacy: LegacyFront,
+    private readonly modern: ModernFront,
+  ) {}
+
+  post(req: FrontRequest): Promise<Response> {
+    if (isModern(req)) {
+      const headers = { protocolVersion: req.protocolVersion, method: req.mcpMethod, name: req.mcpName };
+      return this.modern.post({ message: req.message, accepts: req.accepts, headers });
+    }
+    return this.legacy.post(req);
+  }
+
+  get(accepts: Accepts, sessionId: string | undefined, protocolVersion: string | undefined): Promise<Response> {
+    if (sessionId === undefined && isModernVersion(protocolVersion)) throw new GatewayError("modern_method_not_allowed");
+    return this.legacy.get(accepts, sessionId);
+  }
+
+  delete(sessionId: string | undefined, protocolVersion: string | undefined): Promise<Response> {
+    if (sessionId === undefined && isModernVersion(protocolVersion)) throw new GatewayError("modern_method_not_allowed");
+    return this.legacy.delete(sessionId);
+  }
+}
+
+function isModern(req: FrontRequest): boolean {
+  const { message } = req;
+  if (!("method" in message)) return false;
+  if (metaVersion(message.params) !== undefined) return true;
+  // A request that names a non-legacy version in its header, outside any session, is a modern
+  // request missing its _meta: the modern side answers it with the right error.
+  return req.sessionId === undefined && message.method !== "initialize" && req.protocolVersion !== undefined && !isLegacyVersion(req.protocolVersion);
+}

@@ -1,0 +1,85 @@
+import { randomUUID } from "node:crypto";
+import { GatewayError } from "../../http/errors.js";
+import { CallReply, type Accepts } from "../../http/reply.js";
+import { isRequest, type JsonRpcMessage, type JsonRpcRequest, type JsonRpcResponse } from "../../jsonrpc/message.js";
+import type { MessageSink } from "../../jsonrpc/sink.js";
+import type { CallClient } from "../../tasks/caller.js";
+import type { Relay } from "../passthrough/relay.js";
+import { modernResult, discoverResult, upstreamParams } from "./shape.js";
+import { MODERN_VERSIONS, validateModernRequest, type ModernHeaders } from "./wire.js";
+
+export interface ModernRequest {
+  message: JsonRpcMessage;
+  accepts: Accepts;
+  headers: ModernHeaders;
+}
+
+/** What the modern front hands a method handler. */
+export interface ModernCall {
+  request: JsonRpcRequest;
+  /** The request as the upstream gets it. */
+  upstreamRequest: JsonRpcRequest;
+  client: CallClient;
+  accepts: Accepts;
+}
+
+export type MethodHandler = (call: ModernCall, front: ModernFront) => Promise<Response>;
+
+/**
+ * The modern-era (2026-07-28) front side: stateless, every request carries its own `_meta`.
+ * Validates the headers and `_meta`, answers `server/discover`, hands task methods to their
+ * handlers and relays the rest with `resultType` and caching hints added.
+ */
+export class ModernFront {
+  constructor(
+    private readonly relay: Relay,
+    private readonly handlers: ReadonlyMap<string, MethodHandler>,
+    readonly keepAliveMs: number,
+  ) {}
+
+  async post(req: ModernRequest): Promise<Response> {
+    const { message } = req;
+    // Notifications carry nothing taskgate acts on here (on HTTP, closing a stream is the cancel signal).
+    if (!isRequest(message)) {
+      if ("method" in message) return new Response(null, { status: 202 });
+      throw new GatewayError("invalid_request", "there are no server-to-client requests to answer on protocol 2026-07-28");
+    }
+    const capabilities = validateModernRequest(message, req.headers);
+    const call: ModernCall = {
+      request: message,
+      upstreamRequest: { ...message, params: upstreamParams(message.method, message.params) },
+      client: { sessionId: `m:${randomUUID()}`, capabilities },
+      accepts: req.accepts,
+    };
+    if (message.method === "server/discover") return this.discover(message);
+    const handler = this.handlers.get(message.method);
+    return handler ? handler(call, this) : this.passthrough(call);
+  }
+
+  /** Relay to the upstream; `resultType` and caching hints added to what comes back. */
+  passthrough(call: ModernCall): Promise<Response> {
+    const reply = new CallReply(call.accepts, this.keepAliveMs);
+    const work = this.relay.call(call.client, call.upstreamRequest, noServerRequests(reply)).then((r) => this.shape(call.request, r));
+    return reply.respond(work);
+  }
+
+  shape(request: JsonRpcRequest, response: JsonRpcResponse): JsonRpcResponse {
+    if ("error" in response) return { ...response, id: request.id };
+    const serverInfo = this.relay.connector.initializeResult()?.serverInfo;
+    return { jsonrpc: "2.0", id: request.id, result: modernResult(request.method, response.result, serverInfo) };
+  }
+
+  private discover(request: JsonRpcRequest): Response {
+    const init = this.relay.connector.initializeResult();
+    if (!init) throw new GatewayError("upstream_unavailable", this.relay.connector.lastError() ?? `'${this.relay.connector.name}' is not initialized`);
+    return Response.json({ jsonrpc: "2.0", id: request.id, result: discoverResult(init, MODERN_VERSIONS) });
+  }
+}
+
+/**
+ * 2026-07-28 has no server→client requests (they became MRTR): a request the upstream makes is
+ * refused to it rather than sent to a client that could not answer it.
+ */
+export function noServerRequests(sink: MessageSink): MessageSink {
+  return { send: (message) => (isRequest(message) ? false : sink.send(message)) };
+}

@@ -1,0 +1,55 @@
+import type { InitializeResultLike } from "../../upstream/connector.js";
+import { CACHEABLE, META, TASKS_EXTENSION } from "./wire.js";
+
+const MODERN_META_KEYS = new Set<string>([META.protocolVersion, META.clientCapabilities, META.clientInfo, "io.modelcontextprotocol/logLevel"]);
+
+/**
+ * The request as the legacy upstream gets it: the modern `_meta` keys removed (they mean nothing
+ * to it), and `params.task` dropped on the modern wire, where it is never an opt-in (§3.13) —
+ * an upstream that speaks dialect A natively must not start a task of its own.
+ */
+export function upstreamParams(method: string, params: Record<string, unknown> | undefined): Record<string, unknown> | undefined {
+  if (!params) return params;
+  const { _meta, task: _task, ...rest } = params;
+  const out: Record<string, unknown> = method === "tools/call" ? rest : { ...rest, ...(_task !== undefined ? { task: _task } : {}) };
+  if (typeof _meta === "object" && _meta !== null) {
+    const kept = Object.fromEntries(Object.entries(_meta).filter(([k]) => !MODERN_META_KEYS.has(k)));
+    if (Object.keys(kept).length > 0) out._meta = kept;
+  }
+  return out;
+}
+
+/**
+ * A legacy upstream's result as this wire needs it: `resultType` on every result (§3.1), caching
+ * hints on cacheable ones (taskgate cannot know how long the upstream's lists stay fresh, so it
+ * says "do not reuse": ttlMs 0, private), and the server's identity in `_meta`.
+ */
+export function modernResult(method: string, result: Record<string, unknown>, serverInfo: unknown): Record<string, unknown> {
+  const out: Record<string, unknown> = { ...result, resultType: typeof result.resultType === "string" ? result.resultType : "complete" };
+  if (CACHEABLE.has(method)) {
+    out.ttlMs ??= 0;
+    out.cacheScope ??= "private";
+  }
+  if (serverInfo !== undefined) out._meta = { ...(asRecord(result._meta) ?? {}), [META.serverInfo]: serverInfo };
+  return out;
+}
+
+/** `server/discover` (§3.1): the upstream's capabilities plus the tasks extension, no legacy `tasks` slot. */
+export function discoverResult(init: InitializeResultLike, supportedVersions: readonly string[]): Record<string, unknown> {
+  const { tasks: _legacyTasks, ...capabilities } = init.capabilities;
+  const extensions = { ...(asRecord(capabilities.extensions) ?? {}), [TASKS_EXTENSION]: {} };
+  const result: Record<string, unknown> = {
+    resultType: "complete",
+    supportedVersions: [...supportedVersions],
+    capabilities: { ...capabilities, extensions },
+    ttlMs: 60_000,
+    cacheScope: "public",
+    _meta: { [META.serverInfo]: init.serverInfo },
+  };
+  if (init.instructions !== undefined) result.instructions = init.instructions;
+  return result;
+}
+
+function asRecord(value: unknown): Record<string, unknown> | undefined {
+  return typeof value === "object" && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
+}

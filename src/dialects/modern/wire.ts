@@ -1,0 +1,98 @@
+import { GatewayError } from "../../http/errors.js";
+import type { JsonRpcRequest } from "../../jsonrpc/message.js";
+
+/** The stateless protocol revisions (digest §3.1). */
+export const MODERN_VERSIONS = ["2026-07-28"] as const;
+
+export const META = {
+  protocolVersion: "io.modelcontextprotocol/protocolVersion",
+  clientCapabilities: "io.modelcontextprotocol/clientCapabilities",
+  clientInfo: "io.modelcontextprotocol/clientInfo",
+  serverInfo: "io.modelcontextprotocol/serverInfo",
+} as const;
+
+export const TASKS_EXTENSION = "io.modelcontextprotocol/tasks";
+
+/** Methods of the 2026-07-28 wire that taskgate serves; anything else is 404 + -32601. */
+export const MODERN_METHODS = new Set([
+  "server/discover",
+  "ping",
+  "tools/list",
+  "tools/call",
+  "resources/list",
+  "resources/templates/list",
+  "resources/read",
+  "prompts/list",
+  "prompts/get",
+  "completion/complete",
+  "tasks/get",
+  "tasks/update",
+  "tasks/cancel",
+]);
+
+/** Results that must carry caching hints (2026-07-28 server/utilities/caching). */
+export const CACHEABLE = new Set(["server/discover", "tools/list", "prompts/list", "resources/list", "resources/templates/list", "resources/read"]);
+
+/** Which param `Mcp-Name` must equal, per method (§3.1; tasks/* by the extension, §3.10). */
+const NAME_PARAM: Record<string, string> = {
+  "tools/call": "name",
+  "prompts/get": "name",
+  "resources/read": "uri",
+  "tasks/get": "taskId",
+  "tasks/update": "taskId",
+  "tasks/cancel": "taskId",
+};
+
+export function isModernVersion(version: string | undefined): boolean {
+  return version !== undefined && (MODERN_VERSIONS as readonly string[]).includes(version);
+}
+
+export function metaOf(params: Record<string, unknown> | undefined): Record<string, unknown> | undefined {
+  const meta = params?._meta;
+  return typeof meta === "object" && meta !== null && !Array.isArray(meta) ? (meta as Record<string, unknown>) : undefined;
+}
+
+/** The version a message's `_meta` names, if it names one: that is what makes it a modern request. */
+export function metaVersion(params: Record<string, unknown> | undefined): string | undefined {
+  const version = metaOf(params)?.[META.protocolVersion];
+  return typeof version === "string" ? version : undefined;
+}
+
+export interface ModernHeaders {
+  protocolVersion?: string;
+  method?: string;
+  name?: string;
+}
+
+/**
+ * The checks every modern request passes before anything else (§3.1, §3.10, §3.11), in the order
+ * the spec's error table lists them. Returns the validated client capabilities.
+ */
+export function validateModernRequest(request: JsonRpcRequest, headers: ModernHeaders): Record<string, unknown> {
+  const meta = metaOf(request.params);
+  const version = meta?.[META.protocolVersion];
+  if (typeof version !== "string") throw new GatewayError("missing_meta", `_meta["${META.protocolVersion}"] is required`);
+  if (!isModernVersion(version)) throw new GatewayError("unsupported_version", version.slice(0, 100), { supported: [...MODERN_VERSIONS], requested: version.slice(0, 100) });
+  if (headers.protocolVersion !== version) throw new GatewayError("header_mismatch", "MCP-Protocol-Version must equal the _meta protocol version");
+  if (decodeHeader(headers.method) !== request.method) throw new GatewayError("header_mismatch", "Mcp-Method must equal the request's method");
+  const nameParam = NAME_PARAM[request.method];
+  if (nameParam !== undefined && decodeHeader(headers.name) !== request.params?.[nameParam])
+    throw new GatewayError("header_mismatch", `Mcp-Name must equal params.${nameParam}`);
+  const caps = meta?.[META.clientCapabilities];
+  if (typeof caps !== "object" || caps === null || Array.isArray(caps))
+    throw new GatewayError("missing_meta", `_meta["${META.clientCapabilities}"] is required`);
+  if (!MODERN_METHODS.has(request.method)) throw new GatewayError("method_not_found", request.method.slice(0, 100));
+  return caps as Record<string, unknown>;
+}
+
+/** Non-ASCII header values travel as `=?base64?{value}?=` (§3.1). */
+export function decodeHeader(value: string | undefined): string | undefined {
+  const match = value?.match(/^=\?base64\?(.*)\?=$/);
+  if (!match) return value;
+  return Buffer.from(match[1]!, "base64").toString("utf8");
+}
+
+export function declaresTasks(caps: Record<string, unknown>): boolean {
+  const extensions = caps.extensions;
+  return typeof extensions === "object" && extensions !== null && TASKS_EXTENSION in extensions;
+}

@@ -1,0 +1,188 @@
+import { randomUUID } from "node:crypto";
+import type { Config, UpstreamConfig } from "../../config/schema.js";
+import { GatewayError } from "../../http/errors.js";
+import { CallReply, type Accepts } from "../../http/reply.js";
+import { failure, success, type JsonRpcRequest, type JsonRpcResponse } from "../../jsonrpc/message.js";
+import { StoreUnavailableError, type SessionRecord, type TaskRecord } from "../../store/contract.js";
+import type { TaskEngine } from "../../tasks/engine.js";
+import { toolPolicy } from "../../tasks/policy.js";
+import type { Relay } from "../passthrough/relay.js";
+import { RELATED_TASK, taskA } from "./render.js";
+
+export interface TasksADeps {
+  engine: TaskEngine;
+  relay: Relay;
+  upstream: UpstreamConfig;
+  tasks: Config["tasks"];
+  keepAliveMs: number;
+  listPageSize?: number;
+}
+
+export const DIALECT_A_VERSION = "2025-11-25";
+const METHODS = new Set(["tools/call", "tools/list", "tasks/get", "tasks/result", "tasks/list", "tasks/cancel"]);
+/** Ids of input requests sent on a tasks/result stream: `tgi:<taskId>:<key>`, so the answer finds its task on any replica. */
+const INPUT_ID = /^tgi:([^:]+):([^:]+)$/;
+
+/**
+ * Dialect A, the experimental tasks of 2025-11-25 (digest §2), for sessions of that version.
+ * The client asks for a task with `params.task`; taskgate's policy decides what is allowed.
+ */
+export class TasksA {
+  constructor(private readonly deps: TasksADeps) {}
+
+  handles(session: SessionRecord, method: string): boolean {
+    return session.protocolVersion === DIALECT_A_VERSION && METHODS.has(method);
+  }
+
+  async handle(session: SessionRecord, request: JsonRpcRequest, accepts: Accepts, signal?: AbortSignal): Promise<Response> {
+    try {
+      switch (request.method) {
+        case "tools/call":
+          return await this.toolsCall(session, request, accepts);
+        case "tools/list":
+          return await this.toolsList(session, request, accepts);
+        case "tasks/result":
+          return await this.result(session, request, accepts, signal);
+        default:
+          return Response.json(success(request.id, await this.taskMethod(session, request)));
+      }
+    } catch (err) {
+      if (err instanceof StoreUnavailableError) throw new GatewayError("store_unavailable");
+      throw err;
+    }
+  }
+
+  /** A client's answer to an input request sent on a tasks/result stream; false when it is not one. */
+  async answer(session: SessionRecord, response: JsonRpcResponse): Promise<boolean> {
+    const match = typeof response.id === "string" ? INPUT_ID.exec(response.id) : null;
+    if (!match) return false;
+    const value = "error" in response ? { $error: response.error } : response.result;
+    await this.deps.engine.answer(match[1]!, session.principal, { [match[2]!]: value });
+    return true;
+  }
+
+  private async toolsCall(session: SessionRecord, request: JsonRpcRequest, accepts: Accepts): Promise<Response> {
+    const { task, ...params } = request.params ?? {};
+    const name = typeof params.name === "string" ? params.name : "";
+    const policy = toolPolicy(this.deps.tasks, this.deps.upstream, name);
+    if (task === undefined) {
+      // §2.3: a required tool MUST be called as a task (-32601); -32600 is only a MAY (§6 A2).
+      if (policy.taskSupport === "required") return Response.json(failure(request.id, { code: -32601, message: `Task augmentation required for tools/call requests: tool '${name}' runs only as a task` }));
+      return this.relayed(session, request, accepts);
+    }
+    if (policy.taskSupport === "forbidden") return Response.json(failure(request.id, { code: -32601, message: `Tool '${name}' does not support task-augmented calls` }));
+    const created = await this.deps.engine.detachNow({
+      caller: this.deps.relay,
+      upstream: this.deps.upstream.name,
+      client: { sessionId: `a:${randomUUID()}`, capabilities: session.clientCapabilities },
+      principal: session.principal,
+      dialect: "A",
+      request: { ...request, params },
+      ttlMs: this.ttl(task),
+      pollIntervalMs: this.deps.tasks.pollIntervalMs,
+      ...(policy.maxDurationMs !== undefined ? { maxDurationMs: policy.maxDurationMs } : {}),
+    });
+    return Response.json(success(request.id, { task: taskA(created) }));
+  }
+
+  /** The requested ttl, clamped to the maximum; the real one is reported back (§2.13). */
+  private ttl(task: unknown): number {
+    const requested = (task as { ttl?: unknown } | null)?.ttl;
+    const { defaultTtlMs, maxTtlMs } = this.deps.tasks;
+    return typeof requested === "number" && Number.isFinite(requested) && requested > 0 ? Math.min(Math.floor(requested), maxTtlMs) : Math.min(defaultTtlMs, maxTtlMs);
+  }
+
+  /** tools/list with `execution.taskSupport` from taskgate's policy, replacing the upstream's. */
+  private async toolsList(session: SessionRecord, request: JsonRpcRequest, accepts: Accepts): Promise<Response> {
+    const reply = new CallReply(accepts, this.deps.keepAliveMs);
+    const work = this.deps.relay.call(clientOf(session), request, reply).then((r) => {
+      if ("error" in r || !Array.isArray(r.result.tools)) return { ...r, id: request.id };
+      const tools = (r.result.tools as Array<Record<string, unknown>>).map((tool) => ({
+        ...tool,
+        execution: { ...(tool.execution as object | undefined), taskSupport: toolPolicy(this.deps.tasks, this.deps.upstream, String(tool.name)).taskSupport },
+      }));
+      return { jsonrpc: "2.0" as const, id: request.id, result: { ...r.result, tools } };
+    });
+    return reply.respond(work);
+  }
+
+  private relayed(session: SessionRecord, request: JsonRpcRequest, accepts: Accepts): Promise<Response> {
+    const reply = new CallReply(accepts, this.deps.keepAliveMs);
+    return reply.respond(this.deps.relay.call(clientOf(session), request, reply));
+  }
+
+  private async taskMethod(session: SessionRecord, request: JsonRpcRequest): Promise<Record<string, unknown>> {
+    if (request.method === "tasks/list") return this.list(session, request);
+    const taskId = taskIdOf(request);
+    if (request.method === "tasks/get") return taskA(await found(this.deps.engine.get(taskId, session.principal)));
+    const cancelled = await found(this.deps.engine.cancelNow(taskId, session.principal));
+    if ("terminal" in cancelled)
+      throw new GatewayError("invalid_params", `Cannot cancel task: already in terminal status '${cancelled.terminal.status}'`);
+    return taskA(cancelled.task);
+  }
+
+  private async list(session: SessionRecord, request: JsonRpcRequest): Promise<Record<string, unknown>> {
+    const cursor = request.params?.cursor;
+    if (cursor !== undefined && typeof cursor !== "string") throw new GatewayError("invalid_params", "cursor must be a string");
+    const page = await this.deps.engine.list(session.principal, { limit: this.deps.listPageSize ?? 50, ...(cursor !== undefined ? { cursor } : {}) });
+    if (!page) throw new GatewayError("invalid_params", "invalid cursor");
+    return { tasks: page.tasks.map(taskA), ...(page.nextCursor ? { nextCursor: page.nextCursor } : {}) };
+  }
+
+  /**
+   * tasks/result (§2.7, §2.12): blocks until terminal, then answers exactly what the call would
+   * have. While it waits, status changes go out as notifications/tasks/status and the upstream's
+   * questions as requests with the related-task `_meta`, on this response's SSE stream.
+   */
+  private async result(session: SessionRecord, request: JsonRpcRequest, accepts: Accepts, signal?: AbortSignal): Promise<Response> {
+    const taskId = taskIdOf(request);
+    if (!(await this.deps.engine.get(taskId, session.principal))) throw new GatewayError("task_not_found");
+    const reply = new CallReply(accepts, this.deps.keepAliveMs);
+    const asked = new Set<string>();
+    const work = this.deps.engine
+      .follow(taskId, session.principal, (task) => streamUpdate(reply, task, asked), signal)
+      .then((task) => (task ? finalAnswer(request, task) : failure(request.id, { code: -32602, message: "Failed to retrieve task: Task not found" })))
+      .catch(() => failure(request.id, { code: -32603, message: "task store unavailable" }));
+    if (accepts.sse) reply.startStream();
+    return reply.respond(work);
+  }
+}
+
+function streamUpdate(reply: CallReply, task: TaskRecord, asked: Set<string>): void {
+  reply.send({ jsonrpc: "2.0", method: "notifications/tasks/status", params: taskA(task) });
+  if (task.status !== "input_required") return;
+  for (const [key, input] of Object.entries(task.inputRequests)) {
+    if (asked.has(key)) continue;
+    asked.add(key);
+    const params = { ...input.params, _meta: { ...(input.params?._meta as object | undefined), [RELATED_TASK]: { taskId: task.id } } };
+    reply.send({ jsonrpc: "2.0", id: `tgi:${task.id}:${key}`, method: input.method, params });
+  }
+}
+
+/**
+ * What the call would have returned (§2.7): its result with the related-task `_meta`, or its
+ * JSON-RPC error. A cancelled task has no result (§6 A4): taskgate answers -32603 saying so.
+ */
+function finalAnswer(request: JsonRpcRequest, task: TaskRecord): JsonRpcResponse {
+  const related = { [RELATED_TASK]: { taskId: task.id } };
+  if (task.outcome && "result" in task.outcome)
+    return success(request.id, { ...task.outcome.result, _meta: { ...(task.outcome.result._meta as object | undefined), ...related } });
+  if (task.outcome && "error" in task.outcome) return failure(request.id, task.outcome.error);
+  return failure(request.id, { code: -32603, message: task.statusMessage ?? `the task ended ${task.status}`, data: { taskId: task.id, status: task.status } });
+}
+
+function taskIdOf(request: JsonRpcRequest): string {
+  const taskId = request.params?.taskId;
+  if (typeof taskId !== "string" || taskId.length === 0) throw new GatewayError("invalid_params", "params.taskId must be a string");
+  return taskId;
+}
+
+async function found<T>(value: Promise<T | undefined>): Promise<T> {
+  const v = await value;
+  if (v === undefined) throw new GatewayError("task_not_found");
+  return v;
+}
+
+function clientOf(session: SessionRecord) {
+  return { sessionId: session.id, capabilities: session.clientCapabilities };
+}

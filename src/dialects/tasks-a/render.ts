@@ -1,0 +1,20 @@
+import type { TaskRecord } from "../../store/contract.js";
+
+export const RELATED_TASK = "io.modelcontextprotocol/related-task";
+
+/** Dialect A's `Task` (2025-11-25 schema, digest §2.5): `ttl` and `pollInterval`, always `ttl`. */
+export function taskA(task: TaskRecord): Record<string, unknown> {
+  const fields: Record<string, unknown> = {
+    taskId: task.id,
+    status: task.status,
+    createdAt: new Date(task.createdAt).toISOString(),
+    lastUpdatedAt: new Date(task.lastUpdatedAt).toISOString(),
+    ttl: task.ttlMs,
+    pollInterval: task.pollIntervalMs,
+  };
+  if (task.statusMessage !== undefined) fields.statusMessage = task.statusMessage;
+  return fields;
+}
+
+/** The capability taskgate declares in a 2025-11-25 session (§2.2). */
+export const TASKS_A_CAPABILITY = { list: {}, cancel: {}, requests: { tools: { call: {} } } };

@@ -1,0 +1,42 @@
+import type { TaskRecord } from "../../store/contract.js";
+
+/**
+ * Dialect B shapes (ext-tasks schema, digest §3.4): flat tasks, `ttlMs` / `pollIntervalMs` as
+ * integers, and no legacy `ttl` / `pollInterval` keys.
+ */
+function taskFields(task: TaskRecord): Record<string, unknown> {
+  const fields: Record<string, unknown> = {
+    taskId: task.id,
+    status: task.status,
+    createdAt: new Date(task.createdAt).toISOString(),
+    lastUpdatedAt: new Date(task.lastUpdatedAt).toISOString(),
+    ttlMs: task.ttlMs,
+    pollIntervalMs: task.pollIntervalMs,
+  };
+  if (task.statusMessage !== undefined) fields.statusMessage = task.statusMessage;
+  return fields;
+}
+
+/** `CreateTaskResult`: `resultType: "task"`, flat (§3.5). */
+export function createTaskResult(task: TaskRecord): Record<string, unknown> {
+  return { resultType: "task", ...taskFields(task) };
+}
+
+/**
+ * The `DetailedTask` for the task's status, as `tasks/get` and `notifications/tasks` carry it.
+ * A completed task's `result` is what the call would have returned on this wire, so it carries
+ * `resultType: "complete"` too.
+ */
+export function detailedTask(task: TaskRecord): Record<string, unknown> {
+  const fields = taskFields(task);
+  if (task.status === "input_required") fields.inputRequests = task.inputRequests;
+  if (task.status === "completed" && task.outcome && "result" in task.outcome)
+    fields.result = { ...task.outcome.result, resultType: "complete" };
+  if (task.status === "failed") fields.error = task.outcome && "error" in task.outcome ? task.outcome.error : { code: -32603, message: task.statusMessage ?? "The task failed" };
+  return fields;
+}
+
+/** `tasks/get`: `resultType` MUST be "complete" (§3.6; the schema and conformance agree, §6 B1). */
+export function getTaskResult(task: TaskRecord): Record<string, unknown> {
+  return { resultType: "complete", ...detailedTask(task) };
+}

@@ -1,0 +1,159 @@
+import {
+  taskChannel,
+  type EventBus,
+  type Lease,
+  type LeaseState,
+  type NewTask,
+  type TaskChange,
+  type TaskRecord,
+  type TaskStore,
+  type TransitionResult,
+} from "../contract.js";
+import { answerField, changeFields, decodeTask, encodeAnswer, encodeOutcome, expiresAt, inputRequestField, newTaskFields } from "../task-fields.js";
+import { assertChange, refuseChange, taskExistsError, visibleTo } from "../task-rules.js";
+
+interface Entry {
+  fields: Map<string, string>;
+  outcome?: string;
+  lease?: { token: string; expiresAt: number };
+  expiresAt: number;
+}
+
+/**
+ * Tasks in this process, with the Redis store's semantics: the same flat fields, the same checks
+ * (task-rules.ts), every change a copy and a hint on the bus. Single-threaded JavaScript makes
+ * each method atomic as long as it does not await in the middle — none does before writing.
+ */
+export class MemoryTasks implements TaskStore {
+  private readonly tasks = new Map<string, Entry>();
+
+  constructor(
+    private readonly bus: EventBus,
+    private readonly now: () => number,
+  ) {}
+
+  async createTask(task: NewTask, lease: Lease): Promise<TaskRecord> {
+    if (this.live(task.id)) throw taskExistsError(task.id);
+    const entry: Entry = { fields: new Map(newTaskFields(task)), expiresAt: expiresAt(task) };
+    entry.lease = { token: lease.token, expiresAt: this.now() + lease.leaseMs };
+    this.tasks.set(task.id, entry);
+    return this.announce(task.id, entry);
+  }
+
+  async getTask(id: string, principal: string | null): Promise<TaskRecord | undefined> {
+    const entry = this.live(id);
+    if (!entry) return undefined;
+    const task = decodeTask(entry.fields, entry.outcome);
+    return visibleTo(task, principal) ? task : undefined;
+  }
+
+  async transitionTask(id: string, change: TaskChange): Promise<TransitionResult> {
+    assertChange(change);
+    const entry = this.live(id);
+    const current = entry ? decodeTask(entry.fields, entry.outcome) : undefined;
+    const refusal = refuseChange(current, this.leaseHolder(entry), change);
+    if (refusal === "not_found" || !entry || !current) return { ok: false, reason: "not_found" };
+    if (refusal) return { ok: false, reason: refusal, task: current };
+    const { set, del } = changeFields(change);
+    for (const field of del) entry.fields.delete(field);
+    for (const [field, value] of set) entry.fields.set(field, value);
+    for (const key of change.removeInputRequests ?? []) entry.fields.delete(inputRequestField(key));
+    if (change.removeInputRequests?.length) this.backToWorking(entry);
+    if (change.outcome) entry.outcome = encodeOutcome(change.outcome);
+    return { ok: true, task: this.bump(id, entry, change.now) };
+  }
+
+  async addInputResponses(id: string, principal: string, responses: Record<string, unknown>, now: number) {
+    const entry = this.live(id);
+    if (!entry || entry.fields.get("principal") !== principal) return undefined;
+    const accepted = Object.keys(responses).filter((key) => entry.fields.has(inputRequestField(key)) && !entry.fields.has(answerField(key)));
+    for (const key of accepted) entry.fields.set(answerField(key), encodeAnswer(responses[key]));
+    const task = accepted.length ? this.bump(id, entry, now) : decodeTask(entry.fields, entry.outcome);
+    return { accepted, task };
+  }
+
+  async takeInputResponses(id: string, leaseToken: string, now: number) {
+    const entry = this.live(id);
+    if (!entry) return { ok: false as const, reason: "not_found" as const };
+    if (this.leaseHolder(entry) !== leaseToken) return { ok: false as const, reason: "stale_lease" as const };
+    const responses: Record<string, unknown> = {};
+    for (const [field, value] of [...entry.fields]) {
+      if (!field.startsWith("ans:")) continue;
+      const key = field.slice(4);
+      responses[key] = JSON.parse(value) as unknown;
+      entry.fields.delete(field);
+      entry.fields.delete(inputRequestField(key));
+    }
+    if (Object.keys(responses).length === 0) return { ok: true as const, responses, task: decodeTask(entry.fields, entry.outcome) };
+    this.backToWorking(entry);
+    return { ok: true as const, responses, task: this.bump(id, entry, now) };
+  }
+
+  async renewLeases(leases: ReadonlyArray<{ taskId: string; token: string }>, leaseMs: number): Promise<LeaseState[]> {
+    return leases.map(({ taskId, token }) => {
+      const entry = this.live(taskId);
+      const held = !!entry && this.leaseHolder(entry) === token;
+      if (held && entry?.lease) entry.lease.expiresAt = this.now() + leaseMs;
+      const fields = entry?.fields;
+      const hasInputResponses = !!fields && [...fields.keys()].some((f) => f.startsWith("ans:"));
+      return { taskId, held, cancelRequested: fields?.get("cancelRequested") === "1", hasInputResponses };
+    });
+  }
+
+  async releaseLease(taskId: string, token: string): Promise<void> {
+    const entry = this.tasks.get(taskId);
+    if (entry?.lease?.token === token) entry.lease = undefined;
+  }
+
+  async listTasks(principal: string, page: { cursor?: string; limit: number }) {
+    const mine = [...this.tasks.keys()]
+      .map((id) => this.live(id))
+      .filter((e): e is Entry => !!e && e.fields.get("principal") === principal)
+      .map((e) => decodeTask(e.fields, e.outcome))
+      .sort((a, b) => b.createdAt - a.createdAt || (a.id < b.id ? 1 : -1));
+    const start = page.cursor === undefined ? 0 : mine.findIndex((t) => t.id === page.cursor) + 1;
+    if (page.cursor !== undefined && start === 0) return undefined;
+    const tasks = mine.slice(start, start + page.limit);
+    const more = start + page.limit < mine.length;
+    return more ? { tasks, nextCursor: tasks[tasks.length - 1]!.id } : { tasks };
+  }
+
+  sweep(): void {
+    for (const id of [...this.tasks.keys()]) this.live(id);
+  }
+
+  clear(): void {
+    this.tasks.clear();
+  }
+
+  private backToWorking(entry: Entry): void {
+    const outstanding = [...entry.fields.keys()].some((f) => f.startsWith("in:"));
+    if (!outstanding && entry.fields.get("status") === "input_required") entry.fields.set("status", "working");
+  }
+
+  private bump(id: string, entry: Entry, now: number): TaskRecord {
+    entry.fields.set("revision", String(Number(entry.fields.get("revision")) + 1));
+    entry.fields.set("lastUpdatedAt", String(now));
+    return this.announce(id, entry);
+  }
+
+  private announce(id: string, entry: Entry): TaskRecord {
+    const task = decodeTask(entry.fields, entry.outcome);
+    void this.bus.publish(taskChannel(id), String(task.revision));
+    return task;
+  }
+
+  private leaseHolder(entry: Entry | undefined): string | undefined {
+    if (!entry?.lease || entry.lease.expiresAt <= this.now()) return undefined;
+    return entry.lease.token;
+  }
+
+  private live(id: string): Entry | undefined {
+    const entry = this.tasks.get(id);
+    if (entry && entry.expiresAt <= this.now()) {
+      this.tasks.delete(id);
+      return undefined;
+    }
+    return entry;
+  }
+}

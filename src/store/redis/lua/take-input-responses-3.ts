@@ -1,0 +1,31 @@
+import type { LuaScript } from "../scripts.js";
+import { TASK_LUA_PRELUDE } from "./common.js";
+
+/**
+ * take-input-responses-3: the owner takes the waiting answers; their requests are done.
+ * KEYS: 1 task hash, 2 outcome, 3 lease
+ * ARGV: 1 lease token, 2 now, 3 hint channel
+ * Returns: {1, key/answer pairs, fields, outcome}; {-1} not found; {-3} stale lease
+ */
+export const takeInputResponses: LuaScript = {
+  name: "takeInputResponses",
+  numberOfKeys: 3,
+  lua: `${TASK_LUA_PRELUDE}
+if redis.call('EXISTS', KEYS[1]) == 0 then return {-1} end
+if redis.call('GET', KEYS[3]) ~= ARGV[1] then return {-3} end
+local taken = {}
+local fields = redis.call('HGETALL', KEYS[1])
+for i = 1, #fields, 2 do
+  local f = fields[i]
+  if string.sub(f, 1, 4) == 'ans:' then
+    local key = string.sub(f, 5)
+    table.insert(taken, key)
+    table.insert(taken, fields[i + 1])
+    redis.call('HDEL', KEYS[1], f, 'in:' .. key)
+  end
+end
+if #taken > 0 then back_to_working(); bump(ARGV[2], ARGV[3]) end
+local c = current()
+return {1, taken, c[1], c[2]}
+`,
+};

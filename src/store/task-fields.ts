@@ -1,0 +1,89 @@
+import { z } from "zod";
+import type { InputRequest, NewTask, TaskChange, TaskOutcome, TaskRecord } from "./contract.js";
+
+/**
+ * The one flat layout of a task, shared by both stores so memory behaves like Redis (a stored
+ * copy, JSON round trips). In Redis it is the task hash: scalars as fields, each input request
+ * and each answer as a field of its own, so Lua never decodes (or re-encodes) client JSON.
+ * The outcome is JSON kept beside it (Redis: the `:out` key).
+ */
+export type TaskFields = ReadonlyMap<string, string>;
+export type FieldPairs = [field: string, value: string][];
+
+export const inputRequestField = (key: string): string => `in:${key}`;
+export const answerField = (key: string): string => `ans:${key}`;
+/** Not part of the record: when all the task's keys expire (createdAt + ttlMs). */
+export const EXPIRES_AT = "expiresAt";
+
+export function expiresAt(task: Pick<NewTask, "createdAt" | "ttlMs">): number {
+  return task.createdAt + task.ttlMs;
+}
+
+/** A new task's fields: revision 1, nothing asked or answered yet. */
+export function newTaskFields(task: NewTask): FieldPairs {
+  const pairs: FieldPairs = [
+    ["id", task.id], ["principal", task.principal], ["dialect", task.dialect], ["upstream", task.upstream],
+    ["tool", task.tool], ["status", task.status], ["createdAt", String(task.createdAt)],
+    ["lastUpdatedAt", String(task.createdAt)], ["ttlMs", String(task.ttlMs)],
+    ["pollIntervalMs", String(task.pollIntervalMs)], ["revision", "1"], ["owner", task.owner],
+    ["cancelRequested", "0"], ["clientCapabilities", JSON.stringify(task.clientCapabilities)],
+    [EXPIRES_AT, String(expiresAt(task))],
+  ];
+  if (task.statusMessage !== undefined) pairs.push(["statusMessage", task.statusMessage]);
+  if (task.upstreamRequestId !== undefined) pairs.push(["upstreamRequestId", task.upstreamRequestId]);
+  return pairs;
+}
+
+/** The fields a change sets and deletes; revision, lastUpdatedAt and the outcome are the store's. */
+export function changeFields(change: TaskChange): { set: FieldPairs; del: string[] } {
+  const set: FieldPairs = [];
+  const del: string[] = [];
+  if (change.to !== undefined) set.push(["status", change.to]);
+  if (change.statusMessage === null) del.push("statusMessage");
+  else if (change.statusMessage !== undefined) set.push(["statusMessage", change.statusMessage]);
+  if (change.cancelRequested) set.push(["cancelRequested", "1"]);
+  if (change.upstreamRequestId !== undefined) set.push(["upstreamRequestId", change.upstreamRequestId]);
+  for (const [key, request] of Object.entries(change.addInputRequests ?? {})) {
+    set.push([inputRequestField(key), JSON.stringify(request)]);
+  }
+  return { set, del };
+}
+
+export function encodeOutcome(outcome: TaskOutcome): string {
+  return JSON.stringify(outcome);
+}
+
+/** A missing answer value still counts as an answer: it is stored as JSON null. */
+export function encodeAnswer(value: unknown): string {
+  return JSON.stringify(value ?? null);
+}
+
+const int = z.string().regex(/^-?\d+$/).transform(Number);
+const Scalars = z.object({
+  id: z.string(), principal: z.string(), dialect: z.enum(["A", "B"]), upstream: z.string(), tool: z.string(),
+  status: z.enum(["working", "input_required", "completed", "failed", "cancelled"]),
+  statusMessage: z.string().optional(), createdAt: int, lastUpdatedAt: int, ttlMs: int, pollIntervalMs: int,
+  revision: int, owner: z.string(), upstreamRequestId: z.string().optional(),
+  cancelRequested: z.enum(["0", "1"]).transform((v) => v === "1"),
+  clientCapabilities: z.string().transform((json) => z.record(z.string(), z.unknown()).parse(JSON.parse(json))),
+});
+const InputRequestJson = z.object({ method: z.string(), params: z.record(z.string(), z.unknown()).optional() }) satisfies z.ZodType<InputRequest>;
+const OutcomeJson = z.union([
+  z.object({ result: z.record(z.string(), z.unknown()) }),
+  z.object({ error: z.object({ code: z.number(), message: z.string(), data: z.unknown().optional() }) }),
+]) satisfies z.ZodType<TaskOutcome>;
+
+/**
+ * Reading validates: another replica running a different version may have written the task.
+ * Throws on a malformed one: that is a defect to see, not an absent task.
+ */
+export function decodeTask(fields: TaskFields, outcome: string | null | undefined): TaskRecord {
+  const scalars = Scalars.parse(Object.fromEntries(fields));
+  const task: TaskRecord = { ...scalars, inputRequests: {}, inputResponses: {} };
+  for (const [field, value] of fields) {
+    if (field.startsWith("in:")) task.inputRequests[field.slice(3)] = InputRequestJson.parse(JSON.parse(value));
+    else if (field.startsWith("ans:")) task.inputResponses[field.slice(4)] = JSON.parse(value) as unknown;
+  }
+  if (outcome !== null && outcome !== undefined) task.outcome = OutcomeJson.parse(JSON.parse(outcome));
+  return task;
+}

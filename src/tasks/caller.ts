@@ -1,0 +1,23 @@
+import type { JsonRpcId, JsonRpcRequest, JsonRpcResponse } from "../jsonrpc/message.js";
+import type { MessageSink } from "../jsonrpc/sink.js";
+
+/** Who a call is made for: the relay keeps their ids and capabilities apart. */
+export interface CallClient {
+  sessionId: string;
+  capabilities: Record<string, unknown>;
+}
+
+/**
+ * What the engine needs of an upstream: make a call whose related messages go to a sink, and
+ * cancel it. The relay over the shared upstream session implements it; the engine never sees
+ * transports or HTTP.
+ */
+export interface UpstreamCaller {
+  call(client: CallClient, request: JsonRpcRequest, sink: MessageSink, options?: { trackProgress?: boolean }): Promise<JsonRpcResponse>;
+  cancel(client: CallClient, frontId: JsonRpcId, reason?: string, options?: { abandon?: boolean }): Promise<void>;
+  /** Answer a server→client request that was handed to the call's sink under `response.id`. */
+  answer(client: CallClient, response: JsonRpcResponse): Promise<boolean>;
+}
+
+/** The code a call answers with once abandoned after a cancel (the upstream will not answer). */
+export const CANCELLED_CODE = -32800;

@@ -1,0 +1,168 @@
+import type { JsonRpcResponse } from "../jsonrpc/message.js";
+import type { MessageSink } from "../jsonrpc/sink.js";
+import { taskChannel, type NewTask, type TaskRecord } from "../store/contract.js";
+import { OwnedCall } from "./owned-call.js";
+import { Owner } from "./owner.js";
+import { SwitchSink } from "./sinks.js";
+import { newLeaseToken, newTaskId } from "./task-id.js";
+import { isTerminal, NON_TERMINAL } from "./transitions.js";
+import type { EngineDeps, TaskCall } from "./types.js";
+
+export type RaceOutcome = { inline: JsonRpcResponse } | { task: TaskRecord };
+
+/**
+ * The task engine: decides nothing about dialects, only runs calls that may become tasks.
+ * A task is written to the store before its handle is returned (durable creation, §3.5), and
+ * the replica that made it owns the upstream call until it ends.
+ */
+export class TaskEngine {
+  private readonly owner: Owner;
+
+  constructor(private readonly deps: EngineDeps) {
+    this.owner = new Owner(deps);
+  }
+
+  start(): Promise<void> {
+    return this.owner.start();
+  }
+
+  stop(): Promise<void> {
+    return this.owner.stop();
+  }
+
+  get ownedCount(): number {
+    return this.owner.calls.size;
+  }
+
+  /**
+   * Call upstream; an answer within `detachAfterMs` is returned inline, else the call becomes a
+   * task. With `detachOnInput`, a question from the upstream before that detaches at once: the
+   * front wire cannot carry it, the task can (as input_required).
+   */
+  async raceOrDetach(call: TaskCall, detachAfterMs: number, front: MessageSink, { detachOnInput = false } = {}): Promise<RaceOutcome> {
+    let inputArrived!: () => void;
+    const input = new Promise<undefined>((resolve) => (inputArrived = () => resolve(undefined)));
+    const sink = new SwitchSink(front, detachOnInput ? inputArrived : undefined);
+    const running = call.caller.call(call.client, call.request, sink, { trackProgress: true });
+    const early = await Promise.race([running, delay(detachAfterMs), input]);
+    if (early) return { inline: early };
+    const owned = await this.create(call);
+    sink.detachTo(owned.sink);
+    owned.run(running);
+    return { task: owned.task };
+  }
+
+  /** Make the task first, then start the call (policy `required`, or dialect A). */
+  async detachNow(call: TaskCall): Promise<TaskRecord> {
+    const owned = await this.create(call);
+    owned.run(call.caller.call(call.client, call.request, owned.sink, { trackProgress: true }));
+    return owned.task;
+  }
+
+  get(taskId: string, principal: string | null): Promise<TaskRecord | undefined> {
+    return this.deps.store.getTask(taskId, principal);
+  }
+
+  list(principal: string, page: { cursor?: string; limit: number }) {
+    return this.deps.store.listTasks(principal, page);
+  }
+
+  /**
+   * Dialect B cancel: recorded durably, then routed to the owner. Undefined for an unknown (or
+   * another principal's) task; a terminal task is returned unchanged (cancel is harmless there).
+   */
+  async requestCancel(taskId: string, principal: string): Promise<TaskRecord | undefined> {
+    const change = { from: NON_TERMINAL, cancelRequested: true as const, principal, now: this.deps.clock() };
+    const result = await this.deps.store.transitionTask(taskId, change);
+    if (!result.ok) return result.reason === "not_found" ? undefined : result.task;
+    await this.owner.route(taskId, result.task.owner);
+    return result.task;
+  }
+
+  /**
+   * Dialect A cancel (§2.9): the task is `cancelled` before the answer and stays so; the owner
+   * then stops the upstream call. A terminal task is returned as `terminal` (the caller's -32602).
+   */
+  async cancelNow(taskId: string, principal: string): Promise<{ task: TaskRecord } | { terminal: TaskRecord } | undefined> {
+    const change = { from: NON_TERMINAL, to: "cancelled" as const, cancelRequested: true as const, principal, statusMessage: "Client cancelled task execution.", now: this.deps.clock() };
+    const result = await this.deps.store.transitionTask(taskId, change);
+    if (!result.ok) return result.reason === "not_found" ? undefined : { terminal: result.task };
+    await this.owner.route(taskId, result.task.owner);
+    return { task: result.task };
+  }
+
+  /**
+   * Follow a task until it is terminal, on any replica: woken by the bus, re-reading the store
+   * each time (the hint only wakes), with a slow poll behind it so a lost hint only delays.
+   * `onChange` sees every new revision. Undefined when the task is unknown or expires.
+   */
+  async follow(taskId: string, principal: string, onChange: (task: TaskRecord) => void, signal?: AbortSignal): Promise<TaskRecord | undefined> {
+    let dirty = false;
+    let wake: () => void = () => undefined;
+    const unsubscribe = await this.deps.store.bus.subscribe(taskChannel(taskId), () => {
+      dirty = true;
+      wake();
+    });
+    try {
+      let revision = -1;
+      while (!signal?.aborted) {
+        dirty = false;
+        const task = await this.deps.store.getTask(taskId, principal);
+        if (!task) return undefined;
+        if (task.revision !== revision) onChange(task);
+        revision = task.revision;
+        if (isTerminal(task.status)) return task;
+        if (!dirty) await new Promise<void>((resolve) => {
+          wake = resolve;
+          setTimeout(resolve, 2_000).unref();
+          signal?.addEventListener("abort", () => resolve(), { once: true });
+        });
+      }
+      return undefined;
+    } finally {
+      await unsubscribe();
+    }
+  }
+
+  /**
+   * tasks/update: answers are written durably first (only outstanding keys count; the rest are
+   * ignored, so retries are safe), then routed to the owner. Undefined for an unknown task.
+   */
+  async answer(taskId: string, principal: string, responses: Record<string, unknown>): Promise<TaskRecord | undefined> {
+    const written = await this.deps.store.addInputResponses(taskId, principal, responses, this.deps.clock());
+    if (!written) return undefined;
+    if (written.accepted.length > 0) await this.owner.route(taskId, written.task.owner);
+    return written.task;
+  }
+
+  private async create(call: TaskCall): Promise<OwnedCall> {
+    const { store, options, clock } = this.deps;
+    const now = clock();
+    const token = newLeaseToken();
+    const task = await store.createTask(newTask(call, now, options.replicaId), { owner: options.replicaId, token, leaseMs: options.leaseMs });
+    const owned = new OwnedCall(task, token, call, this.deps, (id) => this.owner.remove(id));
+    this.owner.add(owned);
+    return owned;
+  }
+}
+
+function newTask(call: TaskCall, now: number, owner: string): NewTask {
+  const tool = call.request.params?.name;
+  return {
+    id: newTaskId(now),
+    principal: call.principal,
+    dialect: call.dialect,
+    upstream: call.upstream,
+    tool: typeof tool === "string" ? tool : "",
+    status: "working",
+    createdAt: now,
+    ttlMs: call.ttlMs,
+    pollIntervalMs: call.pollIntervalMs,
+    owner,
+    clientCapabilities: call.client.capabilities,
+  };
+}
+
+function delay(ms: number): Promise<undefined> {
+  return new Promise((resolve) => setTimeout(() => resolve(undefined), ms).unref());
+}

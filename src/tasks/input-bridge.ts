@@ -1,0 +1,107 @@
+import { randomBytes } from "node:crypto";
+import type { JsonRpcErrorObject, JsonRpcId, JsonRpcRequest } from "../jsonrpc/message.js";
+import type { InputRequest } from "../store/contract.js";
+import { NON_TERMINAL } from "./transitions.js";
+import type { EngineDeps, TaskCall } from "./types.js";
+
+const RELATED_TASK = "io.modelcontextprotocol/related-task";
+
+/**
+ * The upstream's questions during a detached call, kept in the task instead of a held
+ * connection: each server→client request becomes an entry of `inputRequests` under a fresh key;
+ * answers written by any replica (tasks/update) are taken by the owner and answered upstream.
+ */
+export class InputBridge {
+  private readonly pending = new Map<string, { frontId: JsonRpcId; timer: NodeJS.Timeout }>();
+
+  constructor(
+    private readonly taskId: string,
+    private readonly token: string,
+    private readonly call: TaskCall,
+    private readonly deps: EngineDeps,
+    private readonly inputTimeoutMs: number,
+  ) {}
+
+  /** A server→client request the relay handed to the task (capabilities already checked). */
+  offer(request: JsonRpcRequest): void {
+    const key = `${request.method.split("/")[0]}-${randomBytes(6).toString("hex")}`;
+    const timer = setTimeout(() => void this.expire(key), this.inputTimeoutMs);
+    timer.unref();
+    this.pending.set(key, { frontId: request.id, timer });
+    const change = { from: NON_TERMINAL, to: "input_required" as const, addInputRequests: { [key]: inputRequestOf(request) }, leaseToken: this.token, now: this.deps.clock() };
+    void this.deps.store.transitionTask(this.taskId, change).then(
+      (r) => (r.ok ? undefined : this.refuse(key, "the task can no longer take input")),
+      () => this.refuse(key, "task store unavailable"),
+    );
+  }
+
+  /** Deliver what tasks/update wrote: take the answers from the store, answer the upstream. */
+  async deliver(): Promise<void> {
+    if (this.pending.size === 0) return;
+    const taken = await this.deps.store.takeInputResponses(this.taskId, this.token, this.deps.clock());
+    if (!taken.ok) return;
+    for (const [key, value] of Object.entries(taken.responses)) {
+      const entry = this.take(key);
+      if (!entry) continue;
+      await this.call.caller.answer(this.call.client, responseOf(entry.frontId, value));
+    }
+  }
+
+  get waiting(): boolean {
+    return this.pending.size > 0;
+  }
+
+  close(): void {
+    for (const { timer } of this.pending.values()) clearTimeout(timer);
+    this.pending.clear();
+  }
+
+  /** Nobody answered within inputTimeoutMs: the upstream gets an error and the call goes on. */
+  private async expire(key: string): Promise<void> {
+    if (!this.pending.has(key)) return;
+    await this.deps.store
+      .transitionTask(this.taskId, { from: NON_TERMINAL, removeInputRequests: [key], leaseToken: this.token, now: this.deps.clock() })
+      .catch(() => undefined);
+    await this.refuse(key, `no answer arrived within inputTimeoutMs (${this.inputTimeoutMs} ms)`);
+  }
+
+  private async refuse(key: string, message: string): Promise<void> {
+    const entry = this.take(key);
+    if (!entry) return;
+    const error: JsonRpcErrorObject = { code: -32603, message };
+    await this.call.caller.answer(this.call.client, { jsonrpc: "2.0", id: entry.frontId, error });
+  }
+
+  private take(key: string) {
+    const entry = this.pending.get(key);
+    if (!entry) return undefined;
+    clearTimeout(entry.timer);
+    this.pending.delete(key);
+    return entry;
+  }
+}
+
+/**
+ * The request as `inputRequests` shows it: `{method, params}` without the 2025-11-25-only parts
+ * (the related-task `_meta`, a task augmentation, URL-mode `elicitationId`; digest §5).
+ */
+export function inputRequestOf(request: JsonRpcRequest): InputRequest {
+  if (!request.params) return { method: request.method };
+  const { task: _task, elicitationId: _elicitationId, _meta, ...params } = request.params;
+  if (isObject(_meta)) {
+    const { [RELATED_TASK]: _related, ...meta } = _meta;
+    if (Object.keys(meta).length > 0) params._meta = meta;
+  }
+  return { method: request.method, params };
+}
+
+/** An answer as the upstream gets it; `{ $error }` is how a dialect-A client's error response is kept. */
+function responseOf(id: JsonRpcId, value: unknown) {
+  if (isObject(value) && isObject(value.$error)) return { jsonrpc: "2.0" as const, id, error: value.$error as unknown as JsonRpcErrorObject };
+  if (isObject(value)) return { jsonrpc: "2.0" as const, id, result: value };
+  return { jsonrpc: "2.0" as const, id, error: { code: -32602, message: "the client's answer was not an object" } };
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}

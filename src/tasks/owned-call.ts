@@ -1,0 +1,133 @@
+import type { JsonRpcResponse } from "../jsonrpc/message.js";
+import type { TaskChange, TaskOutcome, TaskRecord, TaskStatus } from "../store/contract.js";
+import { CANCELLED_CODE } from "./caller.js";
+import { InputBridge } from "./input-bridge.js";
+import { TaskSink } from "./sinks.js";
+import { statusFromProgress, Throttle } from "./status-message.js";
+import { allowedFrom, NON_TERMINAL } from "./transitions.js";
+import type { EngineDeps, TaskCall } from "./types.js";
+
+interface Ending {
+  to: TaskStatus;
+  outcome?: TaskOutcome;
+  statusMessage?: string;
+}
+
+/**
+ * A detached upstream call held by this replica. It alone writes the call's outcome, fenced by
+ * its lease token; a replica that lost the lease stops writing and abandons the call.
+ */
+export class OwnedCall {
+  readonly sink: TaskSink;
+  private cancelling = false;
+  private failReason?: string;
+  private lost = false;
+  private readonly timers: NodeJS.Timeout[] = [];
+  private readonly throttle: Throttle;
+  private readonly input: InputBridge;
+  lastRenewedAt: number;
+
+  constructor(
+    readonly task: TaskRecord,
+    readonly token: string,
+    private readonly call: TaskCall,
+    private readonly deps: EngineDeps,
+    private readonly onDone: (taskId: string) => void,
+  ) {
+    this.lastRenewedAt = deps.clock();
+    this.throttle = new Throttle(deps.options.statusWriteIntervalMs, (message) => void this.writeStatus(message));
+    const ttlLeft = task.createdAt + task.ttlMs - deps.clock();
+    const inputTimeoutMs = Math.max(1, Math.min(deps.options.inputTimeoutMs ?? ttlLeft, ttlLeft));
+    this.input = new InputBridge(task.id, token, call, deps, inputTimeoutMs);
+    this.sink = new TaskSink({
+      progress: (params) => {
+        const message = statusFromProgress(params);
+        if (message) this.throttle.push(message);
+      },
+      request: (request) => this.input.offer(request),
+    });
+  }
+
+  /** Answers may be waiting in the store (a hint or a lease renewal said so). */
+  deliverInput(): void {
+    void this.input.deliver().catch((err: unknown) => this.deps.logger.warn({ err, taskId: this.task.id }, "could not deliver input answers"));
+  }
+
+  /** Follow the running upstream call to its end. */
+  run(response: Promise<JsonRpcResponse>): void {
+    const { maxDurationMs } = this.call;
+    if (maxDurationMs !== undefined)
+      this.later(maxDurationMs, () => this.abandon(`the call ran longer than its maxDurationMs (${maxDurationMs} ms)`));
+    void response.then((r) => this.finish(r));
+  }
+
+  /** tasks/cancel reached the owner: ask the upstream to stop, give a result `cancelGraceMs` to win. */
+  requestCancel(): void {
+    if (this.cancelling) return;
+    this.cancelling = true;
+    const { caller, client, request } = this.call;
+    void caller.cancel(client, request.id, "task cancelled", { abandon: false });
+    this.later(this.deps.options.cancelGraceMs, () => void caller.cancel(client, request.id, "task cancelled"));
+  }
+
+  /** The lease is gone (another replica may own the task now): never write again. */
+  leaseLost(): void {
+    if (this.lost) return;
+    this.lost = true;
+    this.deps.logger.warn({ taskId: this.task.id }, "lease lost: abandoning the local upstream call without writing its outcome");
+    void this.call.caller.cancel(this.call.client, this.call.request.id, "owner lost its lease");
+  }
+
+  private abandon(reason: string): void {
+    this.failReason = reason;
+    void this.call.caller.cancel(this.call.client, this.call.request.id, reason);
+  }
+
+  private async finish(response: JsonRpcResponse): Promise<void> {
+    this.timers.forEach(clearTimeout);
+    this.throttle.stop();
+    this.input.close();
+    try {
+      if (!this.lost) await this.write(this.ending(response));
+    } catch (err) {
+      this.deps.logger.error({ err, taskId: this.task.id }, "could not write the outcome of a task");
+    } finally {
+      this.onDone(this.task.id);
+    }
+  }
+
+  private async write(end: Ending): Promise<void> {
+    const change: TaskChange = { from: allowedFrom(end.to), to: end.to, leaseToken: this.token, now: this.deps.clock() };
+    if (end.outcome) change.outcome = end.outcome;
+    if (end.statusMessage !== undefined) change.statusMessage = end.statusMessage;
+    const result = await this.deps.store.transitionTask(this.task.id, change);
+    if (!result.ok && result.reason === "stale_lease") this.deps.logger.warn({ taskId: this.task.id }, "outcome refused: the lease moved on");
+    await this.deps.store.releaseLease(this.task.id, this.token).catch(() => undefined);
+  }
+
+  private ending(response: JsonRpcResponse): Ending {
+    if (this.failReason) return { to: "failed", outcome: { error: { code: -32603, message: this.failReason } }, statusMessage: this.failReason };
+    if ("error" in response) {
+      if (response.error.code === CANCELLED_CODE && this.cancelling) return { to: "cancelled", statusMessage: "Cancelled at the client's request" };
+      return { to: "failed", outcome: { error: response.error }, statusMessage: response.error.message };
+    }
+    // Dialect A counts an isError result as failed (digest §2.5); dialect B as completed (§3.4).
+    if (this.call.dialect === "A" && response.result.isError === true)
+      return { to: "failed", outcome: { result: response.result }, statusMessage: "The tool reported an error" };
+    return { to: "completed", outcome: { result: response.result } };
+  }
+
+  private async writeStatus(statusMessage: string): Promise<void> {
+    if (this.lost) return;
+    const change = { from: NON_TERMINAL, statusMessage, leaseToken: this.token, now: this.deps.clock() };
+    await this.deps.store.transitionTask(this.task.id, change).catch((err: unknown) => {
+      this.deps.logger.debug({ err, taskId: this.task.id }, "statusMessage write failed");
+    });
+  }
+
+  private later(ms: number, fn: () => void): void {
+    const timer = setTimeout(fn, ms);
+    timer.unref();
+    this.timers.push(timer);
+  }
+}

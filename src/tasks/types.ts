@@ -1,0 +1,36 @@
+import type { JsonRpcRequest } from "../jsonrpc/message.js";
+import type { Logger } from "../observability/logger.js";
+import type { Store, TaskDialect } from "../store/contract.js";
+import type { CallClient, UpstreamCaller } from "./caller.js";
+
+export interface EngineOptions {
+  replicaId: string;
+  leaseMs: number;
+  cancelGraceMs: number;
+  statusWriteIntervalMs: number;
+  /** Upper bound for an unanswered input request; the task's TTL bounds it anyway. */
+  inputTimeoutMs?: number;
+}
+
+export interface EngineDeps {
+  store: Store;
+  logger: Logger;
+  options: EngineOptions;
+  clock: () => number;
+}
+
+/** One `tools/call` that may become a task. */
+export interface TaskCall {
+  caller: UpstreamCaller;
+  upstream: string;
+  client: CallClient;
+  principal: string;
+  dialect: TaskDialect;
+  request: JsonRpcRequest;
+  ttlMs: number;
+  pollIntervalMs: number;
+  maxDurationMs?: number;
+}
+
+/** The bus channel a replica listens on for work routed to the calls it owns. */
+export const ownerChannel = (replicaId: string) => `owner:${replicaId}`;
