@@ -135,11 +135,40 @@ export class TaskEngine {
     return written.task;
   }
 
+  /**
+   * Every change of a principal's tasks, from any replica, while the watch lasts: tasks that are
+   * running when it starts, and those created after (announced on the principal's channel).
+   * For dialect A's GET stream (notifications/tasks/status). Returns the function that ends it.
+   */
+  async watchPrincipal(principal: string, onChange: (task: TaskRecord) => void): Promise<() => Promise<void>> {
+    const { bus } = this.deps.store;
+    const followed = new Map<string, Promise<() => Promise<void>>>();
+    const push = async (taskId: string) => {
+      const task = await this.deps.store.getTask(taskId, principal).catch(() => undefined);
+      if (task) onChange(task);
+      if (!task || isTerminal(task.status)) void followed.get(taskId)?.then((stop) => stop());
+    };
+    const follow = (taskId: string) => {
+      if (!followed.has(taskId)) followed.set(taskId, bus.subscribe(taskChannel(taskId), () => void push(taskId)));
+    };
+    const stopNew = await bus.subscribe(principalChannel(principal), (taskId) => {
+      follow(taskId);
+      void push(taskId);
+    });
+    const running = await this.deps.store.listTasks(principal, { limit: 100 }).catch(() => undefined);
+    for (const task of running?.tasks ?? []) if (!isTerminal(task.status)) follow(task.id);
+    return async () => {
+      await stopNew();
+      await Promise.all([...followed.values()].map(async (stop) => (await stop)()));
+    };
+  }
+
   private async create(call: TaskCall): Promise<OwnedCall> {
     const { store, options, clock } = this.deps;
     const now = clock();
     const token = newLeaseToken();
     const task = await store.createTask(newTask(call, now, options.replicaId), { owner: options.replicaId, token, leaseMs: options.leaseMs });
+    await store.bus.publish(principalChannel(task.principal), task.id).catch(() => undefined);
     const owned = new OwnedCall(task, token, call, this.deps, (id) => this.owner.remove(id));
     this.owner.add(owned);
     return owned;
@@ -162,6 +191,9 @@ function newTask(call: TaskCall, now: number, owner: string): NewTask {
     clientCapabilities: call.client.capabilities,
   };
 }
+
+/** Where a principal's new tasks are announced (a hint; the store has the truth). */
+const principalChannel = (principal: string) => `principal:${principal}`;
 
 function delay(ms: number): Promise<undefined> {
   return new Promise((resolve) => setTimeout(() => resolve(undefined), ms).unref());

@@ -3,7 +3,7 @@ import { CallToolResultSchema } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { connectClient, textOf } from "../helpers/mcp-client.js";
 import { demoStdio, startGateway, type GatewayProcess } from "../helpers/processes.js";
-import { post } from "../helpers/raw.js";
+import { openSession, post } from "../helpers/raw.js";
 import { waitFor } from "../helpers/wait-for.js";
 
 type Stream = AsyncGenerator<{ type: string; task?: { taskId: string }; result?: unknown; error?: unknown }>;
@@ -125,5 +125,46 @@ describe("the 2025-11-25 experimental tasks dialect, with the SDK 1.x client", (
     expect((await waitFor(() => client.experimental.tasks.getTask(created.task!.taskId))).status).toBe("cancelled");
     await stream.return(undefined);
     await client.close();
+  });
+});
+
+describe("notifications/tasks/status on the session's GET stream", () => {
+  let a: GatewayProcess;
+  let b: GatewayProcess;
+  beforeAll(async () => {
+    const store = { redisUrl: inject("redisUrl"), keyPrefix: `t${randomBytes(4).toString("hex")}:` };
+    const config = { store, upstreams: [{ name: "demo", path: "/mcp", stdio: demoStdio() }] };
+    [a, b] = await Promise.all([startGateway(config), startGateway(config)]);
+  });
+  afterAll(async () => Promise.all([a?.stop(), b?.stop()]));
+
+  it("sends every status change, also of a task another replica owns", async () => {
+    const sessionId = await openSession(a.mcpUrl, {}, "2025-11-25");
+    const abort = new AbortController();
+    const get = await fetch(a.mcpUrl, { headers: { accept: "text/event-stream", "mcp-session-id": sessionId, "mcp-protocol-version": "2025-11-25" }, signal: abort.signal });
+    expect(get.status).toBe(200);
+    const statuses: string[] = [];
+    const reading = (async () => {
+      const decoder = new TextDecoder();
+      let buffer = "";
+      for await (const chunk of get.body as unknown as AsyncIterable<Uint8Array>) {
+        buffer += decoder.decode(chunk, { stream: true });
+        for (const line of buffer.split("\n")) {
+          if (!line.startsWith("data: ")) continue;
+          const message = JSON.parse(line.slice(6));
+          if (message.method === "notifications/tasks/status") statuses.push(message.params.status);
+        }
+        buffer = buffer.slice(buffer.lastIndexOf("\n") + 1);
+      }
+    })().catch(() => undefined);
+    // Created through the other replica, in the same session.
+    const res = await post(b.mcpUrl, { jsonrpc: "2.0", id: 9, method: "tools/call", params: { name: "sleep", arguments: { seconds: 0.3 }, task: {} } }, {
+      "mcp-session-id": sessionId,
+    });
+    expect(((await res.json()) as { result: { task: { status: string } } }).result.task.status).toBe("working");
+    await waitFor(() => statuses.includes("completed"), { timeoutMs: 10_000, what: "a completed status notification" });
+    expect(statuses[0]).toBe("working");
+    abort.abort();
+    await reading;
   });
 });

@@ -10,12 +10,12 @@ export async function post(url: string, body: unknown, headers: Record<string, s
 }
 
 /** Open a legacy session by hand; returns its id. */
-export async function openSession(url: string, capabilities: Record<string, unknown> = {}): Promise<string> {
+export async function openSession(url: string, capabilities: Record<string, unknown> = {}, protocolVersion = "2025-06-18"): Promise<string> {
   const res = await post(url, {
     jsonrpc: "2.0",
     id: 0,
     method: "initialize",
-    params: { protocolVersion: "2025-06-18", capabilities, clientInfo: { name: "raw", version: "1" } },
+    params: { protocolVersion, capabilities, clientInfo: { name: "raw", version: "1" } },
   });
   if (!res.ok) throw new Error(`initialize answered ${res.status}: ${await res.text()}`);
   const id = res.headers.get("mcp-session-id");

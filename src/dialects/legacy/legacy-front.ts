@@ -62,7 +62,11 @@ export class LegacyFront {
     const session = await this.sessions.require(sessionId);
     const stream = new SseStream(this.keepAliveMs);
     if (!this.relay.streams.attach(session.id, stream)) throw new GatewayError("stream_conflict");
-    stream.onClose(() => this.relay.streams.detach(session.id, stream));
+    const unwatch = await this.tasksA?.watch(session, stream).catch(() => undefined);
+    stream.onClose(() => {
+      this.relay.streams.detach(session.id, stream);
+      void unwatch?.();
+    });
     return stream.response({ [SESSION_HEADER]: session.id });
   }
 

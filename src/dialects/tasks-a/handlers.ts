@@ -3,6 +3,7 @@ import type { Config, UpstreamConfig } from "../../config/schema.js";
 import { GatewayError } from "../../http/errors.js";
 import { CallReply, type Accepts } from "../../http/reply.js";
 import { failure, success, type JsonRpcRequest, type JsonRpcResponse } from "../../jsonrpc/message.js";
+import type { MessageSink } from "../../jsonrpc/sink.js";
 import { StoreUnavailableError, type SessionRecord, type TaskRecord } from "../../store/contract.js";
 import type { TaskEngine } from "../../tasks/engine.js";
 import { toolPolicy } from "../../tasks/policy.js";
@@ -50,6 +51,14 @@ export class TasksA {
       if (err instanceof StoreUnavailableError) throw new GatewayError("store_unavailable");
       throw err;
     }
+  }
+
+  /** A 2025-11-25 session's GET stream: notifications/tasks/status for its tasks, from any replica. */
+  async watch(session: SessionRecord, sink: MessageSink): Promise<(() => Promise<void>) | undefined> {
+    if (session.protocolVersion !== DIALECT_A_VERSION) return undefined;
+    return this.deps.engine.watchPrincipal(session.principal, (task) => {
+      sink.send({ jsonrpc: "2.0", method: "notifications/tasks/status", params: taskA(task) });
+    });
   }
 
   /** A client's answer to an input request sent on a tasks/result stream; false when it is not one. */
