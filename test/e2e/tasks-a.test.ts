@@ -37,6 +37,15 @@ describe("the 2025-11-25 experimental tasks dialect, with the SDK 1.x client", (
     await client.close();
   });
 
+  it("gives a 2025-11-25 session that declares the extension no dialect-B task (spec §3.13)", async () => {
+    const sessionId = await openSession(a.mcpUrl, { extensions: { "io.modelcontextprotocol/tasks": {} } }, "2025-11-25");
+    // deploy is `required`: a dialect-B client would get a task at once; this session gets dialect A's -32601.
+    const res = await post(a.mcpUrl, { jsonrpc: "2.0", id: 3, method: "tools/call", params: { name: "deploy", arguments: { service: "x" } } }, { "mcp-session-id": sessionId });
+    const body = (await res.json()) as { result?: unknown; error?: { code: number } };
+    expect(body.result).toBeUndefined();
+    expect(body.error?.code).toBe(-32601);
+  });
+
   it("gives older protocol versions no task capability", async () => {
     const res = await post(a.mcpUrl, { jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "old", version: "1" } } });
     const body = (await res.json()) as { result: { capabilities: Record<string, unknown> } };
