@@ -1,0 +1,72 @@
+import type { LoadSettings, Measurement } from "./load.js";
+import type { Pinning } from "./procs.js";
+import type { BenchRedis } from "./redis.js";
+
+export interface Target {
+  name: string;
+  goal: string;
+  measured: string;
+  /** Undefined when the scenario failed before it could tell. */
+  met: boolean | undefined;
+}
+
+export interface ScenarioResult {
+  id: string;
+  title: string;
+  measurements: Measurement[];
+  figures: Record<string, string | number>;
+  targets: Target[];
+  notes: string[];
+  error?: string;
+}
+
+export interface BenchContext {
+  redis: BenchRedis;
+  load: LoadSettings;
+  pinning: Pinning | undefined;
+  /** How many in-flight tasks scenario e holds (10,000 unless overridden). */
+  inFlightTasks: number;
+}
+
+export interface Scenario {
+  id: string;
+  title: string;
+  /** Target name → goal, listed even when the scenario fails. */
+  goals: Record<string, string>;
+  run(ctx: BenchContext, out: ScenarioOutput): Promise<void>;
+}
+
+/** What a scenario has found so far: kept when it fails half-way, so partial figures still count. */
+export class ScenarioOutput {
+  readonly result: ScenarioResult;
+
+  constructor(scenario: Scenario) {
+    this.result = { id: scenario.id, title: scenario.title, measurements: [], figures: {}, targets: [], notes: [] };
+    for (const [name, goal] of Object.entries(scenario.goals)) this.result.targets.push({ name, goal, measured: "not measured", met: undefined });
+  }
+
+  add(m: Measurement): Measurement {
+    this.result.measurements.push(m);
+    if (m.failures > 0) this.note(`${m.label}: ${m.failures} failed requests`);
+    return m;
+  }
+
+  figure(name: string, value: string | number): void {
+    this.result.figures[name] = value;
+  }
+
+  target(name: string, measured: string, met: boolean): void {
+    const target = this.result.targets.find((t) => t.name === name);
+    if (!target) throw new Error(`unknown target ${name}`);
+    target.measured = measured;
+    target.met = met;
+  }
+
+  note(text: string): void {
+    this.result.notes.push(text);
+  }
+
+  fail(err: unknown): void {
+    this.result.error = err instanceof Error ? err.message.split("\n")[0]! : String(err);
+  }
+}

@@ -1,0 +1,71 @@
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { stringify } from "yaml";
+import { CLI, DEMO, HONO_BASELINE, MCP_PROXY } from "../paths.js";
+import { openSession } from "./mcp.js";
+import { startProcess, type Tracked } from "./procs.js";
+import { freePort, GiveUp, waitFor } from "./wait.js";
+
+export interface Server {
+  proc: Tracked;
+  url: string;
+}
+
+let configDir: string | undefined;
+
+/** The run's config files live in one temporary directory, removed at the end. */
+export function removeConfigFiles(): void {
+  if (configDir) rmSync(configDir, { recursive: true, force: true });
+  configDir = undefined;
+}
+
+/** A taskgate process from a config object (log level warn: logging is not what is measured). */
+export async function startGateway(config: Record<string, unknown>): Promise<Server> {
+  const port = await freePort();
+  configDir ??= mkdtempSync(join(tmpdir(), "taskgate-bench-"));
+  const file = join(configDir, `taskgate-${port}.yaml`);
+  writeFileSync(file, stringify({ log: { level: "warn" }, ...config, listen: { host: "127.0.0.1", port } }));
+  const proc = startProcess("taskgate", process.execPath, [CLI, "--config", file]);
+  const url = `http://127.0.0.1:${port}`;
+  await ready(proc, "taskgate /readyz", async () => (await fetch(`${url}/readyz`)).status === 200);
+  return { proc, url: `${url}/mcp` };
+}
+
+export async function startDemoHttp(): Promise<Server> {
+  const port = await freePort();
+  const proc = startProcess("demo-http", process.execPath, [DEMO, "--http", String(port)]);
+  await ready(proc, "the demo server to listen", () => proc.output().includes("listening"));
+  return { proc, url: `http://127.0.0.1:${port}/mcp` };
+}
+
+/** mcp-proxy in its stdio → Streamable HTTP mode, in front of the same demo server. */
+export async function startMcpProxy(): Promise<Server> {
+  const port = await freePort();
+  const proc = startProcess("mcp-proxy", MCP_PROXY, ["--port", String(port), "--server", "stream", "--", process.execPath, DEMO]);
+  const url = `http://127.0.0.1:${port}/mcp`;
+  await ready(proc, "mcp-proxy to open a session", async () => Boolean(await openSession(url)));
+  return { proc, url };
+}
+
+export async function startHono(): Promise<Server> {
+  const port = await freePort();
+  const proc = startProcess("hono-baseline", process.execPath, [HONO_BASELINE, String(port)]);
+  await ready(proc, "the hono baseline to listen", () => proc.output().includes("listening"));
+  return { proc, url: `http://127.0.0.1:${port}` };
+}
+
+async function ready(proc: Tracked, what: string, check: () => boolean | Promise<boolean>): Promise<void> {
+  await waitFor(async () => {
+    if (proc.proc.exitCode !== null) throw new GiveUp(`${proc.name} exited`);
+    return check();
+  }, what, 20_000, 100).catch(async (err: Error) => {
+    await proc.stop();
+    throw new Error(`${err.message}\n${proc.name} said: ${proc.output().slice(-2000)}`);
+  });
+}
+
+/** The demo server over stdio, as an upstream entry of a taskgate config. */
+export function demoStdio(tools: Record<string, unknown> = {}): Record<string, unknown> {
+  return { name: "demo", path: "/mcp", stdio: { command: process.execPath, args: [DEMO] }, tools };
+}

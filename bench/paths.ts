@@ -1,0 +1,9 @@
+import { join, resolve } from "node:path";
+
+/** The repository root: this file runs from dist-bench/bench/. */
+export const ROOT = resolve(import.meta.dirname, "../..");
+export const CLI = join(ROOT, "dist/cli.js");
+export const DEMO = join(ROOT, "dist/demo/main.js");
+export const MCP_PROXY = join(ROOT, "node_modules/.bin/mcp-proxy");
+export const HONO_BASELINE = join(ROOT, "dist-bench/bench/fixtures/hono-baseline.js");
+export const RESULTS = join(ROOT, "bench/results");

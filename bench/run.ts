@@ -1,0 +1,88 @@
+import { existsSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
+import { cpus } from "node:os";
+import { join } from "node:path";
+import { describeMachine } from "./lib/machine.js";
+import { killAllNow, pinCores, stopAll } from "./lib/procs.js";
+import { startRedis, type BenchRedis } from "./lib/redis.js";
+import { renderMarkdown, type BenchRun } from "./lib/report.js";
+import { ScenarioOutput, type BenchContext, type Scenario } from "./lib/result.js";
+import { removeConfigFiles } from "./lib/servers.js";
+import { CLI, HONO_BASELINE, RESULTS } from "./paths.js";
+import { httpPassthrough } from "./scenarios/http-passthrough.js";
+import { inFlight } from "./scenarios/in-flight.js";
+import { stdioPassthrough } from "./scenarios/stdio-passthrough.js";
+import { taskThroughput } from "./scenarios/task-throughput.js";
+import { tasksGet } from "./scenarios/tasks-get.js";
+import { readSettings } from "./settings.js";
+
+const SCENARIOS: readonly Scenario[] = [httpPassthrough, tasksGet, taskThroughput, stdioPassthrough, inFlight];
+
+/** `npm run bench`: every scenario in one run, side by side, then the JSON and markdown reports. */
+async function main(): Promise<void> {
+  const settings = readSettings(process.env);
+  for (const file of [CLI, HONO_BASELINE]) if (!existsSync(file)) throw new Error(`${file} is missing: build first (npm run bench does)`);
+  const pin = pinCores(cpus().length);
+  const redis = await startRedis();
+  const stamp = new Date().toISOString();
+  const base = join(RESULTS, stamp.replace(/[:.]/g, "-"));
+  const run: BenchRun = {
+    startedAt: stamp,
+    command: settings.command,
+    machine: describeMachine((await redis.info("server")).get("redis_version") ?? "?", pin.pinning ? `load generator pinned to core ${pin.pinning.load}, servers (taskgate, upstreams, baselines, redis) to core ${pin.pinning.servers} with taskset` : `not pinned: ${pin.reason}`),
+    load: settings.load,
+    scenarios: [],
+  };
+  mkdirSync(RESULTS, { recursive: true });
+  const ctx: BenchContext = { redis, load: settings.load, pinning: pin.pinning, inFlightTasks: settings.inFlightTasks };
+  try {
+    for (const scenario of SCENARIOS) {
+      if (settings.only.length && !settings.only.includes(scenario.id)) continue;
+      run.scenarios.push(await runScenario(scenario, ctx));
+      // Written after every scenario: an interrupted run still leaves what it measured.
+      writeFileSync(`${base}.json.tmp`, JSON.stringify(run, null, 2));
+    }
+  } finally {
+    await redis.close();
+    await stopAll();
+    removeConfigFiles();
+  }
+  const markdown = renderMarkdown(run);
+  writeFileSync(`${base}.json`, `${JSON.stringify(run, null, 2)}\n`);
+  writeFileSync(`${base}.md`, markdown);
+  rmSync(`${base}.json.tmp`, { force: true });
+  process.stdout.write(markdown);
+  process.stderr.write(`bench: results in bench/results/${base.slice(RESULTS.length + 1)}.{json,md}\n`);
+}
+
+async function runScenario(scenario: Scenario, ctx: BenchContext) {
+  const out = new ScenarioOutput(scenario);
+  const started = Date.now();
+  process.stderr.write(`bench: ${scenario.id}. ${scenario.title} ...\n`);
+  try {
+    await scenario.run(ctx, out);
+  } catch (err) {
+    // One scenario failing (a feature still being built) must not cost the others.
+    out.fail(err);
+    process.stderr.write(`bench: ${scenario.id} failed: ${out.result.error}\n`);
+  }
+  process.stderr.write(`bench: ${scenario.id} took ${((Date.now() - started) / 1000).toFixed(1)} s\n`);
+  return out.result;
+}
+
+function bail(signal: string): void {
+  process.stderr.write(`bench: ${signal}, stopping everything it started\n`);
+  killAllNow();
+  removeConfigFiles();
+  process.exit(130);
+}
+
+process.once("SIGINT", () => bail("SIGINT"));
+process.once("SIGTERM", () => bail("SIGTERM"));
+process.once("exit", () => killAllNow());
+
+main().catch((err: unknown) => {
+  process.stderr.write(`bench: ${err instanceof Error ? err.stack ?? err.message : String(err)}\n`);
+  killAllNow();
+  removeConfigFiles();
+  process.exit(1);
+});

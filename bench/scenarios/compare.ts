@@ -1,0 +1,14 @@
+import { round, type Measurement } from "../lib/load.js";
+
+/** Ratios and added latency between two rows of the same run. */
+export function ratio(a: Measurement, b: Measurement): number {
+  return round(a.requestsPerS / b.requestsPerS, 2);
+}
+
+export function addedMs(a: Measurement, b: Measurement, key: "p50Ms" | "p99Ms"): number {
+  return round(a[key] - b[key], 2);
+}
+
+export function times(value: number): string {
+  return `${value.toFixed(2)}×`;
+}

@@ -1,0 +1,95 @@
+import { round } from "../lib/load.js";
+import { activityPerInterval, childPids, rssMiB, type RedisActivity } from "../lib/probe.js";
+import type { BenchContext, Scenario, ScenarioOutput } from "../lib/result.js";
+import { demoStdio, startGateway, type Server } from "../lib/servers.js";
+import { createTask, getTask } from "../lib/tasks.js";
+import { pool, sleep } from "../lib/wait.js";
+
+const LEASE_MS = 3_000;
+/** The owner renews every third of leaseMs (src/tasks/owner.ts). */
+const RENEW_INTERVAL_MS = LEASE_MS / 3;
+const CREATE_CONCURRENCY = 50;
+const SMALL_COUNT = 1_000;
+
+/**
+ * e. Many detached calls held at once by one taskgate process: a required `sleep` of 120 s that
+ * never finishes within the scenario. Measured: the process's memory, Redis memory per task record
+ * (no results are written yet), and the Redis work of lease renewal at 1,000 and at the full count:
+ * batched renewal should cost the same number of round trips per interval at both.
+ */
+export const inFlight: Scenario = {
+  id: "e",
+  title: "detached sleep tasks in flight on one taskgate process",
+  goals: {
+    "RSS with the tasks in flight": "≤ 300 MB",
+    "Redis per task record": "≤ 2 KB",
+    "lease renewal round trips per interval": "constant in the number of tasks",
+  },
+  async run(ctx, out) {
+    const servers: Server[] = [];
+    try {
+      await ctx.redis.client.flushall();
+      const gate = await startGateway({
+        store: { redisUrl: ctx.redis.url, keyPrefix: "bench-e:" },
+        tasks: { leaseMs: LEASE_MS, defaultTtlMs: 600_000 },
+        upstreams: [demoStdio({ sleep: { taskSupport: "required" } })],
+      });
+      servers.push(gate);
+      await sleep(500);
+      const baseRedis = await usedMemory(ctx);
+      out.figure("taskgate RSS at rest", `${rssMiB(gate.proc.pid)} MiB`);
+      const small = Math.min(SMALL_COUNT, ctx.inFlightTasks);
+      const first = await createMany(gate.url, 0, small);
+      const atSmall = await renewal(ctx, small);
+      await createMany(gate.url, small, ctx.inFlightTasks);
+      await sleep(RENEW_INTERVAL_MS);
+      await memory(ctx, out, gate, baseRedis, first[0]!);
+      const atFull = await renewal(ctx, ctx.inFlightTasks);
+      leaseFigures(out, [atSmall, atFull]);
+    } finally {
+      await Promise.all(servers.map((s) => s.proc.stop()));
+      await ctx.redis.client.flushall().catch(() => undefined);
+    }
+  },
+};
+
+async function createMany(url: string, from: number, to: number): Promise<string[]> {
+  const indexes = Array.from({ length: to - from }, (_, i) => from + i);
+  return pool(indexes, CREATE_CONCURRENCY, (i) => createTask(url, "sleep", { seconds: 120, progressIntervalMs: 3_600_000 }, `e-${i}`));
+}
+
+async function usedMemory(ctx: BenchContext): Promise<number> {
+  return Number((await ctx.redis.info("memory")).get("used_memory"));
+}
+
+async function memory(ctx: BenchContext, out: ScenarioOutput, gate: Server, baseRedis: number, sampleId: string): Promise<void> {
+  const n = ctx.inFlightTasks;
+  const rss = rssMiB(gate.proc.pid);
+  const upstream = childPids(gate.proc.pid).map(rssMiB);
+  const perTask = round((await usedMemory(ctx)) - baseRedis, 0) / n;
+  const sample = await getTask(gate.url, sampleId);
+  out.figure("tasks in flight", n);
+  out.figure("a sampled task's status", String(sample.status));
+  out.figure(`taskgate RSS with ${n} in flight`, `${rss} MiB (heap: needs a metrics endpoint, not measured)`);
+  if (upstream.length) out.figure("the stdio upstream's RSS (the demo server holding the calls)", `${upstream.join(", ")} MiB`);
+  out.figure("Redis used_memory per task", `${round(perTask, 0)} bytes`);
+  out.target("RSS with the tasks in flight", `${round(rss * 1.048576, 1)} MB`, rss * 1.048576 <= 300);
+  out.target("Redis per task record", `${round(perTask / 1024, 2)} KB`, perTask <= 2048);
+}
+
+async function renewal(ctx: BenchContext, tasks: number): Promise<Renewal> {
+  return { tasks, ...(await activityPerInterval(ctx.redis, RENEW_INTERVAL_MS, 3)) };
+}
+
+type Renewal = RedisActivity & { tasks: number };
+
+function leaseFigures(out: ScenarioOutput, runs: [Renewal, Renewal]): void {
+  for (const r of runs)
+    out.figure(
+      `Redis per renewal interval (${RENEW_INTERVAL_MS} ms) with ${r.tasks} tasks`,
+      `${r.commands} commands, ${r.evalsha} EVALSHA, ${r.reads} socket reads (${Object.entries(r.calls).map(([k, v]) => `${k} ${v}`).join(", ") || "nothing"})`,
+    );
+  const [small, full] = runs;
+  const constant = full.commands <= small.commands * 1.2 + 1;
+  out.target("lease renewal round trips per interval", `${small.commands} → ${full.commands} commands per interval`, constant && full.commands > 0);
+}

@@ -1,0 +1,68 @@
+import { measure, type Measurement } from "../lib/load.js";
+import { echoParams, legacyRequest, modernRequest, openSession } from "../lib/mcp.js";
+import type { Scenario, ScenarioOutput } from "../lib/result.js";
+import { demoStdio, startGateway, startHono, startMcpProxy, type Server } from "../lib/servers.js";
+import { addedMs, ratio, times } from "./compare.js";
+
+/**
+ * d. The same echo on a stdio upstream: through taskgate, through mcp-proxy (the usual way to put
+ * a stdio server on HTTP), and a bare hono endpoint answering the same JSON-RPC call by itself,
+ * which is the ceiling for anything built on that stack. Both wires where the proxy serves both.
+ */
+export const stdioPassthrough: Scenario = {
+  id: "d",
+  title: "fast tool (echo) on a stdio upstream: taskgate vs mcp-proxy vs bare hono",
+  goals: {
+    "stdio passthrough vs mcp-proxy (legacy)": "≥ 5× mcp-proxy",
+    "stdio passthrough vs bare hono (legacy)": "≥ 0.4× bare hono",
+  },
+  async run(ctx, out) {
+    const servers: Server[] = [];
+    try {
+      const gate = await startGateway({ store: { redisUrl: ctx.redis.url, keyPrefix: "bench-d:" }, upstreams: [demoStdio()] });
+      servers.push(gate);
+      const proxy = await startMcpProxy();
+      servers.push(proxy);
+      const hono = await startHono();
+      servers.push(hono);
+      const modern = modernRequest("tools/call", "echo", echoParams);
+      const tgLegacy = out.add(await measure({ label: "taskgate, legacy", url: gate.url, request: legacyRequest(await openSession(gate.url), "tools/call", echoParams) }, ctx.load));
+      const tgModern = out.add(await measure({ label: "taskgate, modern", url: gate.url, request: modern }, ctx.load));
+      const pxLegacy = out.add(await measure({ label: "mcp-proxy, legacy", url: proxy.url, request: legacyRequest(await openSession(proxy.url), "tools/call", echoParams) }, ctx.load));
+      const pxModern = await optional(out, () => measure({ label: "mcp-proxy, modern", url: proxy.url, request: modern }, ctx.load));
+      const bare = out.add(await measure({ label: "bare hono POST /rpc", url: `${hono.url}/rpc`, request: legacyRequest("unused", "tools/call", echoParams) }, ctx.load));
+      compare(out, "legacy", tgLegacy, pxLegacy, bare);
+      if (pxModern) compare(out, "modern", tgModern, pxModern, bare);
+      targets(out, tgLegacy, pxLegacy, bare);
+    } finally {
+      await Promise.all(servers.map((s) => s.proc.stop()));
+    }
+  },
+};
+
+function compare(out: ScenarioOutput, wire: string, taskgate: Measurement, proxy: Measurement, bare: Measurement): void {
+  out.figure(`${wire}: taskgate vs mcp-proxy`, `${times(ratio(taskgate, proxy))} throughput, p50 ${addedMs(taskgate, proxy, "p50Ms")} ms, p99 ${addedMs(taskgate, proxy, "p99Ms")} ms`);
+  out.figure(`${wire}: taskgate vs bare hono`, `${times(ratio(taskgate, bare))} throughput, p50 +${addedMs(taskgate, bare, "p50Ms")} ms, p99 +${addedMs(taskgate, bare, "p99Ms")} ms`);
+}
+
+function targets(out: ScenarioOutput, taskgate: Measurement, proxy: Measurement, bare: Measurement): void {
+  const vsProxy = ratio(taskgate, proxy);
+  const vsBare = ratio(taskgate, bare);
+  out.target("stdio passthrough vs mcp-proxy (legacy)", times(vsProxy), vsProxy >= 5);
+  out.target("stdio passthrough vs bare hono (legacy)", times(vsBare), vsBare >= 0.4);
+}
+
+/** A row that may not work (mcp-proxy's modern leg): reported as a note, and the run goes on. */
+async function optional(out: ScenarioOutput, run: () => Promise<Measurement>): Promise<Measurement | undefined> {
+  try {
+    const m = await run();
+    if (m.requests === 0) {
+      out.note(`${m.label}: no successful reply (${m.failures} failed)`);
+      return undefined;
+    }
+    return out.add(m);
+  } catch (err) {
+    out.note(`error: ${(err as Error).message}`);
+    return undefined;
+  }
+}

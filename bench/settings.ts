@@ -1,0 +1,32 @@
+import type { LoadSettings } from "./lib/load.js";
+
+/**
+ * The run's knobs, from BENCH_* variables so a quick run needs no code change. The defaults are
+ * what the README's figures used; the command printed with the results names any that differ.
+ */
+export interface Settings {
+  load: LoadSettings;
+  inFlightTasks: number;
+  /** Scenario ids to run, e.g. "a,d"; all when empty. */
+  only: string[];
+  command: string;
+}
+
+const DEFAULTS = { BENCH_CONNECTIONS: 10, BENCH_WARMUP_S: 2, BENCH_DURATION_S: 6, BENCH_TASKS: 10_000 } as const;
+
+export function readSettings(env: NodeJS.ProcessEnv): Settings {
+  const changed: string[] = [];
+  const num = (name: keyof typeof DEFAULTS, min: number, max: number): number => {
+    const raw = env[name];
+    if (raw === undefined || raw === "") return DEFAULTS[name];
+    const value = Number(raw);
+    if (!Number.isFinite(value) || value < min || value > max) throw new Error(`${name} must be a number in [${min}, ${max}], got "${raw}"`);
+    changed.push(`${name}=${raw}`);
+    return value;
+  };
+  const load = { connections: num("BENCH_CONNECTIONS", 1, 1000), warmupS: num("BENCH_WARMUP_S", 0, 60), durationS: num("BENCH_DURATION_S", 1, 60) };
+  const inFlightTasks = Math.round(num("BENCH_TASKS", 1, 100_000));
+  const only = (env.BENCH_ONLY ?? "").split(",").map((s) => s.trim()).filter(Boolean);
+  if (only.length) changed.push(`BENCH_ONLY=${only.join(",")}`);
+  return { load, inFlightTasks, only, command: [...changed, "npm run bench"].join(" ") };
+}
