@@ -198,7 +198,7 @@ export class Relay implements UpstreamCaller {
     if (!call) {
       this.logger.warn(
         { method: request.method, upstream: this.connector.name },
-        "a server-to-client request could not be tied to one call; refused (run the upstream with isolation: per-call to make this exact)",
+        "a server-to-client request could not be tied to one call (several calls were in flight on the shared stdio session); refused",
       );
       return this.refuse(request, "taskgate cannot tell which client call this request belongs to");
     }
