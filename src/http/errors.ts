@@ -1,4 +1,5 @@
 import type { JsonRpcId } from "../jsonrpc/message.js";
+import { StoreUnavailableError } from "../store/contract.js";
 
 /**
  * Every error taskgate itself produces, with its JSON-RPC code and HTTP status: the one table.
@@ -61,5 +62,15 @@ export class GatewayError extends Error {
 
   toResponse(id: JsonRpcId | null = null, headers: Record<string, string> = {}): Response {
     return Response.json(this.toBody(id), { status: this.status, headers });
+  }
+}
+
+/** Run a store operation; the store not answering becomes "task store unavailable" (-32603, 503). */
+export async function storeCall<T>(op: () => Promise<T>): Promise<T> {
+  try {
+    return await op();
+  } catch (err) {
+    if (err instanceof StoreUnavailableError) throw new GatewayError("store_unavailable");
+    throw err;
   }
 }

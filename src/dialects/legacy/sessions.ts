@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
-import { GatewayError } from "../../http/errors.js";
-import { StoreUnavailableError, type SessionRecord, type SessionStore } from "../../store/contract.js";
+import { GatewayError, storeCall } from "../../http/errors.js";
+import type { SessionRecord, SessionStore } from "../../store/contract.js";
 
 /**
  * Front sessions of the legacy era, kept in the store so any replica serves any session.
@@ -42,11 +42,3 @@ export class Sessions {
   }
 }
 
-async function storeCall<T>(op: () => Promise<T>): Promise<T> {
-  try {
-    return await op();
-  } catch (err) {
-    if (err instanceof StoreUnavailableError) throw new GatewayError("store_unavailable");
-    throw err;
-  }
-}

@@ -1,5 +1,5 @@
 import type { Config, UpstreamConfig } from "../../config/schema.js";
-import { GatewayError } from "../../http/errors.js";
+import { GatewayError, storeCall } from "../../http/errors.js";
 import { CallReply } from "../../http/reply.js";
 import { failure, success, type JsonRpcRequest, type JsonRpcResponse } from "../../jsonrpc/message.js";
 import { StoreUnavailableError } from "../../store/contract.js";
@@ -45,7 +45,7 @@ async function toolsCall(deps: TasksBDeps, call: ModernCall, front: ModernFront)
   if (!declared || policy.taskSupport === "forbidden") return front.passthrough(call);
   const task = taskCall(deps, call, policy.maxDurationMs);
   if (policy.taskSupport === "required") {
-    const created = await storeOp(() => deps.engine.detachNow(task));
+    const created = await storeCall(() => deps.engine.detachNow(task));
     return Response.json(success(call.request.id, createTaskResult(created)));
   }
   const reply = new CallReply(call.accepts, front.keepAliveMs);
@@ -87,7 +87,7 @@ async function withTask(call: ModernCall, op: (taskId: string) => Promise<Record
     throw new GatewayError("missing_capability", `${call.request.method} needs the ${TASKS_EXTENSION} extension declared`, REQUIRED_CAPABILITIES);
   const taskId = call.request.params?.taskId;
   if (typeof taskId !== "string" || taskId.length === 0) throw new GatewayError("invalid_params", "params.taskId must be a string");
-  const result = await storeOp(() => op(taskId));
+  const result = await storeCall(() => op(taskId));
   return Response.json(success(call.request.id, result));
 }
 
@@ -96,15 +96,6 @@ async function found<T>(value: Promise<T | undefined>): Promise<T> {
   const v = await value;
   if (v === undefined) throw new GatewayError("task_not_found");
   return v;
-}
-
-async function storeOp<T>(op: () => Promise<T>): Promise<T> {
-  try {
-    return await op();
-  } catch (err) {
-    if (err instanceof StoreUnavailableError) throw new GatewayError("store_unavailable");
-    throw err;
-  }
 }
 
 function storeFailure(request: JsonRpcRequest, err: unknown): JsonRpcResponse {
