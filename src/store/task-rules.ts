@@ -52,6 +52,11 @@ export function assertChange(change: TaskChange): void {
   assertEpochMs(change.now, "now");
 }
 
+/** Only `null` means any principal: an empty one would read every task through the scripts. */
+export function assertPrincipal(principal: string | null): void {
+  if (principal === "") throw new RangeError("principal must not be empty");
+}
+
 export function assertToken(token: string): void {
   if (token === "") throw new RangeError("lease token must not be empty");
 }

@@ -2,6 +2,8 @@ import { randomUUID } from "node:crypto";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { StoreUnavailableError, type SessionRecord, type Store } from "../../src/store/contract.js";
 import { waitFor } from "../helpers/wait-for.js";
+import { describeTaskInputs } from "./task-input.contract.js";
+import { describeTasks, LEASE, newTask } from "./task-store.contract.js";
 
 export function sessionRecord(overrides: Partial<SessionRecord> = {}): SessionRecord {
   const id = randomUUID();
@@ -38,6 +40,8 @@ export function describeStoreContract(name: string, makeStore: () => Promise<Sto
     });
 
     describeSessions(() => store);
+    describeTasks(() => store);
+    describeTaskInputs(() => store);
     describeBus(() => store);
 
     it("answers ping", async () => {
@@ -48,6 +52,9 @@ export function describeStoreContract(name: string, makeStore: () => Promise<Sto
       await store.close();
       await expect(store.getSession("any", 1_000)).rejects.toBeInstanceOf(StoreUnavailableError);
       await expect(store.bus.publish("any", "m")).rejects.toBeInstanceOf(StoreUnavailableError);
+      await expect(store.createTask(newTask(), LEASE)).rejects.toBeInstanceOf(StoreUnavailableError);
+      await expect(store.getTask("any", null)).rejects.toBeInstanceOf(StoreUnavailableError);
+      await expect(store.renewLeases([{ taskId: "any", token: "t" }], 1_000)).rejects.toBeInstanceOf(StoreUnavailableError);
       await store.close();
     });
   });

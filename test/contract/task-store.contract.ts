@@ -1,132 +1,173 @@
-import { afterEach, describe, expect, it } from "vitest";
-import { taskChannel, type NewTask, type Store } from "../../src/store/contract.js";
-import { allowedFrom, NON_TERMINAL } from "../../src/tasks/transitions.js";
-import { newTaskId } from "../../src/tasks/task-id.js";
+import { randomUUID } from "node:crypto";
+import { describe, expect, it } from "vitest";
+import type { Lease, NewTask, Store, TaskRecord, TaskStatus } from "../../src/store/contract.js";
 import { waitFor } from "../helpers/wait-for.js";
 
+/** The store takes `from` as given; these stand in for the engine's table. */
+export const ACTIVE: readonly TaskStatus[] = ["working", "input_required"];
+export const LEASE: Lease = { owner: "replica-1", token: "tok-1", leaseMs: 10_000 };
+
 export function newTask(overrides: Partial<NewTask> = {}): NewTask {
-  const now = Date.now();
   return {
-    id: newTaskId(now),
+    id: randomUUID(),
     principal: "alice",
     dialect: "B",
     upstream: "demo",
     tool: "sleep",
     status: "working",
-    createdAt: now,
+    createdAt: Date.now(),
     ttlMs: 60_000,
-    pollIntervalMs: 1000,
+    pollIntervalMs: 1_000,
     owner: "replica-1",
     clientCapabilities: { elicitation: { form: {} }, extensions: {} },
     ...overrides,
   };
 }
 
-const LEASE = { owner: "replica-1", token: "tok-1", leaseMs: 10_000 };
+/** What createTask must have stored for `task`. */
+export function created(task: NewTask): TaskRecord {
+  return { ...task, lastUpdatedAt: task.createdAt, revision: 1, cancelRequested: false, inputRequests: {}, inputResponses: {} };
+}
 
-/** The task half of the store contract: both stores run exactly these. */
-export function describeTaskStoreContract(name: string, makeStore: () => Promise<Store>): void {
-  describe(`${name} task store`, () => {
-    const stores: Store[] = [];
-    afterEach(async () => {
-      for (const s of stores.splice(0)) await s.close();
-    });
-    async function store() {
-      const s = await makeStore();
-      stores.push(s);
-      return s;
-    }
-
-    it("creates a task readable at once, by its principal or an operator only", async () => {
-      const s = await store();
-      const created = await s.createTask(newTask(), LEASE);
-      expect(created).toMatchObject({ status: "working", revision: 1, cancelRequested: false, inputRequests: {}, inputResponses: {} });
-      expect(await s.getTask(created.id, "alice")).toEqual(created);
-      expect(await s.getTask(created.id, null)).toEqual(created);
-      expect(await s.getTask(created.id, "mallory")).toBeUndefined();
-      expect(await s.getTask("nope", "alice")).toBeUndefined();
+/** The task half of the store contract: records, transitions, expiry (inputs and leases: task-input.contract.ts). */
+export function describeTasks(current: () => Store): void {
+  describe("tasks", () => {
+    it("creates a task readable at once by its principal or an operator, as a copy", async () => {
+      const task = newTask({ statusMessage: "queued", upstreamRequestId: '"r-1"' });
+      expect(await current().createTask(task, LEASE)).toEqual(created(task));
+      task.principal = "changed after create";
+      expect(await current().getTask(task.id, "alice")).toEqual(created({ ...task, principal: "alice" }));
+      expect(await current().getTask(task.id, null)).toEqual(created({ ...task, principal: "alice" }));
     });
 
-    it("moves from an allowed status, bumps the revision, and never leaves a terminal one", async () => {
-      const s = await store();
-      const { id } = await s.createTask(newTask(), LEASE);
-      const result = { content: [], structuredContent: { nested: { list: [], empty: {} } }, isError: false };
-      const done = await s.transitionTask(id, { from: allowedFrom("completed"), to: "completed", outcome: { result }, leaseToken: LEASE.token, now: Date.now() + 5 });
-      expect(done).toMatchObject({ ok: true, task: { status: "completed", revision: 2, outcome: { result } } });
-      const again = await s.transitionTask(id, { from: ["completed"], to: "completed", now: Date.now() });
-      expect(again).toMatchObject({ ok: false, reason: "wrong_status", task: { status: "completed", revision: 2 } });
-      const back = await s.transitionTask(id, { from: ["completed", "working"], to: "working", now: Date.now() });
-      expect(back.ok).toBe(false);
+    it("reads another principal's task and an unknown id alike, as undefined", async () => {
+      const { id } = await current().createTask(newTask(), LEASE);
+      expect(await current().getTask(id, "mallory")).toBeUndefined();
+      expect(await current().getTask(randomUUID(), "alice")).toBeUndefined();
+      expect(await current().getTask(randomUUID(), null)).toBeUndefined();
     });
 
-    it("fences owner writes by the lease token and client writes by the principal", async () => {
-      const s = await store();
-      const { id } = await s.createTask(newTask(), LEASE);
-      expect(await s.transitionTask(id, { from: NON_TERMINAL, to: "failed", leaseToken: "stale", now: Date.now() })).toMatchObject({ ok: false, reason: "stale_lease" });
-      expect(await s.transitionTask(id, { from: NON_TERMINAL, cancelRequested: true, principal: "mallory", now: Date.now() })).toEqual({ ok: false, reason: "not_found" });
-      const error = { code: -32000, message: "boom", data: { why: [1, 2] } };
-      const failed = await s.transitionTask(id, { from: NON_TERMINAL, to: "failed", outcome: { error }, statusMessage: "boom", leaseToken: LEASE.token, now: Date.now() });
-      expect(failed).toMatchObject({ ok: true, task: { status: "failed", statusMessage: "boom", outcome: { error } } });
+    it("refuses an empty principal, which must never mean any", async () => {
+      const { id } = await current().createTask(newTask(), LEASE);
+      await expect(current().getTask(id, "")).rejects.toBeInstanceOf(RangeError);
+      await expect(current().transitionTask(id, { from: ACTIVE, principal: "", now: Date.now() })).rejects.toBeInstanceOf(RangeError);
     });
 
-    it("keeps input requests until answered; ignores unknown and repeated answers; back to working when none is left", async () => {
-      const s = await store();
-      const { id } = await s.createTask(newTask(), LEASE);
-      const ask = { a: { method: "elicitation/create", params: { message: "A?", requestedSchema: { type: "object", properties: {} } } }, b: { method: "roots/list" } };
-      await s.transitionTask(id, { from: NON_TERMINAL, to: "input_required", addInputRequests: ask, leaseToken: LEASE.token, now: Date.now() });
-      const first = await s.addInputResponses(id, "alice", { a: { action: "accept", content: { x: 1 } }, never: {} }, Date.now());
-      expect(first?.accepted).toEqual(["a"]);
-      expect((await s.addInputResponses(id, "alice", { a: { action: "decline" } }, Date.now()))?.accepted).toEqual([]);
-      expect(await s.addInputResponses(id, "mallory", { b: {} }, Date.now())).toBeUndefined();
-      const taken = await s.takeInputResponses(id, LEASE.token, Date.now());
-      expect(taken).toMatchObject({ ok: true, responses: { a: { action: "accept", content: { x: 1 } } }, task: { status: "input_required", inputRequests: { b: ask.b } } });
-      await s.addInputResponses(id, "alice", { b: { roots: [] } }, Date.now());
-      expect(await s.takeInputResponses(id, "stale", Date.now())).toEqual({ ok: false, reason: "stale_lease" });
-      const last = await s.takeInputResponses(id, LEASE.token, Date.now());
-      expect(last).toMatchObject({ ok: true, responses: { b: { roots: [] } }, task: { status: "working", inputRequests: {} } });
-      const withdrawn = await s.transitionTask(id, { from: NON_TERMINAL, to: "input_required", addInputRequests: { c: { method: "roots/list" } }, leaseToken: LEASE.token, now: Date.now() });
-      expect(withdrawn.ok).toBe(true);
-      const removed = await s.transitionTask(id, { from: NON_TERMINAL, removeInputRequests: ["c"], leaseToken: LEASE.token, now: Date.now() });
-      expect(removed).toMatchObject({ ok: true, task: { status: "working", inputRequests: {} } });
+    it("refuses a second task with the same id", async () => {
+      const task = newTask();
+      await current().createTask(task, LEASE);
+      await expect(current().createTask(task, LEASE)).rejects.toThrow(/exists/);
     });
 
-    it("renews many leases at once and says what waits for the owner", async () => {
-      const s = await store();
-      const tasks = await Promise.all([0, 1, 2].map((i) => s.createTask(newTask(), { ...LEASE, token: `t${i}` })));
-      await s.transitionTask(tasks[1]!.id, { from: NON_TERMINAL, cancelRequested: true, principal: "alice", now: Date.now() });
-      await s.releaseLease(tasks[2]!.id, "t2");
-      const states = await s.renewLeases(tasks.map((t, i) => ({ taskId: t.id, token: `t${i}` })), 5_000);
-      expect(states.map((x) => [x.held, x.cancelRequested])).toEqual([[true, false], [true, true], [false, false]]);
+    it("expires a task at createdAt + ttlMs, not ttlMs after it was written", async () => {
+      // Created a minute ago with a TTL a little over a minute: gone within a fraction of a second.
+      const task = newTask({ createdAt: Date.now() - 60_000, ttlMs: 60_400 });
+      await current().createTask(task, LEASE);
+      expect(await current().getTask(task.id, null)).toBeDefined();
+      await waitFor(async () => (await current().getTask(task.id, null)) === undefined, { timeoutMs: 3_000, what: "the task to expire" });
+      expect(Date.now()).toBeGreaterThanOrEqual(task.createdAt + task.ttlMs);
     });
 
-    it("expires a task at createdAt + ttlMs", async () => {
-      const s = await store();
-      const { id } = await s.createTask(newTask({ ttlMs: 300 }), LEASE);
-      expect(await s.getTask(id, "alice")).toBeDefined();
-      await waitFor(async () => (await s.getTask(id, "alice")) === undefined, { timeoutMs: 3000, what: "expiry" });
-    });
-
-    it("publishes every change on the task's channel", async () => {
-      const s = await store();
-      const { id } = await s.createTask(newTask(), LEASE);
-      const seen: string[] = [];
-      const unsubscribe = await s.bus.subscribe(taskChannel(id), (m) => seen.push(m));
-      await s.transitionTask(id, { from: NON_TERMINAL, statusMessage: "half way", leaseToken: LEASE.token, now: Date.now() });
-      await waitFor(() => seen.includes("2"), { what: "the hint" });
-      await unsubscribe();
-    });
+    describeTransitions(current);
+    describeOutcomes(current);
 
     it("lists a principal's tasks newest first, in pages", async () => {
-      const s = await store();
-      const principal = `p-${Math.random()}`;
+      const principal = `p-${randomUUID()}`;
       const ids: string[] = [];
-      for (let i = 0; i < 5; i++) ids.push((await s.createTask(newTask({ principal, createdAt: Date.now() + i }), LEASE)).id);
-      const first = await s.listTasks(principal, { limit: 2 });
+      for (let i = 0; i < 5; i++) ids.push((await current().createTask(newTask({ principal, createdAt: Date.now() + i }), LEASE)).id);
+      await current().createTask(newTask(), LEASE);
+      const first = await current().listTasks(principal, { limit: 2 });
       expect(first?.tasks.map((t) => t.id)).toEqual([ids[4], ids[3]]);
-      const rest = await s.listTasks(principal, { limit: 10, cursor: first!.nextCursor! });
+      const rest = await current().listTasks(principal, { limit: 10, cursor: first?.nextCursor });
       expect(rest?.tasks.map((t) => t.id)).toEqual([ids[2], ids[1], ids[0]]);
       expect(rest?.nextCursor).toBeUndefined();
-      expect(await s.listTasks(principal, { limit: 2, cursor: "bogus" })).toBeUndefined();
+      expect(await current().listTasks(principal, { limit: 2, cursor: "bogus" })).toBeUndefined();
     });
+  });
+}
+
+function describeTransitions(current: () => Store): void {
+  it("moves from an allowed status, bumping the revision and lastUpdatedAt", async () => {
+    const task = newTask();
+    await current().createTask(task, LEASE);
+    const now = task.createdAt + 5;
+    const moved = await current().transitionTask(task.id, { from: ["working"], to: "input_required", leaseToken: LEASE.token, now });
+    const expected = { ...created(task), status: "input_required", revision: 2, lastUpdatedAt: now };
+    expect(moved).toEqual({ ok: true, task: expected });
+    expect(await current().getTask(task.id, "alice")).toEqual(expected);
+  });
+
+  it("refuses a change from a status not in `from`, answering with the stored task", async () => {
+    const task = newTask();
+    await current().createTask(task, LEASE);
+    const refused = await current().transitionTask(task.id, { from: ["input_required"], to: "completed", now: Date.now() });
+    expect(refused).toEqual({ ok: false, reason: "wrong_status", task: created(task) });
+  });
+
+  it("never leaves a terminal status, not even for itself", async () => {
+    const { id } = await current().createTask(newTask(), LEASE);
+    const done = await current().transitionTask(id, { from: ACTIVE, to: "completed", outcome: { result: { content: [] } }, now: Date.now() });
+    if (!done.ok) throw new Error(`completion refused: ${done.reason}`);
+    const attempts = [
+      { from: ["completed", "working"] as TaskStatus[], to: "working" as const },
+      { from: ["completed"] as TaskStatus[], to: "completed" as const },
+      { from: ["completed"] as TaskStatus[], statusMessage: "late" },
+      { from: ["completed"] as TaskStatus[], cancelRequested: true as const },
+    ];
+    for (const attempt of attempts) {
+      expect(await current().transitionTask(id, { ...attempt, now: Date.now() })).toEqual({ ok: false, reason: "wrong_status", task: done.task });
+    }
+    expect(await current().getTask(id, null)).toEqual(done.task);
+  });
+
+  it("refuses a stale lease token, answering with the stored task", async () => {
+    const task = newTask();
+    await current().createTask(task, LEASE);
+    const stale = { from: ACTIVE, to: "failed" as const, now: Date.now() };
+    expect(await current().transitionTask(task.id, { ...stale, leaseToken: "other" })).toEqual({ ok: false, reason: "stale_lease", task: created(task) });
+    await current().releaseLease(task.id, "other"); // not its token: the lease stays
+    expect((await current().transitionTask(task.id, { from: ACTIVE, statusMessage: "still mine", leaseToken: LEASE.token, now: Date.now() })).ok).toBe(true);
+    await current().releaseLease(task.id, LEASE.token);
+    expect(await current().transitionTask(task.id, { ...stale, leaseToken: LEASE.token })).toMatchObject({ ok: false, reason: "stale_lease", task: { status: "working" } });
+  });
+
+  it("reads a change by another principal exactly like one of an unknown task", async () => {
+    const { id } = await current().createTask(newTask(), LEASE);
+    const cancel = { from: ACTIVE, cancelRequested: true as const, now: Date.now() };
+    expect(await current().transitionTask(id, { ...cancel, principal: "mallory" })).toEqual({ ok: false, reason: "not_found" });
+    expect(await current().transitionTask(randomUUID(), { ...cancel, principal: "alice" })).toEqual({ ok: false, reason: "not_found" });
+    expect(await current().transitionTask(id, { ...cancel, principal: "alice" })).toMatchObject({ ok: true, task: { cancelRequested: true } });
+  });
+
+  it("sets, keeps and clears the statusMessage", async () => {
+    const { id } = await current().createTask(newTask(), LEASE);
+    const change = (statusMessage?: string | null) => current().transitionTask(id, { from: ACTIVE, statusMessage, leaseToken: LEASE.token, now: Date.now() });
+    expect(await change("Running tests (128/342)")).toMatchObject({ ok: true, task: { statusMessage: "Running tests (128/342)", revision: 2 } });
+    expect(await change(undefined)).toMatchObject({ ok: true, task: { statusMessage: "Running tests (128/342)", revision: 3 } });
+    const cleared = await change(null);
+    expect(cleared.ok && "statusMessage" in cleared.task).toBe(false);
+    expect(await current().getTask(id, null)).not.toHaveProperty("statusMessage");
+  });
+}
+
+function describeOutcomes(current: () => Store): void {
+  it("stores a result exactly as given: empty arrays and objects, nesting, big and odd values", async () => {
+    const { id } = await current().createTask(newTask(), LEASE);
+    const result = {
+      content: [],
+      structuredContent: { empty: {}, list: [], nested: { a: [{ b: {} }, [], [[]]] }, big: 2 ** 60, tiny: 1e-300, none: null, text: "ünï ✓ \"{}\"" },
+      isError: false,
+    };
+    const done = await current().transitionTask(id, { from: ACTIVE, to: "completed", outcome: { result }, leaseToken: LEASE.token, now: Date.now() });
+    expect(done.ok && done.task.outcome).toEqual({ result });
+    expect((await current().getTask(id, "alice"))?.outcome).toEqual({ result });
+  });
+
+  it("stores a JSON-RPC error outcome", async () => {
+    const { id } = await current().createTask(newTask(), LEASE);
+    const error = { code: -32000, message: "boom", data: { why: [1, 2], empty: [] } };
+    const failed = await current().transitionTask(id, { from: ACTIVE, to: "failed", outcome: { error }, statusMessage: "boom", now: Date.now() });
+    expect(failed).toMatchObject({ ok: true, task: { status: "failed", statusMessage: "boom" } });
+    expect((await current().getTask(id, null))?.outcome).toEqual({ error });
   });
 }

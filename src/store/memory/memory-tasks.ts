@@ -10,7 +10,7 @@ import {
   type TransitionResult,
 } from "../contract.js";
 import { answerField, changeFields, decodeTask, encodeAnswer, encodeOutcome, expiresAt, inputRequestField, newTaskFields } from "../task-fields.js";
-import { assertChange, refuseChange, taskExistsError, visibleTo } from "../task-rules.js";
+import { assertChange, assertPrincipal, assertToken, isTerminal, refuseChange, taskExistsError, visibleTo } from "../task-rules.js";
 
 interface Entry {
   fields: Map<string, string>;
@@ -33,6 +33,7 @@ export class MemoryTasks implements TaskStore {
   ) {}
 
   async createTask(task: NewTask, lease: Lease): Promise<TaskRecord> {
+    assertToken(lease.token);
     if (this.live(task.id)) throw taskExistsError(task.id);
     const entry: Entry = { fields: new Map(newTaskFields(task)), expiresAt: expiresAt(task) };
     entry.lease = { token: lease.token, expiresAt: this.now() + lease.leaseMs };
@@ -41,6 +42,7 @@ export class MemoryTasks implements TaskStore {
   }
 
   async getTask(id: string, principal: string | null): Promise<TaskRecord | undefined> {
+    assertPrincipal(principal);
     const entry = this.live(id);
     if (!entry) return undefined;
     const task = decodeTask(entry.fields, entry.outcome);
@@ -64,15 +66,19 @@ export class MemoryTasks implements TaskStore {
   }
 
   async addInputResponses(id: string, principal: string, responses: Record<string, unknown>, now: number) {
+    assertPrincipal(principal);
     const entry = this.live(id);
     if (!entry || entry.fields.get("principal") !== principal) return undefined;
-    const accepted = Object.keys(responses).filter((key) => entry.fields.has(inputRequestField(key)) && !entry.fields.has(answerField(key)));
+    // A terminal task never changes, so it accepts no answer (as add-input-responses-2).
+    const open = !isTerminal(decodeTask(entry.fields, entry.outcome).status);
+    const accepted = Object.keys(responses).filter((key) => open && entry.fields.has(inputRequestField(key)) && !entry.fields.has(answerField(key)));
     for (const key of accepted) entry.fields.set(answerField(key), encodeAnswer(responses[key]));
     const task = accepted.length ? this.bump(id, entry, now) : decodeTask(entry.fields, entry.outcome);
     return { accepted, task };
   }
 
   async takeInputResponses(id: string, leaseToken: string, now: number) {
+    assertToken(leaseToken);
     const entry = this.live(id);
     if (!entry) return { ok: false as const, reason: "not_found" as const };
     if (this.leaseHolder(entry) !== leaseToken) return { ok: false as const, reason: "stale_lease" as const };
@@ -139,7 +145,8 @@ export class MemoryTasks implements TaskStore {
 
   private announce(id: string, entry: Entry): TaskRecord {
     const task = decodeTask(entry.fields, entry.outcome);
-    void this.bus.publish(taskChannel(id), String(task.revision));
+    // A hint only: the change is made whether or not anyone hears of it.
+    this.bus.publish(taskChannel(id), String(task.revision)).catch(() => {});
     return task;
   }
 

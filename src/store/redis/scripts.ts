@@ -11,8 +11,8 @@ import type { RedisConnection } from "./connection.js";
  *      a key inside Lua): Redis Cluster routes by them, and keys.ts stays the one place names are
  *      made.
  *   2. Add it to `allScripts` in `lua/index.ts`.
- *   3. Call `scripts.run(script, keys, args)` from the store, and turn negative return codes
- *      into errors in one function beside it.
+ *   3. Call `scripts.run(script, keys, args)` (or `runEach` for a batch) from the store, and
+ *      read its return code in the one function that knows the codes (task-replies.ts).
  *
  * Scripts are registered with `defineCommand`: EVALSHA, falling back to EVAL (which also loads
  * it) when the server does not know the script yet, e.g. after a restart or SCRIPT FLUSH.
@@ -43,14 +43,48 @@ export class ScriptRunner {
 
   /** Rejects with StoreUnavailableError when Redis does not answer; a script error keeps its message. */
   async run(script: LuaScript, keys: readonly string[], args: readonly (string | number)[]): Promise<unknown> {
-    if (!this.defined.has(script.name)) throw new Error(`script not registered: ${script.name}`);
-    if (keys.length !== script.numberOfKeys) {
-      throw new RangeError(`${script.name} takes ${script.numberOfKeys} keys, got ${keys.length}`);
-    }
-    return this.connection.call((client) => {
-      const command = (client as unknown as Record<string, ScriptCommand>)[script.name];
-      if (!command) throw new Error(`script not defined on this connection: ${script.name}`);
-      return command.call(client, ...keys, ...args);
+    this.check(script, [{ keys, args }]);
+    return this.connection.call((client) => commandOf(client, script).call(client, ...keys, ...args));
+  }
+
+  /**
+   * The same script once per call, all in one pipeline: one write, one round trip however many.
+   * A NOSCRIPT reply (after a restart or SCRIPT FLUSH) is resent as EVAL by ioredis, per command,
+   * so the pipeline still settles with every reply. The first failed call rejects the whole batch.
+   */
+  async runEach(script: LuaScript, calls: readonly ScriptCall[]): Promise<unknown[]> {
+    this.check(script, calls);
+    if (calls.length === 0) return [];
+    return this.connection.call(async (client) => {
+      const pipeline = client.pipeline();
+      const command = commandOf(pipeline, script);
+      for (const { keys, args } of calls) void command.call(pipeline, ...keys, ...args);
+      const replies = (await pipeline.exec()) ?? [];
+      return replies.map(([err, reply]) => {
+        if (err) throw err;
+        return reply;
+      });
     });
   }
+
+  private check(script: LuaScript, calls: readonly ScriptCall[]): void {
+    if (!this.defined.has(script.name)) throw new Error(`script not registered: ${script.name}`);
+    for (const { keys } of calls) {
+      if (keys.length !== script.numberOfKeys) {
+        throw new RangeError(`${script.name} takes ${script.numberOfKeys} keys, got ${keys.length}`);
+      }
+    }
+  }
+}
+
+export interface ScriptCall {
+  keys: readonly string[];
+  args: readonly (string | number)[];
+}
+
+/** The command defineCommand added, on a client or on one of its pipelines. */
+function commandOf(target: object, script: LuaScript): ScriptCommand {
+  const command = (target as Record<string, ScriptCommand | undefined>)[script.name];
+  if (!command) throw new Error(`script not defined on this connection: ${script.name}`);
+  return command;
 }

@@ -2,22 +2,27 @@ import type { LuaScript } from "../scripts.js";
 import { TASK_LUA_PRELUDE } from "./common.js";
 
 /**
- * add-input-responses-2: store answers whose keys are outstanding and not answered yet; ignore the rest.
+ * add-input-responses-2: store the answers whose keys are outstanding (an `in:<key>` and no
+ * `ans:<key>` yet) and ignore the rest, so a retried tasks/update changes nothing. A terminal
+ * task accepts none: it never changes.
  * KEYS: 1 task hash, 2 outcome
  * ARGV: 1 principal, 2 now, 3 hint channel, 4.. key / answer JSON pairs
- * Returns: {1, accepted keys, fields, outcome}; {-1} not found (or another principal's)
+ * Returns: {1, accepted keys, fields, outcome} (the revision moves only when a key was accepted);
+ *          {-1} not found (or another principal's)
  */
 export const addInputResponses: LuaScript = {
   name: "addInputResponses",
   numberOfKeys: 2,
   lua: `${TASK_LUA_PRELUDE}
-if redis.call('EXISTS', KEYS[1]) == 0 or redis.call('HGET', KEYS[1], 'principal') ~= ARGV[1] then return {-1} end
+local status = visible_status(ARGV[1])
+if not status then return {-1} end
 local accepted = {}
-for i = 4, #ARGV, 2 do
-  local key = ARGV[i]
-  if redis.call('HEXISTS', KEYS[1], 'in:' .. key) == 1 and redis.call('HEXISTS', KEYS[1], 'ans:' .. key) == 0 then
-    redis.call('HSET', KEYS[1], 'ans:' .. key, ARGV[i + 1])
-    table.insert(accepted, key)
+if not TERMINAL[status] then
+  for i = 4, #ARGV - 1, 2 do
+    local key = ARGV[i]
+    if redis.call('HEXISTS', KEYS[1], 'in:' .. key) == 1 and redis.call('HSETNX', KEYS[1], 'ans:' .. key, ARGV[i + 1]) == 1 then
+      table.insert(accepted, key)
+    end
   end
 end
 if #accepted > 0 then bump(ARGV[2], ARGV[3]) end

@@ -1,7 +1,9 @@
 import type { LuaScript } from "../scripts.js";
 import { addInputResponses } from "./add-input-responses-2.js";
-import { createTask } from "./create-task-3.js";
-import { releaseLease, renewLease } from "./renew-lease-2.js";
+import { createTask } from "./create-task-2.js";
+import { getTask } from "./get-task-2.js";
+import { releaseLease } from "./release-lease-1.js";
+import { renewLease } from "./renew-lease-2.js";
 import { takeInputResponses } from "./take-input-responses-3.js";
 import { transitionTask } from "./transition-task-3.js";
 
@@ -9,4 +11,12 @@ import { transitionTask } from "./transition-task-3.js";
  * Every script the Redis store registers, one file each beside this one (`<name>-<key count>.ts`).
  * Sessions need none: GETEX, SET PX and DEL are each atomic already.
  */
-export const allScripts: readonly LuaScript[] = [createTask, transitionTask, addInputResponses, takeInputResponses, renewLease, releaseLease];
+export const allScripts: readonly LuaScript[] = [
+  createTask,
+  getTask,
+  transitionTask,
+  addInputResponses,
+  takeInputResponses,
+  renewLease,
+  releaseLease,
+];

@@ -2,17 +2,19 @@ import type { LuaScript } from "../scripts.js";
 import { TASK_LUA_PRELUDE } from "./common.js";
 
 /**
- * take-input-responses-3: the owner takes the waiting answers; their requests are done.
+ * take-input-responses-3: the owner takes the waiting answers; their requests are done, and an
+ * input_required task with none left goes back to working.
  * KEYS: 1 task hash, 2 outcome, 3 lease
  * ARGV: 1 lease token, 2 now, 3 hint channel
- * Returns: {1, key/answer pairs, fields, outcome}; {-1} not found; {-3} stale lease
+ * Returns: {1, key / answer JSON pairs, fields, outcome} (the revision moves only when something
+ *          was taken); {-1} not found; {-2} stale lease
  */
 export const takeInputResponses: LuaScript = {
   name: "takeInputResponses",
   numberOfKeys: 3,
   lua: `${TASK_LUA_PRELUDE}
 if redis.call('EXISTS', KEYS[1]) == 0 then return {-1} end
-if redis.call('GET', KEYS[3]) ~= ARGV[1] then return {-3} end
+if redis.call('GET', KEYS[3]) ~= ARGV[1] then return {-2} end
 local taken = {}
 local fields = redis.call('HGETALL', KEYS[1])
 for i = 1, #fields, 2 do

@@ -1,4 +1,0 @@
-import { createStore } from "../../src/store/index.js";
-import { describeTaskStoreContract } from "./task-store.contract.js";
-
-describeTaskStoreContract("memory", async () => createStore({ keyPrefix: "t:" }));

@@ -1,0 +1,116 @@
+import { randomUUID } from "node:crypto";
+import { describe, expect, it } from "vitest";
+import { taskChannel, type Store } from "../../src/store/contract.js";
+import { waitFor } from "../helpers/wait-for.js";
+import { ACTIVE, LEASE, newTask } from "./task-store.contract.js";
+
+const ASK = {
+  a: { method: "elicitation/create", params: { message: "A?", requestedSchema: { type: "object", properties: {} } } },
+  b: { method: "roots/list" },
+};
+
+/** A working task with the two input requests of ASK outstanding. */
+async function asking(store: Store): Promise<string> {
+  const { id } = await store.createTask(newTask(), LEASE);
+  const asked = await store.transitionTask(id, { from: ACTIVE, to: "input_required", addInputRequests: ASK, leaseToken: LEASE.token, now: Date.now() });
+  if (!asked.ok) throw new Error(`asking refused: ${asked.reason}`);
+  return id;
+}
+
+/** The task half of the contract, part two: answers, leases, hints. */
+export function describeTaskInputs(current: () => Store): void {
+  describe("task inputs and leases", () => {
+    it("accepts answers only for outstanding keys, so unknown keys and retries change nothing", async () => {
+      const id = await asking(current());
+      const first = await current().addInputResponses(id, "alice", { a: { action: "accept", content: { x: 1 } }, never: {} }, Date.now());
+      expect(first).toMatchObject({ accepted: ["a"], task: { revision: 3, inputResponses: { a: { action: "accept", content: { x: 1 } } } } });
+      const retry = await current().addInputResponses(id, "alice", { a: { action: "decline" }, never: {} }, Date.now());
+      expect(retry).toEqual({ accepted: [], task: first?.task });
+      expect(await current().addInputResponses(id, "mallory", { b: {} }, Date.now())).toBeUndefined();
+      expect(await current().addInputResponses(randomUUID(), "alice", { b: {} }, Date.now())).toBeUndefined();
+    });
+
+    it("accepts no answer once the task is terminal", async () => {
+      const id = await asking(current());
+      const cancelled = await current().transitionTask(id, { from: ACTIVE, to: "cancelled", now: Date.now() });
+      if (!cancelled.ok) throw new Error(`cancel refused: ${cancelled.reason}`);
+      expect(await current().addInputResponses(id, "alice", { a: {} }, Date.now())).toEqual({ accepted: [], task: cancelled.task });
+    });
+
+    it("hands answers to the owner once, and goes back to working only when nothing is outstanding", async () => {
+      const id = await asking(current());
+      await current().addInputResponses(id, "alice", { a: { action: "accept", content: { x: 1 } } }, Date.now());
+      const taken = await current().takeInputResponses(id, LEASE.token, Date.now());
+      expect(taken).toMatchObject({ ok: true, responses: { a: { action: "accept", content: { x: 1 } } }, task: { status: "input_required", revision: 4 } });
+      expect(taken.ok && taken.task).toMatchObject({ inputRequests: { b: ASK.b }, inputResponses: {} });
+      const nothing = await current().takeInputResponses(id, LEASE.token, Date.now());
+      expect(nothing).toMatchObject({ ok: true, responses: {}, task: { revision: 4 } });
+      await current().addInputResponses(id, "alice", { b: { roots: [] } }, Date.now());
+      const last = await current().takeInputResponses(id, LEASE.token, Date.now());
+      expect(last).toMatchObject({ ok: true, responses: { b: { roots: [] } }, task: { status: "working", inputRequests: {}, inputResponses: {} } });
+    });
+
+    it("fences taking answers by the lease", async () => {
+      const id = await asking(current());
+      await current().addInputResponses(id, "alice", { a: {} }, Date.now());
+      expect(await current().takeInputResponses(id, "stale", Date.now())).toEqual({ ok: false, reason: "stale_lease" });
+      expect(await current().takeInputResponses(randomUUID(), LEASE.token, Date.now())).toEqual({ ok: false, reason: "not_found" });
+      expect((await current().getTask(id, null))?.inputResponses).toEqual({ a: {} });
+    });
+
+    it("withdraws an unanswered input request, back to working when none is left", async () => {
+      const id = await asking(current());
+      const one = await current().transitionTask(id, { from: ACTIVE, removeInputRequests: ["a"], leaseToken: LEASE.token, now: Date.now() });
+      expect(one).toMatchObject({ ok: true, task: { status: "input_required", inputRequests: { b: ASK.b } } });
+      const none = await current().transitionTask(id, { from: ACTIVE, removeInputRequests: ["b"], leaseToken: LEASE.token, now: Date.now() });
+      expect(none).toMatchObject({ ok: true, task: { status: "working", inputRequests: {} } });
+    });
+
+    it("renews several leases at once and tells, per task, what waits for the owner", async () => {
+      const ids = await Promise.all([0, 1, 2].map((i) => current().createTask(newTask(), { ...LEASE, token: `t${i}` }).then((t) => t.id)));
+      const [answered, cancelled, released] = ids as [string, string, string];
+      await current().transitionTask(answered, { from: ACTIVE, to: "input_required", addInputRequests: { k: ASK.b }, now: Date.now() });
+      await current().addInputResponses(answered, "alice", { k: { roots: [] } }, Date.now());
+      await current().transitionTask(cancelled, { from: ACTIVE, cancelRequested: true, principal: "alice", now: Date.now() });
+      await current().releaseLease(released, "t2");
+      const leases = [{ taskId: answered, token: "t0" }, { taskId: cancelled, token: "t1" }, { taskId: released, token: "t2" }, { taskId: cancelled, token: "t0" }];
+      expect(await current().renewLeases(leases, 5_000)).toEqual([
+        { taskId: answered, held: true, cancelRequested: false, hasInputResponses: true },
+        { taskId: cancelled, held: true, cancelRequested: true, hasInputResponses: false },
+        { taskId: released, held: false, cancelRequested: false, hasInputResponses: false },
+        { taskId: cancelled, held: false, cancelRequested: true, hasInputResponses: false },
+      ]);
+      expect(await current().renewLeases([], 5_000)).toEqual([]);
+    });
+
+    it("lets a lease run out after leaseMs unless it is renewed", async () => {
+      const short = { ...LEASE, leaseMs: 300 };
+      const [lapsing, renewed] = await Promise.all([0, 1].map(() => current().createTask(newTask(), short).then((t) => t.id))) as [string, string];
+      expect(await current().renewLeases([{ taskId: renewed, token: LEASE.token }], 60_000)).toMatchObject([{ held: true }]);
+      // An empty `from` writes nothing: the answer only tells whether the fence still holds.
+      const probe = async (id: string) => {
+        const result = await current().transitionTask(id, { from: [], leaseToken: LEASE.token, now: Date.now() });
+        return result.ok ? "changed" : result.reason;
+      };
+      await waitFor(async () => (await probe(lapsing)) === "stale_lease", { timeoutMs: 3_000, what: "the lease to lapse" });
+      expect(await probe(renewed)).toBe("wrong_status");
+    });
+
+    it("announces every change on task:<id>, and no refused one", async () => {
+      const task = newTask();
+      const seen: string[] = [];
+      const unsubscribe = await current().bus.subscribe(taskChannel(task.id), (m) => seen.push(m));
+      await current().createTask(task, LEASE);
+      await current().transitionTask(task.id, { from: ACTIVE, to: "input_required", addInputRequests: { k: ASK.b }, now: Date.now() });
+      await current().transitionTask(task.id, { from: ["completed"], to: "working", now: Date.now() });
+      await current().addInputResponses(task.id, "alice", { k: {} }, Date.now());
+      await current().addInputResponses(task.id, "alice", { k: {} }, Date.now());
+      await current().takeInputResponses(task.id, LEASE.token, Date.now());
+      await current().transitionTask(task.id, { from: ACTIVE, to: "completed", outcome: { result: {} }, now: Date.now() });
+      // Hints arrive in order, so once the last is in, nothing was published between them.
+      await waitFor(() => seen.includes("5"), { timeoutMs: 5_000, what: "the fifth hint" });
+      expect(seen).toEqual(["1", "2", "3", "4", "5"]);
+      await unsubscribe();
+    });
+  });
+}
