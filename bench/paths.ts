@@ -6,4 +6,5 @@ export const CLI = join(ROOT, "dist/cli.js");
 export const DEMO = join(ROOT, "dist/demo/main.js");
 export const MCP_PROXY = join(ROOT, "node_modules/.bin/mcp-proxy");
 export const HONO_BASELINE = join(ROOT, "dist-bench/bench/fixtures/hono-baseline.js");
+export const PROBE = join(ROOT, "dist-bench/bench/fixtures/probe.js");
 export const RESULTS = join(ROOT, "bench/results");

@@ -24,14 +24,17 @@ export function legacyRequest(sessionId: string, method: string, params: Record<
   };
 }
 
-export function modernRequest(method: string, name: string, params: Record<string, unknown>, capabilities: object = {}, id: string = ID_SLOT): WireRequest {
+/** `name` goes in `Mcp-Name`, for the methods that have one (tools/call, tasks/*). */
+export function modernRequest(method: string, name: string | undefined, params: Record<string, unknown>, capabilities: object = {}, id: string = ID_SLOT): WireRequest {
   const meta = {
     "io.modelcontextprotocol/protocolVersion": MODERN,
     "io.modelcontextprotocol/clientCapabilities": capabilities,
     "io.modelcontextprotocol/clientInfo": { name: "taskgate-bench", version: "1" },
   };
+  const headers: Record<string, string> = { "content-type": "application/json", accept: ACCEPT, "mcp-protocol-version": MODERN, "mcp-method": method };
+  if (name !== undefined) headers["mcp-name"] = name;
   return {
-    headers: { "content-type": "application/json", accept: ACCEPT, "mcp-protocol-version": MODERN, "mcp-method": method, "mcp-name": name },
+    headers,
     body: JSON.stringify({ jsonrpc: "2.0", id, method, params: { ...params, _meta: meta } }),
   };
 }

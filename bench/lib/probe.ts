@@ -1,6 +1,8 @@
 import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { round } from "./load.js";
+import { readProbe } from "./probe-client.js";
+import type { Tracked } from "./procs.js";
 import type { BenchRedis } from "./redis.js";
 import { sleep } from "./wait.js";
 
@@ -28,16 +30,24 @@ export function childPids(pid: number): number[] {
 
 export interface RedisActivity {
   intervals: number;
-  /** Per interval: every command, EVALSHA alone, and socket read events (a pipeline is read at once). */
+  /**
+   * Per interval: every command (inside scripts too), EVALSHA alone, Redis's socket reads (a
+   * large pipeline takes many), and the client's Redis writes, i.e. round trips (from the probe).
+   */
   commands: number;
   evalsha: number;
   reads: number;
+  roundTrips: number;
   calls: Record<string, number>;
 }
 
-/** What Redis did over `intervals` renewal intervals of `intervalMs`, per interval. */
-export async function activityPerInterval(redis: BenchRedis, intervalMs: number, intervals: number): Promise<RedisActivity> {
-  const snapshot = async () => ({ calls: await redis.commandCalls(), stats: await redis.info("stats") });
+/** What Redis and the probed client did over `intervals` intervals of `intervalMs`, per interval. */
+export async function activityPerInterval(redis: BenchRedis, client: Tracked, intervalMs: number, intervals: number): Promise<RedisActivity> {
+  const snapshot = async () => ({
+    calls: await redis.commandCalls(),
+    stats: await redis.info("stats"),
+    roundTrips: (await readProbe(client)).redisWrites,
+  });
   const before = await snapshot();
   await sleep(intervalMs * intervals);
   const after = await snapshot();
@@ -53,6 +63,7 @@ export async function activityPerInterval(redis: BenchRedis, intervalMs: number,
     commands: round((stat("total_commands_processed") - infoCalls) / intervals, 2),
     evalsha: calls.evalsha ?? 0,
     reads: round((stat("total_reads_processed") - infoCalls) / intervals, 2),
+    roundTrips: round((after.roundTrips - before.roundTrips) / intervals, 2),
     calls,
   };
 }

@@ -20,13 +20,19 @@ export function removeConfigFiles(): void {
   configDir = undefined;
 }
 
+/** How to start node for taskgate: extra flags (the probe) and environment. */
+export interface Launch {
+  nodeArgs: string[];
+  env: NodeJS.ProcessEnv;
+}
+
 /** A taskgate process from a config object (log level warn: logging is not what is measured). */
-export async function startGateway(config: Record<string, unknown>): Promise<Server> {
+export async function startGateway(config: Record<string, unknown>, launch: Launch = { nodeArgs: [], env: {} }): Promise<Server> {
   const port = await freePort();
   configDir ??= mkdtempSync(join(tmpdir(), "taskgate-bench-"));
   const file = join(configDir, `taskgate-${port}.yaml`);
   writeFileSync(file, stringify({ log: { level: "warn" }, ...config, listen: { host: "127.0.0.1", port } }));
-  const proc = startProcess("taskgate", process.execPath, [CLI, "--config", file]);
+  const proc = startProcess("taskgate", process.execPath, [...launch.nodeArgs, CLI, "--config", file], launch.env);
   const url = `http://127.0.0.1:${port}`;
   await ready(proc, "taskgate /readyz", async () => (await fetch(`${url}/readyz`)).status === 200);
   return { proc, url: `${url}/mcp` };
