@@ -70,9 +70,13 @@ export interface TaskRecord {
   inputResponses: Record<string, unknown>;
   /** Present once terminal (completed/failed); kept in a key of its own. */
   outcome?: TaskOutcome;
+  /** Which run of the call this is: 1, then one more each time a live replica re-runs it after its owner stopped. */
+  attempt: number;
+  /** The `tools/call` params (name, arguments) the upstream received, kept so another replica can run it again. */
+  requestParams?: Record<string, unknown>;
 }
 
-export type NewTask = Omit<TaskRecord, "revision" | "cancelRequested" | "inputRequests" | "inputResponses" | "outcome" | "lastUpdatedAt">;
+export type NewTask = Omit<TaskRecord, "revision" | "cancelRequested" | "inputRequests" | "inputResponses" | "outcome" | "lastUpdatedAt" | "attempt">;
 
 /**
  * One atomic change of a task. `from` lists the statuses the change may start from (the caller
@@ -155,6 +159,40 @@ export interface TaskStore {
   releaseLease(taskId: string, token: string): Promise<void>;
 }
 
+/**
+ * What the reaper needs (design: Replicas): tasks whose owner stopped, found in a way that works
+ * in Redis Cluster, and ended or taken over by one atomic, checked change each.
+ */
+export interface OrphanStore {
+  /**
+   * Non-terminal tasks created before `createdBefore` whose lease has expired (their
+   * owner stopped renewing). At most `limit`. Index entries of tasks that ended or expired are
+   * dropped on the way.
+   */
+  findOrphans(createdBefore: number, limit: number): Promise<TaskRecord[]>;
+  /**
+   * End an orphan — only while it is still non-terminal and unleased, checked atomically,
+   * so an owner that renewed meanwhile keeps its task. "wrong_status" when it ended; "stale_lease"
+   * when a lease holds it again.
+   */
+  reapTask(id: string, end: OrphanEnd): Promise<TransitionResult>;
+  /**
+   * Take over an orphan to run its call again: a fresh lease for `lease.owner`, the next
+   * attempt, back to `working` with no outstanding input. Same atomic checks as reapTask.
+   */
+  claimTask(id: string, lease: Lease, statusMessage: string, now: number): Promise<TransitionResult>;
+  /** A lock across replicas (SET NX PX): true when `holder` has it now, fresh for `ttlMs`. */
+  acquireLock(name: string, holder: string, ttlMs: number): Promise<boolean>;
+}
+
+/** How the reaper ends an orphan: failed with an error, or cancelled (a cancel was asked for). */
+export interface OrphanEnd {
+  to: "failed" | "cancelled";
+  statusMessage: string;
+  outcome?: TaskOutcome;
+  now: number;
+}
+
 /** Hints between replicas. A lost message only delays: readers always re-read the store. */
 export interface EventBus {
   publish(channel: string, message: string): Promise<void>;
@@ -162,7 +200,7 @@ export interface EventBus {
   subscribe(channel: string, handler: (message: string) => void): Promise<() => Promise<void>>;
 }
 
-export interface Store extends SessionStore, TaskStore {
+export interface Store extends SessionStore, TaskStore, OrphanStore {
   readonly kind: "memory" | "redis";
   readonly bus: EventBus;
   /** Resolves when the backing store answers (for /readyz); rejects otherwise, within `timeoutMs`. */

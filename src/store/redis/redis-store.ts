@@ -1,5 +1,5 @@
 import type { Logger } from "pino";
-import type { Lease, NewTask, SessionRecord, Store, TaskChange } from "../contract.js";
+import type { Lease, NewTask, OrphanEnd, SessionRecord, Store, TaskChange } from "../contract.js";
 import { decodeSession, encodeSession } from "../session-json.js";
 import { assertTtlMs } from "../ttl.js";
 import { RedisConnection } from "./connection.js";
@@ -87,6 +87,22 @@ export class RedisStore implements Store {
 
   listTasks(principal: string, page: { cursor?: string; limit: number }) {
     return this.tasks.listTasks(principal, page);
+  }
+
+  findOrphans(createdBefore: number, limit: number) {
+    return this.tasks.orphans.findOrphans(createdBefore, limit);
+  }
+
+  reapTask(id: string, end: OrphanEnd) {
+    return this.tasks.orphans.reapTask(id, end);
+  }
+
+  claimTask(id: string, lease: Lease, statusMessage: string, now: number) {
+    return this.tasks.orphans.claimTask(id, lease, statusMessage, now);
+  }
+
+  acquireLock(name: string, holder: string, ttlMs: number) {
+    return this.tasks.orphans.acquireLock(name, holder, ttlMs);
   }
 
   async ping(timeoutMs?: number): Promise<void> {
