@@ -36,6 +36,8 @@ export async function startGateway(config: Config, logger: Logger): Promise<Gate
     leaseMs: tasks.leaseMs,
     cancelGraceMs: tasks.cancelGraceMs,
     statusWriteIntervalMs: tasks.statusWriteIntervalMs,
+    reaperIntervalMs: tasks.reaperIntervalMs,
+    maxAttempts: tasks.maxAttempts,
     ...(tasks.inputTimeoutMs !== undefined ? { inputTimeoutMs: tasks.inputTimeoutMs } : {}),
   };
   const engine = new TaskEngine({ store, logger, options: engineOptions, clock: Date.now });
@@ -44,18 +46,28 @@ export async function startGateway(config: Config, logger: Logger): Promise<Gate
   const keepAliveMs = config.http.sseKeepAliveMs;
   const endpoints: Endpoint[] = config.upstreams.map((u, i) => {
     const relay = new Relay(connectors[i]!, logger.child({ upstream: u.name }), replicaId);
+    engine.addUpstream(u.name, { caller: relay, retryOnOwnerLoss: (tool) => (Object.hasOwn(u.tools, tool) ? u.tools[tool]?.retryOnOwnerLoss : undefined) });
     const tasksA = new TasksA({ engine, relay, upstream: u, tasks, keepAliveMs });
     const legacy = new LegacyFront(new Sessions(store, u.name, config.sessions.idleTtlMs), relay, keepAliveMs, tasksA);
     const modern = new ModernFront(relay, tasksBHandlers({ engine, relay, upstream: u, tasks }), keepAliveMs);
     return { path: u.path, front: new Front(legacy, modern) };
   });
-  const app = buildHttpApp(endpoints, { problems: () => problems(store, connectors) }, config.http, logger);
+  const health = {
+    // Draining answers 503 at once, before any other check, so load balancers stop sending work.
+    problems: async () => (engine.isDraining ? ["shutting down"] : problems(store, connectors)),
+    draining: () => engine.isDraining,
+  };
+  const app = buildHttpApp(endpoints, health, config.http, logger);
   const server = await listen(app.fetch, config.listen.host, config.listen.port);
   const port = (server.address() as AddressInfo).port;
   const url = `http://${hostForUrl(config.listen.host)}:${port}`;
   logger.info({ url, replicaId, store: store.kind, upstreams: config.upstreams.map((u) => `${u.name} at ${u.path}`) }, "taskgate listening");
   await startConnectors(connectors, logger);
-  return { url, port, replicaId, close: () => shutdown(server, engine, connectors, store) };
+  const close = async () => {
+    await engine.drain(config.tasks.drainMs);
+    await shutdown(server, engine, connectors, store);
+  };
+  return { url, port, replicaId, close };
 }
 
 async function startConnectors(connectors: UpstreamConnector[], logger: Logger): Promise<void> {

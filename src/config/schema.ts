@@ -12,6 +12,10 @@ const ToolPolicy = z
     taskSupport: TaskSupport.optional().describe("Overrides tasks.defaultTaskSupport for this tool."),
     detachAfterMs: z.number().int().nonnegative().optional().describe("Overrides tasks.detachAfterMs for this tool."),
     maxDurationMs: z.number().int().positive().optional().describe("A detached call running longer fails."),
+    retryOnOwnerLoss: z
+      .boolean()
+      .optional()
+      .describe("Run the call again on a live replica when its owner stops (needs tasks.maxAttempts > 1). Omitted: the upstream's readOnlyHint/idempotentHint annotations decide."),
   })
   .strict();
 
@@ -72,6 +76,11 @@ export const ConfigSchema = z
     store: z
       .object({
         redisUrl: z.string().optional().describe("Omitted: the in-process store (tasks live in this process only)."),
+        cluster: z
+          .array(z.string().regex(/^(rediss?:\/\/)?[^\s/]+:\d+\/?$/, "host:port or redis://host:port"))
+          .min(1)
+          .optional()
+          .describe("Redis Cluster seed nodes (host:port or redis://[user:pass@]host:port); instead of redisUrl."),
         keyPrefix: z.string().default("taskgate:"),
       })
       .strict()
@@ -91,6 +100,9 @@ export const ConfigSchema = z
         cancelGraceMs: z.number().int().nonnegative().default(3_000).describe("After tasks/cancel, how long a result may still win before the call is abandoned."),
         inputTimeoutMs: z.number().int().positive().optional().describe("How long an upstream question waits for tasks/update; never longer than the task's TTL (the default)."),
         statusWriteIntervalMs: z.number().int().positive().default(250).describe("Upstream progress is written to statusMessage at most this often."),
+        reaperIntervalMs: z.number().int().positive().default(5_000).describe("How often one replica looks for tasks whose owner stopped renewing its lease."),
+        maxAttempts: z.number().int().min(1).max(10).default(1).describe("Runs of one call at most. 1: a task whose owner stopped is failed; more: tools safe to repeat run again on a live replica."),
+        drainMs: z.number().int().nonnegative().default(30_000).describe("On SIGTERM/SIGINT, how long owned calls may still finish before they are failed (or released for a re-run)."),
       })
       .strict()
       .prefault({}),
@@ -110,6 +122,8 @@ export const ConfigSchema = z
       paths.add(u.path);
       names.add(u.name);
     });
+    if (c.store.redisUrl !== undefined && c.store.cluster !== undefined)
+      ctx.addIssue({ code: "custom", path: ["store", "cluster"], message: "give either store.redisUrl or store.cluster, not both" });
     if (c.tasks.defaultTtlMs > c.tasks.maxTtlMs)
       ctx.addIssue({ code: "custom", path: ["tasks", "defaultTtlMs"], message: "must not exceed tasks.maxTtlMs" });
   });

@@ -4,6 +4,7 @@ import { decodeMessage } from "../jsonrpc/decode.js";
 import type { JsonRpcId } from "../jsonrpc/message.js";
 import type { Logger } from "../observability/logger.js";
 import type { Front } from "../dialects/front.js";
+import { ShuttingDownError } from "../tasks/types.js";
 import { GatewayError } from "./errors.js";
 import { jsonContentType, originGuard } from "./guards.js";
 import { parseAccept } from "./reply.js";
@@ -21,6 +22,8 @@ export interface Endpoint {
 export interface Health {
   /** Empty when ready; otherwise why not, one line each. */
   problems(): Promise<string[]>;
+  /** True once SIGTERM/SIGINT arrived: no new sessions (nor tasks, refused by the engine). */
+  draining(): boolean;
 }
 
 /**
@@ -35,7 +38,7 @@ export function buildHttpApp(endpoints: readonly Endpoint[], health: Health, opt
     const problems = await health.problems();
     return c.json(problems.length ? { status: "not ready", problems } : { status: "ready" }, problems.length ? 503 : 200);
   });
-  for (const { path, front } of endpoints) mount(app, path, front, options, logger);
+  for (const { path, front } of endpoints) mount(app, path, front, options, logger, health);
   app.onError((err, c) => {
     if (err instanceof GatewayError) return err.toResponse();
     logger.error({ err, path: c.req.path }, "unexpected error while handling a request");
@@ -44,7 +47,7 @@ export function buildHttpApp(endpoints: readonly Endpoint[], health: Health, opt
   return app;
 }
 
-function mount(app: Hono, path: string, front: Front, options: HttpOptions, logger: Logger): void {
+function mount(app: Hono, path: string, front: Front, options: HttpOptions, logger: Logger, health: Health): void {
   const tooLarge = () => new GatewayError("payload_too_large", `the limit is ${options.maxBodyBytes} bytes`).toResponse();
   app.use(path, originGuard(options.allowedOrigins));
   app.post(path, jsonContentType, bodyLimit({ maxSize: options.maxBodyBytes, onError: tooLarge }), async (c) => {
@@ -54,6 +57,9 @@ function mount(app: Hono, path: string, front: Front, options: HttpOptions, logg
     const decoded = decodeMessage(await c.req.text());
     if (!decoded.ok) return new GatewayError(decoded.kind, decoded.detail).toResponse(decoded.id);
     const id: JsonRpcId | null = "id" in decoded.message ? decoded.message.id : null;
+    // Draining: the load balancer has seen /readyz fail; a new session belongs on another replica.
+    if (health.draining() && "method" in decoded.message && decoded.message.method === "initialize")
+      return new GatewayError("shutting_down").toResponse(id);
     try {
       return await front.post({
         message: decoded.message,
@@ -66,6 +72,7 @@ function mount(app: Hono, path: string, front: Front, options: HttpOptions, logg
       });
     } catch (err) {
       if (err instanceof GatewayError) return err.toResponse(id);
+      if (err instanceof ShuttingDownError) return new GatewayError("shutting_down").toResponse(id);
       logger.error({ err }, "unexpected error while relaying a message");
       return new GatewayError("internal").toResponse(id);
     }

@@ -1,12 +1,15 @@
 import type { JsonRpcResponse } from "../jsonrpc/message.js";
 import type { MessageSink } from "../jsonrpc/sink.js";
 import { taskChannel, type NewTask, type TaskRecord } from "../store/contract.js";
+import { adoptOrphan, drainOwned } from "./handover.js";
 import { OwnedCall } from "./owned-call.js";
 import { Owner } from "./owner.js";
+import { Reaper } from "./reaper.js";
+import { RerunPolicy, type UpstreamEntry } from "./rerun-policy.js";
 import { SwitchSink } from "./sinks.js";
 import { newLeaseToken, newTaskId } from "./task-id.js";
 import { isTerminal, NON_TERMINAL } from "./transitions.js";
-import type { EngineDeps, TaskCall } from "./types.js";
+import { ShuttingDownError, type EngineDeps, type TaskCall } from "./types.js";
 
 export type RaceOutcome = { inline: JsonRpcResponse } | { task: TaskRecord };
 
@@ -17,17 +20,40 @@ export type RaceOutcome = { inline: JsonRpcResponse } | { task: TaskRecord };
  */
 export class TaskEngine {
   private readonly owner: Owner;
+  private readonly policy: RerunPolicy;
+  private readonly reaper: Reaper;
+  private draining = false;
 
   constructor(private readonly deps: EngineDeps) {
     this.owner = new Owner(deps);
+    this.policy = new RerunPolicy(deps.options.maxAttempts, deps.clock);
+    this.reaper = new Reaper(deps, this.policy, (task, message) => adoptOrphan(deps, this.owner, this.policy, task, message));
   }
 
-  start(): Promise<void> {
-    return this.owner.start();
+  /** An upstream whose calls this engine may run again after their owner stopped. */
+  addUpstream(name: string, entry: UpstreamEntry): void {
+    this.policy.add(name, entry);
   }
 
-  stop(): Promise<void> {
-    return this.owner.stop();
+  async start(): Promise<void> {
+    await this.owner.start();
+    this.reaper.start();
+  }
+
+  async stop(): Promise<void> {
+    await this.reaper.stop();
+    await this.owner.stop();
+  }
+
+  /** SIGTERM: take no new task, give owned calls `drainMs`, then hand over what is left. */
+  async drain(drainMs: number): Promise<void> {
+    this.draining = true;
+    await this.reaper.stop();
+    await drainOwned(this.deps, this.owner, this.policy, drainMs);
+  }
+
+  get isDraining(): boolean {
+    return this.draining;
   }
 
   get ownedCount(): number {
@@ -40,6 +66,7 @@ export class TaskEngine {
    * front wire cannot carry it, the task can (as input_required).
    */
   async raceOrDetach(call: TaskCall, detachAfterMs: number, front: MessageSink, { detachOnInput = false } = {}): Promise<RaceOutcome> {
+    if (this.draining) throw new ShuttingDownError();
     let inputArrived!: () => void;
     const input = new Promise<undefined>((resolve) => (inputArrived = () => resolve(undefined)));
     const sink = new SwitchSink(front, detachOnInput ? inputArrived : undefined);
@@ -54,6 +81,7 @@ export class TaskEngine {
 
   /** Make the task first, then start the call (policy `required`, or dialect A). */
   async detachNow(call: TaskCall): Promise<TaskRecord> {
+    if (this.draining) throw new ShuttingDownError();
     const owned = await this.create(call);
     owned.run(call.caller.call(call.client, call.request, owned.sink, { trackProgress: true }));
     return owned.task;
@@ -177,6 +205,7 @@ export class TaskEngine {
 
 function newTask(call: TaskCall, now: number, owner: string): NewTask {
   const tool = call.request.params?.name;
+  const args = call.request.params?.arguments;
   return {
     id: newTaskId(now),
     principal: call.principal,
@@ -189,6 +218,8 @@ function newTask(call: TaskCall, now: number, owner: string): NewTask {
     pollIntervalMs: call.pollIntervalMs,
     owner,
     clientCapabilities: call.client.capabilities,
+    // Kept so a live replica can run the call again if this one stops (opt-in, RerunPolicy).
+    requestParams: { name: tool, ...(args !== undefined ? { arguments: args } : {}) },
   };
 }
 

@@ -1,5 +1,5 @@
 import type { JsonRpcResponse } from "../jsonrpc/message.js";
-import type { TaskChange, TaskOutcome, TaskRecord, TaskStatus } from "../store/contract.js";
+import { StoreUnavailableError, type TaskChange, type TaskOutcome, type TaskRecord, type TaskStatus } from "../store/contract.js";
 import { CANCELLED_CODE } from "./caller.js";
 import { InputBridge } from "./input-bridge.js";
 import { TaskSink } from "./sinks.js";
@@ -78,6 +78,25 @@ export class OwnedCall {
     void this.call.caller.cancel(this.call.client, this.call.request.id, "owner lost its lease");
   }
 
+  /**
+   * Shutdown, after the drain period: either fail the task now with `message`, or drop the lease
+   * so the reaper of a live replica runs the call again (`release`, only where re-runs are
+   * allowed). Either way this run writes nothing more, and the upstream call is cancelled.
+   */
+  async handOver(release: boolean, message: string): Promise<void> {
+    if (this.lost) return;
+    this.lost = true;
+    this.timers.forEach(clearTimeout);
+    this.throttle.stop();
+    this.input.close();
+    try {
+      if (release) await this.deps.store.releaseLease(this.task.id, this.token);
+      else await this.write({ to: "failed", outcome: { error: { code: -32603, message } }, statusMessage: message });
+    } finally {
+      void this.call.caller.cancel(this.call.client, this.call.request.id, "taskgate is shutting down");
+    }
+  }
+
   private abandon(reason: string): void {
     this.failReason = reason;
     void this.call.caller.cancel(this.call.client, this.call.request.id, reason);
@@ -88,12 +107,29 @@ export class OwnedCall {
     this.throttle.stop();
     this.input.close();
     try {
-      if (!this.lost) await this.write(this.ending(response));
+      await this.writeUntilStored(this.ending(response));
     } catch (err) {
       this.deps.logger.error({ err, taskId: this.task.id }, "could not write the outcome of a task");
     } finally {
       this.onDone(this.task.id);
     }
+  }
+
+  /**
+   * The outcome is what the client is waiting for: while the store is away, keep trying (the
+   * lease renewals go on meanwhile). Only a lost lease ends the attempts: then the reaper (or
+   * the replica that took over) decides what the task says.
+   */
+  private async writeUntilStored(end: Ending): Promise<void> {
+    for (let delayMs = 50; !this.lost; delayMs = Math.min(delayMs * 2, 1_000)) {
+      try {
+        return await this.write(end);
+      } catch (err) {
+        if (!(err instanceof StoreUnavailableError)) throw err;
+      }
+      await new Promise((resolve) => setTimeout(resolve, delayMs));
+    }
+    this.deps.logger.warn({ taskId: this.task.id }, "outcome not written: the lease was lost while the store was unavailable");
   }
 
   private async write(end: Ending): Promise<void> {

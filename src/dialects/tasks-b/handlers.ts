@@ -43,6 +43,8 @@ async function toolsCall(deps: TasksBDeps, call: ModernCall, front: ModernFront)
   if (!declared && policy.taskSupport === "required")
     throw new GatewayError("missing_capability", `tool '${name}' runs only as a task: declare ${TASKS_EXTENSION}`, REQUIRED_CAPABILITIES);
   if (!declared || policy.taskSupport === "forbidden") return front.passthrough(call);
+  // Draining: no new task here; the client retries on a replica that stays (HTTP 503).
+  if (deps.engine.isDraining) throw new GatewayError("shutting_down");
   const task = taskCall(deps, call, policy.maxDurationMs);
   if (policy.taskSupport === "required") {
     const created = await storeCall(() => deps.engine.detachNow(task));

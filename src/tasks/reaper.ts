@@ -1,0 +1,69 @@
+import type { TaskRecord } from "../store/contract.js";
+import type { RerunPolicy } from "./rerun-policy.js";
+import type { EngineDeps } from "./types.js";
+
+/** Orphans handled per sweep; the rest wait for the next one. */
+const BATCH = 500;
+const LOCK = "reaper";
+
+/** What the reaper hands back to the engine: run an orphan's call again here. */
+export type Adopt = (task: TaskRecord, statusMessage: string) => Promise<void>;
+
+/**
+ * Finds non-terminal tasks whose owner stopped renewing its lease, and ends them truthfully
+ * (design: Replicas). One replica at a time sweeps, guarded by a lock that lapses after one
+ * interval, so when the sweeping replica dies another takes over. Every change it makes is
+ * checked in the store (non-terminal, no lease), so an owner that comes back in time keeps its
+ * task, and two sweepers can never both act on one task.
+ */
+export class Reaper {
+  private timer?: NodeJS.Timeout;
+  private sweeping?: Promise<void>;
+
+  constructor(
+    private readonly deps: EngineDeps,
+    private readonly policy: RerunPolicy,
+    private readonly adopt: Adopt,
+  ) {}
+
+  start(): void {
+    const { reaperIntervalMs } = this.deps.options;
+    this.timer = setInterval(() => void this.tick(), reaperIntervalMs);
+    this.timer.unref();
+  }
+
+  async stop(): Promise<void> {
+    clearInterval(this.timer);
+    await this.sweeping;
+  }
+
+  private tick(): void {
+    this.sweeping ??= this.sweep()
+      .catch((err: unknown) => this.deps.logger.warn({ err }, "reaper sweep failed"))
+      .finally(() => (this.sweeping = undefined));
+  }
+
+  /** One pass: take (or keep) the lock, then settle every orphan found. */
+  async sweep(): Promise<void> {
+    const { store, options, clock } = this.deps;
+    if (!(await store.acquireLock(LOCK, options.replicaId, options.reaperIntervalMs))) return;
+    const orphans = await store.findOrphans(clock(), BATCH);
+    for (const task of orphans) await this.settle(task);
+  }
+
+  private async settle(task: TaskRecord): Promise<void> {
+    const { store, clock, logger } = this.deps;
+    const run = this.policy.max > 1 ? ` (attempt ${task.attempt} of ${this.policy.max})` : "";
+    if (task.cancelRequested) {
+      const statusMessage = "Cancelled at the client's request; the replica running the call stopped before confirming it";
+      await store.reapTask(task.id, { to: "cancelled", statusMessage, now: clock() });
+    } else if (await this.policy.allows(task)) {
+      await this.adopt(task, `The replica running this call stopped${run}; running it again: attempt ${task.attempt + 1} of ${this.policy.max}`);
+    } else {
+      const statusMessage = `The taskgate replica running this call stopped before it finished${run}`;
+      const outcome = { error: { code: -32603, message: statusMessage } };
+      const ended = await store.reapTask(task.id, { to: "failed", statusMessage, outcome, now: clock() });
+      if (ended.ok) logger.warn({ taskId: task.id, owner: task.owner }, "reaped a task whose owner stopped");
+    }
+  }
+}
