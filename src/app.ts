@@ -27,7 +27,7 @@ export interface Gateway {
 /** The composition root: builds every part from the config and wires them. No logic of its own. */
 export async function startGateway(config: Config, logger: Logger): Promise<Gateway> {
   const replicaId = randomBytes(4).toString("hex");
-  const store = createStore({ redisUrl: config.store.redisUrl, keyPrefix: config.store.keyPrefix, logger });
+  const store = createStore({ redisUrl: config.store.redisUrl, cluster: config.store.cluster, keyPrefix: config.store.keyPrefix, logger });
   if (store.kind === "memory")
     logger.warn("NO REDIS CONFIGURED: sessions and tasks live in this process only and are lost when it stops; set store.redisUrl for anything but development");
   const { tasks } = config;

@@ -33,6 +33,6 @@ describe("redis store", () => {
   });
 
   it("refuses a key prefix with braces, which would put every key in one slot", () => {
-    expect(() => new RedisStore({ url: redisUrl(), keyPrefix: "a{b}:" })).toThrow(RangeError);
+    expect(() => new RedisStore({ target: { url: redisUrl() }, keyPrefix: "a{b}:" })).toThrow(RangeError);
   });
 });

@@ -2,7 +2,7 @@ import type { Logger } from "pino";
 import type { Lease, NewTask, OrphanEnd, SessionRecord, Store, TaskChange } from "../contract.js";
 import { decodeSession, encodeSession } from "../session-json.js";
 import { assertTtlMs } from "../ttl.js";
-import { RedisConnection } from "./connection.js";
+import { RedisConnection, type RedisTarget } from "./connection.js";
 import { RedisKeys } from "./keys.js";
 import { allScripts } from "./lua/index.js";
 import { RedisBus } from "./redis-bus.js";
@@ -10,7 +10,7 @@ import { RedisTasks } from "./redis-tasks.js";
 import { ScriptRunner } from "./scripts.js";
 
 export interface RedisStoreOptions {
-  url: string;
+  target: RedisTarget;
   keyPrefix: string;
   logger?: Logger;
   /** Longest any store call may take while Redis is away, before StoreUnavailableError. */
@@ -28,7 +28,7 @@ export class RedisStore implements Store {
 
   constructor(opts: RedisStoreOptions) {
     const callTimeoutMs = opts.callTimeoutMs ?? 1_000;
-    const connect = (name: string) => new RedisConnection({ url: opts.url, name, logger: opts.logger, callTimeoutMs });
+    const connect = (name: string) => new RedisConnection({ target: opts.target, name, logger: opts.logger, callTimeoutMs });
     this.keys = new RedisKeys(opts.keyPrefix);
     this.connection = connect("taskgate");
     this.scripts = new ScriptRunner(this.connection, allScripts);
