@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto";
 import type { JsonRpcErrorObject, JsonRpcId, JsonRpcRequest } from "../jsonrpc/message.js";
 import type { InputRequest } from "../store/contract.js";
+import { retryWhileUnavailable } from "./store-retry.js";
 import { NON_TERMINAL } from "./transitions.js";
 import type { EngineDeps, TaskCall } from "./types.js";
 
@@ -29,9 +30,11 @@ export class InputBridge {
     timer.unref();
     this.pending.set(key, { frontId: request.id, timer });
     const change = { from: NON_TERMINAL, to: "input_required" as const, addInputRequests: { [key]: inputRequestOf(request) }, leaseToken: this.token, now: this.deps.clock() };
-    void this.deps.store.transitionTask(this.taskId, change).then(
-      (r) => (r.ok ? undefined : this.refuse(key, "the task can no longer take input")),
-      () => this.refuse(key, "task store unavailable"),
+    // A store that is briefly away must not turn the question into an error for the upstream:
+    // keep trying while the question is pending (it times out, or the call ends, otherwise).
+    void retryWhileUnavailable(() => this.deps.store.transitionTask(this.taskId, { ...change, now: this.deps.clock() }), () => this.pending.has(key)).then(
+      (r) => (r === undefined || r.ok ? undefined : this.refuse(key, "the task can no longer take input")),
+      () => this.refuse(key, "the task could not record the question"),
     );
   }
 

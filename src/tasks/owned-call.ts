@@ -1,9 +1,10 @@
 import type { JsonRpcResponse } from "../jsonrpc/message.js";
-import { StoreUnavailableError, type TaskChange, type TaskOutcome, type TaskRecord, type TaskStatus } from "../store/contract.js";
+import type { TaskChange, TaskOutcome, TaskRecord, TaskStatus } from "../store/contract.js";
 import { CANCELLED_CODE } from "./caller.js";
 import { InputBridge } from "./input-bridge.js";
 import { TaskSink } from "./sinks.js";
 import { statusFromProgress, Throttle } from "./status-message.js";
+import { retryWhileUnavailable } from "./store-retry.js";
 import { allowedFrom, NON_TERMINAL } from "./transitions.js";
 import type { EngineDeps, TaskCall } from "./types.js";
 
@@ -121,15 +122,9 @@ export class OwnedCall {
    * the replica that took over) decides what the task says.
    */
   private async writeUntilStored(end: Ending): Promise<void> {
-    for (let delayMs = 50; !this.lost; delayMs = Math.min(delayMs * 2, 1_000)) {
-      try {
-        return await this.write(end);
-      } catch (err) {
-        if (!(err instanceof StoreUnavailableError)) throw err;
-      }
-      await new Promise((resolve) => setTimeout(resolve, delayMs));
-    }
-    this.deps.logger.warn({ taskId: this.task.id }, "outcome not written: the lease was lost while the store was unavailable");
+    if (this.lost) return;
+    const written = await retryWhileUnavailable(() => this.write(end).then(() => true), () => !this.lost);
+    if (!written) this.deps.logger.warn({ taskId: this.task.id }, "outcome not written: the lease was lost while the store was unavailable");
   }
 
   private async write(end: Ending): Promise<void> {
