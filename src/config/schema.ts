@@ -102,7 +102,12 @@ export const ConfigSchema = z
         statusWriteIntervalMs: z.number().int().positive().default(250).describe("Upstream progress is written to statusMessage at most this often."),
         reaperIntervalMs: z.number().int().positive().default(5_000).describe("How often one replica looks for tasks whose owner stopped renewing its lease."),
         maxAttempts: z.number().int().min(1).max(10).default(1).describe("Runs of one call at most. 1: a task whose owner stopped is failed; more: tools safe to repeat run again on a live replica."),
-        drainMs: z.number().int().nonnegative().default(30_000).describe("On SIGTERM/SIGINT, how long owned calls may still finish before they are failed (or released for a re-run)."),
+        drainMs: z
+          .number()
+          .int()
+          .nonnegative()
+          .default(25_000)
+          .describe("On SIGTERM/SIGINT, how long owned calls may still finish before they are failed (or released for a re-run). Keep it under the orchestrator's grace period (30 s by default)."),
       })
       .strict()
       .prefault({}),

@@ -43,7 +43,12 @@ export async function drainOwned(deps: EngineDeps, owner: Owner, policy: RerunPo
   const left = [...owner.calls.values()];
   const message = `The taskgate replica running this call shut down before it finished (drain period ${drainMs} ms)`;
   await Promise.allSettled(
-    left.map(async (call: OwnedCall) => call.handOver(await policy.allows(call.task).catch(() => false), message)),
+    left.map(async (call: OwnedCall) => call.handOver(await releasable(deps, policy, call), message)),
   );
   if (left.length) deps.logger.warn({ calls: left.length }, "drain period over: handed over the calls still running");
+}
+
+/** A re-run needs another replica on a shared store: in the in-process store nobody would pick it up. */
+async function releasable(deps: EngineDeps, policy: RerunPolicy, call: OwnedCall): Promise<boolean> {
+  return deps.store.kind !== "memory" && (await policy.allows(call.task).catch(() => false));
 }
