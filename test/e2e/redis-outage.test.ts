@@ -36,7 +36,9 @@ describe("Redis going away under a running taskgate (AOF, fsync always)", () => 
     const running = await startTask(url, "sleep", { seconds: 1 });
     await redis.stop("SIGKILL");
 
+    const started = Date.now();
     const read = await fetchWithin(() => getTask(url, done));
+    console.log(`tasks/get with Redis down answered in ${Date.now() - started} ms`);
     expect(read).toMatchObject({ status: 503, body: { error: { code: -32603, message: "task store unavailable" } } });
     const create = await fetchWithin(() => modern(url, "tools/call", { name: "hang", arguments: {} }, { capabilities: WITH_TASKS }));
     expect(create).toMatchObject({ status: 503, body: { error: { code: -32603, message: "task store unavailable" } } });
