@@ -60,7 +60,8 @@ export class Reaper {
     } else if (await this.policy.allows(task)) {
       await this.adopt(task, `The replica running this call stopped${run}; running it again: attempt ${task.attempt + 1} of ${this.policy.max}`);
     } else {
-      const statusMessage = `The taskgate replica running this call stopped before it finished${run}`;
+      // "Or lost the task store": an owner cut off from Redis for leaseMs abandons its calls too.
+      const statusMessage = `The taskgate replica running this call stopped (or lost the task store) before it finished${run}`;
       const outcome = { error: { code: -32603, message: statusMessage } };
       const ended = await store.reapTask(task.id, { to: "failed", statusMessage, outcome, now: clock() });
       if (ended.ok) logger.warn({ taskId: task.id, owner: task.owner }, "reaped a task whose owner stopped");
