@@ -145,9 +145,11 @@ export interface TaskStore {
   /**
    * The owner takes the answers waiting for delivery, atomically removing them from inputResponses
    * and their keys from inputRequests; an input_required task with nothing left outstanding goes
-   * back to working. Fenced by the lease token.
+   * back to working. Fenced by the lease token. Taken answers are kept aside, and those for the
+   * `waitingFor` keys (questions the owner has not answered upstream yet) are returned again:
+   * a take whose reply was lost (the store crashed after running it) is then retried safely.
    */
-  takeInputResponses(id: string, leaseToken: string, now: number): Promise<{ ok: true; responses: Record<string, unknown>; task: TaskRecord } | { ok: false; reason: "not_found" | "stale_lease" }>;
+  takeInputResponses(id: string, leaseToken: string, now: number, waitingFor?: readonly string[]): Promise<{ ok: true; responses: Record<string, unknown>; task: TaskRecord } | { ok: false; reason: "not_found" | "stale_lease" }>;
   /** Renew many leases in ONE round trip; tells per task whether it is still held and what waits. */
   renewLeases(leases: ReadonlyArray<{ taskId: string; token: string }>, leaseMs: number): Promise<LeaseState[]>;
   /**

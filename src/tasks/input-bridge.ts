@@ -41,7 +41,8 @@ export class InputBridge {
   /** Deliver what tasks/update wrote: take the answers from the store, answer the upstream. */
   async deliver(): Promise<void> {
     if (this.pending.size === 0) return;
-    const taken = await this.deps.store.takeInputResponses(this.taskId, this.token, this.deps.clock());
+    // The keys still waited for: answers a lost reply already took come back with them.
+    const taken = await this.deps.store.takeInputResponses(this.taskId, this.token, this.deps.clock(), [...this.pending.keys()]);
     if (!taken.ok) return;
     for (const [key, value] of Object.entries(taken.responses)) {
       const entry = this.take(key);

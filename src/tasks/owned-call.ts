@@ -51,7 +51,8 @@ export class OwnedCall {
 
   /** Answers may be waiting in the store (a hint or a lease renewal said so). */
   deliverInput(): void {
-    void this.input.deliver().catch((err: unknown) => this.deps.logger.warn({ err, taskId: this.task.id }, "could not deliver input answers"));
+    // Retried while the store is away: an answer taken by a take whose reply was lost comes back.
+    void retryWhileUnavailable(() => this.input.deliver(), () => this.input.waiting && !this.lost).catch((err: unknown) => this.deps.logger.warn({ err, taskId: this.task.id }, "could not deliver input answers"));
   }
 
   /** Follow the running upstream call to its end. */

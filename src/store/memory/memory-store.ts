@@ -87,9 +87,9 @@ export class MemoryStore implements Store {
     return this.tasks.addInputResponses(id, principal, responses, now);
   }
 
-  async takeInputResponses(id: string, leaseToken: string, now: number) {
+  async takeInputResponses(id: string, leaseToken: string, now: number, waitingFor?: readonly string[]) {
     this.assertOpen();
-    return this.tasks.takeInputResponses(id, leaseToken, now);
+    return this.tasks.takeInputResponses(id, leaseToken, now, waitingFor);
   }
 
   async renewLeases(leases: ReadonlyArray<{ taskId: string; token: string }>, leaseMs: number) {

@@ -80,20 +80,28 @@ export class MemoryTasks implements TaskStore, OrphanStore {
     return { accepted, task };
   }
 
-  async takeInputResponses(id: string, leaseToken: string, now: number) {
+  async takeInputResponses(id: string, leaseToken: string, now: number, waitingFor: readonly string[] = []) {
     assertToken(leaseToken);
     const entry = this.live(id);
     if (!entry) return { ok: false as const, reason: "not_found" as const };
     if (this.leaseHolder(entry) !== leaseToken) return { ok: false as const, reason: "stale_lease" as const };
     const responses: Record<string, unknown> = {};
+    // As take-input-responses-3: taken answers are kept as took:<key>, returned again while waited for.
+    for (const key of waitingFor) {
+      const again = entry.fields.get(`took:${key}`);
+      if (again !== undefined) responses[key] = JSON.parse(again) as unknown;
+    }
+    let moved = false;
     for (const [field, value] of [...entry.fields]) {
       if (!field.startsWith("ans:")) continue;
       const key = field.slice(4);
-      responses[key] = JSON.parse(value) as unknown;
+      responses[key] ??= JSON.parse(value) as unknown;
+      entry.fields.set(`took:${key}`, value);
       entry.fields.delete(field);
       entry.fields.delete(inputRequestField(key));
+      moved = true;
     }
-    if (Object.keys(responses).length === 0) return { ok: true as const, responses, task: decodeTask(entry.fields, entry.outcome) };
+    if (!moved) return { ok: true as const, responses, task: decodeTask(entry.fields, entry.outcome) };
     this.backToWorking(entry);
     return { ok: true as const, responses, task: this.bump(id, entry, now) };
   }

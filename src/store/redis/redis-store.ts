@@ -73,8 +73,8 @@ export class RedisStore implements Store {
     return this.tasks.addInputResponses(id, principal, responses, now);
   }
 
-  takeInputResponses(id: string, leaseToken: string, now: number) {
-    return this.tasks.takeInputResponses(id, leaseToken, now);
+  takeInputResponses(id: string, leaseToken: string, now: number, waitingFor?: readonly string[]) {
+    return this.tasks.takeInputResponses(id, leaseToken, now, waitingFor);
   }
 
   renewLeases(leases: ReadonlyArray<{ taskId: string; token: string }>, leaseMs: number) {

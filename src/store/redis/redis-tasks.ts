@@ -80,10 +80,10 @@ export class RedisTasks implements TaskStore {
     return { accepted: array(accepted) as string[], task: taskOf(fields, outcome) };
   }
 
-  async takeInputResponses(id: string, leaseToken: string, now: number) {
+  async takeInputResponses(id: string, leaseToken: string, now: number, waitingFor: readonly string[] = []) {
     assertToken(leaseToken);
     const k = this.keys.taskKeys(id);
-    const reply = await this.scripts.run(takeInputResponses, [k.hash, k.outcome, k.lease], [leaseToken, now, this.keys.taskChannel(id)]);
+    const reply = await this.scripts.run(takeInputResponses, [k.hash, k.outcome, k.lease], [leaseToken, now, this.keys.taskChannel(id), ...waitingFor]);
     const read = readCode(takeInputResponses.name, reply, ["ok", "not_found", "stale_lease"]);
     if (read !== "ok") return { ok: false as const, reason: read as "not_found" | "stale_lease" };
     const [, taken, fields, outcome] = array(reply);
