@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, inject, it } from "vitest";
 import { getTask, modern, WITH_TASKS } from "../helpers/modern.js";
 import type { GatewayProcess } from "../helpers/processes.js";
+import { messagesOf, openSession, post } from "../helpers/raw.js";
 import { ended, FAST_TASKS, startReplicas, startTask, until } from "../helpers/replicas.js";
 
 /** From SIGKILL to terminal: the lease runs out, then the next sweep (plus a takeover of the reaper's lock, plus slack). */
@@ -28,6 +29,22 @@ describe("a replica that dies: its tasks end truthfully on the replicas that liv
     expect((await getTask(c.mcpUrl, alive)).body.result.status).toBe("working");
     await modern(c.mcpUrl, "tasks/cancel", { taskId: alive }, { capabilities: WITH_TASKS });
     expect((await ended([b.mcpUrl], alive)).status).toBe("cancelled");
+  });
+
+  it("answers a 2025-11-25 client's tasks/result for a reaped task with the reaper's -32603, on a live replica", async () => {
+    gateways = await startReplicas(2, inject("redisUrl"));
+    const [a, b] = gateways as [GatewayProcess, GatewayProcess];
+    // Sessions live in the store: the one opened on a is served by b after a dies.
+    const session = await openSession(a.mcpUrl, {}, "2025-11-25");
+    const headers = { "mcp-session-id": session, "mcp-protocol-version": "2025-11-25" };
+    const rpc = async (url: string, method: string, params: Record<string, unknown>) =>
+      (await messagesOf(await post(url, { jsonrpc: "2.0", id: method, method, params }, headers))).find((m) => m.id === method);
+    const created = await rpc(a.mcpUrl, "tools/call", { name: "hang", arguments: {}, task: {} });
+    const taskId = created.result.task.taskId as string;
+    await a.stop("SIGKILL");
+    const result = await rpc(b.mcpUrl, "tasks/result", { taskId });
+    expect(result.error).toMatchObject({ code: -32603, message: expect.stringMatching(/replica running this call stopped/) });
+    expect((await rpc(b.mcpUrl, "tasks/get", { taskId })).result).toMatchObject({ taskId, status: "failed" });
   });
 
   it("runs a call that is safe to repeat again on a live replica when re-runs are on, and fails one that is not", async () => {
