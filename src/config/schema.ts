@@ -98,6 +98,26 @@ export const ConfigSchema = z
       .object({ level: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info") })
       .strict()
       .prefault({}),
+    metrics: z
+      .object({ enabled: z.boolean().default(true).describe("Serve Prometheus metrics at GET /metrics on the main listener.") })
+      .strict()
+      .prefault({}),
+    tracing: z
+      .object({
+        otlpEndpoint: z.url({ protocol: /^https?$/ }).optional().describe("OTLP/HTTP traces URL (e.g. http://collector:4318/v1/traces). Omitted: tracing is off (the OpenTelemetry API's no-op)."),
+        serviceName: z.string().min(1).default("taskgate").describe("The service.name resource attribute of every span."),
+        headers: z.record(z.string(), z.string()).default({}).describe("Extra headers sent with every OTLP export (e.g. a collector's API key)."),
+      })
+      .strict()
+      .prefault({}),
+    admin: z
+      .object({
+        port: z.number().int().min(0).max(65535).optional().describe("Port of the admin listener (task list, cancel, status page). Omitted: no admin listener."),
+        host: z.string().min(1).default("127.0.0.1").describe("Address of the admin listener; keep it private."),
+        token: z.string().min(16).optional().describe("Bearer token the admin listener requires (at least 16 characters; TASKGATE_ADMIN_TOKEN). Required when admin.port is set."),
+      })
+      .strict()
+      .prefault({}),
     upstreams: z.array(Upstream).min(1),
   })
   .strict()
@@ -110,6 +130,8 @@ export const ConfigSchema = z
       paths.add(u.path);
       names.add(u.name);
     });
+    if (c.admin.port !== undefined && c.admin.token === undefined)
+      ctx.addIssue({ code: "custom", path: ["admin", "token"], message: "is required when admin.port is set (or set TASKGATE_ADMIN_TOKEN)" });
     if (c.tasks.defaultTtlMs > c.tasks.maxTtlMs)
       ctx.addIssue({ code: "custom", path: ["tasks", "defaultTtlMs"], message: "must not exceed tasks.maxTtlMs" });
   });

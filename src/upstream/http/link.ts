@@ -4,6 +4,7 @@ import { isRequest, type JsonRpcId, type JsonRpcMessage } from "../../jsonrpc/me
 import type { Logger } from "../../observability/logger.js";
 import { UpstreamError } from "../connector.js";
 import { unreachable } from "./errors.js";
+import { injectTraceContext } from "../../observability/tracing.js";
 import { acceptResponse } from "./response.js";
 
 /** Where the link hands what it learns: the session core and the connector. */
@@ -55,6 +56,8 @@ export class HttpLink {
     const version = this.hooks.protocolVersion();
     if (version !== undefined) headers.set("mcp-protocol-version", version);
     if (this.sessionId !== undefined) headers.set("mcp-session-id", this.sessionId);
+    // W3C trace context of the active span (the upstream call's), a no-op unless tracing is on.
+    injectTraceContext(headers);
     return headers;
   }
 
