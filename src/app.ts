@@ -2,6 +2,7 @@ import { randomBytes } from "node:crypto";
 import type { AddressInfo } from "node:net";
 import { serve, type ServerType } from "@hono/node-server";
 import type { Config } from "./config/schema.js";
+import { startAdmin } from "./admin/server.js";
 import { Front } from "./dialects/front.js";
 import { LegacyFront } from "./dialects/legacy/legacy-front.js";
 import { ModernFront } from "./dialects/modern/modern-front.js";
@@ -24,6 +25,7 @@ export interface Gateway {
   readonly url: string;
   readonly port: number;
   readonly replicaId: string;
+  readonly adminUrl?: string;
   close(): Promise<void>;
 }
 
@@ -61,8 +63,13 @@ export async function startGateway(config: Config, logger: Logger): Promise<Gate
   const port = (server.address() as AddressInfo).port;
   const url = `http://${hostForUrl(config.listen.host)}:${port}`;
   logger.info({ url, replicaId, store: store.kind, upstreams: config.upstreams.map((u) => `${u.name} at ${u.path}`) }, "taskgate listening");
+  const admin = await startAdmin(engine, config.admin, logger);
   await startConnectors(connectors, logger);
-  return { url, port, replicaId, close: () => shutdown(server, engine, connectors, store).finally(stopTracing) };
+  const close = async () => {
+    await admin?.close();
+    await shutdown(server, engine, connectors, store).finally(stopTracing);
+  };
+  return { url, port, replicaId, ...(admin ? { adminUrl: admin.url } : {}), close };
 }
 
 async function startConnectors(connectors: UpstreamConnector[], logger: Logger): Promise<void> {

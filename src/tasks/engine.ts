@@ -1,6 +1,6 @@
 import type { JsonRpcResponse } from "../jsonrpc/message.js";
 import type { MessageSink } from "../jsonrpc/sink.js";
-import { taskChannel, type NewTask, type TaskRecord } from "../store/contract.js";
+import { taskChannel, type NewTask, type TaskFilter, type TaskRecord } from "../store/contract.js";
 import { OwnedCall } from "./owned-call.js";
 import { Owner } from "./owner.js";
 import { SwitchSink } from "./sinks.js";
@@ -66,6 +66,11 @@ export class TaskEngine {
 
   list(principal: string, page: { cursor?: string; limit: number }) {
     return this.deps.store.listTasks(principal, page);
+  }
+
+  /** Operators (admin API): every principal's tasks, filtered. */
+  listAll(filter: TaskFilter, page: { cursor?: string; limit: number }) {
+    return this.deps.store.listAllTasks(filter, page);
   }
 
   /**
