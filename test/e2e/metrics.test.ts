@@ -47,8 +47,8 @@ describe("Prometheus metrics on /metrics after a known workload", () => {
     expect((await finished(crashing.taskId)).status).toBe("failed");
 
     const hanging = await call("hang");
-    const running = await scrape(gw.url);
-    expect(sample(running, "taskgate_tasks_in_flight")).toBe(1);
+    // The ended calls leave the owner's set just after their terminal write: wait, do not assume.
+    await waitFor(async () => sample(await scrape(gw.url), "taskgate_tasks_in_flight") === 1, { what: "one task in flight" });
     await waitFor(async () => (sample(await scrape(gw.url), "taskgate_lease_renewals_total") ?? 0) > 0, { what: "a lease renewal" });
     await modern(gw.mcpUrl, "tasks/cancel", { taskId: hanging.taskId }, { capabilities: WITH_TASKS });
     expect((await finished(hanging.taskId)).status).toBe("cancelled");

@@ -55,6 +55,20 @@ describe("OpenTelemetry tracing across the detach, with traceparent forwarded to
     expect(sent?.traceparent).toMatch(new RegExp(`^00-${traceId}-${upstream.spanId}-0[01]$`));
   });
 
+  it("sends no trace context upstream when tracing is not configured (the API's no-op)", async () => {
+    const plain = await startGateway({ upstreams: [{ name: "demo", path: "/mcp", http: { url: proxy.mcpUrl } }] });
+    try {
+      const before = proxy.seen.length;
+      const traceparent = `00-${randomBytes(16).toString("hex")}-${randomBytes(8).toString("hex")}-01`;
+      expect((await modern(plain.mcpUrl, "tools/list", {}, { headers: { traceparent } })).body.result.tools.length).toBeGreaterThan(0);
+      const sent = proxy.seen.slice(before).filter((r) => r.method === "tools/list");
+      expect(sent).toHaveLength(1);
+      expect(sent[0]?.traceparent).toBeUndefined();
+    } finally {
+      await plain.stop();
+    }
+  });
+
   it("starts a new trace for a request without traceparent, and still forwards one upstream", async () => {
     const before = proxy.seen.length;
     expect((await modern(gw.mcpUrl, "tools/list")).body.result.tools.length).toBeGreaterThan(0);
