@@ -129,8 +129,9 @@ export class MemoryTasks implements TaskStore {
   /** Newest first, as the Redis index orders tasks of equal TTL. */
   async listAllTasks(filter: TaskFilter, page: { cursor?: string; limit: number }) {
     const ids = [...this.tasks.keys()]
-      .map((id) => this.live(id) && decodeTask(this.tasks.get(id)!.fields, this.tasks.get(id)!.outcome))
-      .filter((t): t is TaskRecord => !!t)
+      .map((id) => this.live(id))
+      .filter((e): e is Entry => !!e)
+      .map((e) => decodeTask(e.fields, e.outcome))
       .sort((a, b) => b.createdAt + b.ttlMs - (a.createdAt + a.ttlMs) || (a.id < b.id ? 1 : -1))
       .map((t) => t.id);
     const start = page.cursor === undefined ? 0 : ids.indexOf(page.cursor) + 1;

@@ -2,9 +2,9 @@ import type { HttpUpstreamConfig } from "../../config/schema.js";
 import { decodeMessage } from "../../jsonrpc/decode.js";
 import { isRequest, type JsonRpcId, type JsonRpcMessage } from "../../jsonrpc/message.js";
 import type { Logger } from "../../observability/logger.js";
+import { injectTraceContext } from "../../observability/tracing.js";
 import { UpstreamError } from "../connector.js";
 import { unreachable } from "./errors.js";
-import { injectTraceContext } from "../../observability/tracing.js";
 import { acceptResponse } from "./response.js";
 
 /** Where the link hands what it learns: the session core and the connector. */
