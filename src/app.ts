@@ -32,7 +32,7 @@ export interface Gateway {
 /** The composition root: builds every part from the config and wires them. No logic of its own. */
 export async function startGateway(config: Config, logger: Logger): Promise<Gateway> {
   const replicaId = randomBytes(4).toString("hex");
-  const stopTracing = await startTracing(config.tracing, logger);
+  const stopTracing = await startTracing(config.tracing, replicaId, logger);
   const metrics = new Metrics();
   const store = observeStore(createStore({ redisUrl: config.store.redisUrl, keyPrefix: config.store.keyPrefix, logger }), metrics);
   if (store.kind === "memory")

@@ -1,5 +1,6 @@
 import { Hono } from "hono";
 import { z } from "zod";
+import type { Logger } from "../observability/logger.js";
 import { StoreUnavailableError, type TaskRecord } from "../store/contract.js";
 import type { TaskEngine } from "../tasks/engine.js";
 import { isTerminal } from "../tasks/transitions.js";
@@ -25,7 +26,7 @@ const ListQuery = z.object({
  * a status page. The API is behind the admin token; the page itself holds no data (its script
  * asks the API, with the token the operator gives it).
  */
-export function buildAdminApp(engine: TaskEngine, token: string): Hono {
+export function buildAdminApp(engine: TaskEngine, token: string, logger: Logger): Hono {
   const app = new Hono();
   app.get("/", (c) => c.redirect("/status"));
   app.get("/status", (c) => c.html(STATUS_PAGE_HTML, 200, { "content-security-policy": "default-src 'none'; script-src 'self'; connect-src 'self'; style-src 'unsafe-inline'" }));
@@ -47,6 +48,8 @@ export function buildAdminApp(engine: TaskEngine, token: string): Hono {
     const task = await engine.get(c.req.param("id"), null);
     if (!task) return c.json({ error: "task not found" }, 404);
     if (isTerminal(task.status)) return c.json({ error: `task is already ${task.status}`, task: taskView(task) }, 409);
+    // An audit line: who acts here is an operator, not the task's principal.
+    logger.info({ taskId: task.id, upstream: task.upstream, tool: task.tool, dialect: task.dialect }, "task cancel requested on the admin API");
     // Each dialect's own cancel (design: tasks/cancel), on behalf of the task's principal.
     const current = task.dialect === "A" ? cancelled(await engine.cancelNow(task.id, task.principal)) : await engine.requestCancel(task.id, task.principal);
     return current ? c.json({ task: taskView(current) }, 202) : c.json({ error: "task not found" }, 404);

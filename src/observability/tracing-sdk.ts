@@ -12,7 +12,7 @@ export interface TracingOptions {
  * configured: the SDK is imported lazily, so a gateway without tracing never loads it. Returns the
  * function that flushes and stops it (on shutdown, so the last spans are not lost).
  */
-export async function startTracing(options: TracingOptions, logger: Logger): Promise<() => Promise<void>> {
+export async function startTracing(options: TracingOptions, replicaId: string, logger: Logger): Promise<() => Promise<void>> {
   if (!options.otlpEndpoint) return async () => undefined;
   const [{ NodeTracerProvider, BatchSpanProcessor }, { OTLPTraceExporter }, { resourceFromAttributes }] = await Promise.all([
     import("@opentelemetry/sdk-trace-node"),
@@ -21,7 +21,7 @@ export async function startTracing(options: TracingOptions, logger: Logger): Pro
   ]);
   const exporter = new OTLPTraceExporter({ url: options.otlpEndpoint, headers: options.headers });
   const provider = new NodeTracerProvider({
-    resource: resourceFromAttributes({ "service.name": options.serviceName }),
+    resource: resourceFromAttributes({ "service.name": options.serviceName, "service.instance.id": replicaId }),
     spanProcessors: [new BatchSpanProcessor(exporter, { scheduledDelayMillis: 1000 })],
   });
   // Registers the AsyncLocalStorage context manager and the W3C trace-context propagator.
