@@ -2,6 +2,7 @@ import { randomBytes } from "node:crypto";
 import type { AddressInfo } from "node:net";
 import { serve, type ServerType } from "@hono/node-server";
 import type { Config } from "./config/schema.js";
+import { startAdmin } from "./admin/server.js";
 import { Front } from "./dialects/front.js";
 import { LegacyFront } from "./dialects/legacy/legacy-front.js";
 import { ModernFront } from "./dialects/modern/modern-front.js";
@@ -11,8 +12,11 @@ import { Sessions } from "./dialects/legacy/sessions.js";
 import { Relay } from "./dialects/passthrough/relay.js";
 import { buildHttpApp, type Endpoint } from "./http/routes.js";
 import type { Logger } from "./observability/logger.js";
+import { Metrics } from "./observability/metrics.js";
+import { startTracing } from "./observability/tracing-sdk.js";
 import type { Store } from "./store/contract.js";
 import { createStore } from "./store/index.js";
+import { observeStore } from "./store/observed-store.js";
 import { TaskEngine } from "./tasks/engine.js";
 import type { UpstreamConnector } from "./upstream/connector.js";
 import { createConnector } from "./upstream/index.js";
@@ -21,13 +25,16 @@ export interface Gateway {
   readonly url: string;
   readonly port: number;
   readonly replicaId: string;
+  readonly adminUrl?: string;
   close(): Promise<void>;
 }
 
 /** The composition root: builds every part from the config and wires them. No logic of its own. */
 export async function startGateway(config: Config, logger: Logger): Promise<Gateway> {
   const replicaId = randomBytes(4).toString("hex");
-  const store = createStore({ redisUrl: config.store.redisUrl, keyPrefix: config.store.keyPrefix, logger });
+  const stopTracing = await startTracing(config.tracing, replicaId, logger);
+  const metrics = new Metrics();
+  const store = observeStore(createStore({ redisUrl: config.store.redisUrl, keyPrefix: config.store.keyPrefix, logger }), metrics);
   if (store.kind === "memory")
     logger.warn("NO REDIS CONFIGURED: sessions and tasks live in this process only and are lost when it stops; set store.redisUrl for anything but development");
   const { tasks } = config;
@@ -38,24 +45,31 @@ export async function startGateway(config: Config, logger: Logger): Promise<Gate
     statusWriteIntervalMs: tasks.statusWriteIntervalMs,
     ...(tasks.inputTimeoutMs !== undefined ? { inputTimeoutMs: tasks.inputTimeoutMs } : {}),
   };
-  const engine = new TaskEngine({ store, logger, options: engineOptions, clock: Date.now });
+  const engine = new TaskEngine({ store, logger, metrics, options: engineOptions, clock: Date.now });
+  metrics.setInFlight(() => engine.ownedCount);
   await engine.start();
   const connectors = config.upstreams.map((u) => createConnector(u, logger.child({ upstream: u.name })));
   const keepAliveMs = config.http.sseKeepAliveMs;
   const endpoints: Endpoint[] = config.upstreams.map((u, i) => {
-    const relay = new Relay(connectors[i]!, logger.child({ upstream: u.name }), replicaId);
+    const relay = new Relay(connectors[i]!, logger.child({ upstream: u.name }), replicaId, metrics);
     const tasksA = new TasksA({ engine, relay, upstream: u, tasks, keepAliveMs });
     const legacy = new LegacyFront(new Sessions(store, u.name, config.sessions.idleTtlMs), relay, keepAliveMs, tasksA);
     const modern = new ModernFront(relay, tasksBHandlers({ engine, relay, upstream: u, tasks }), keepAliveMs);
-    return { path: u.path, front: new Front(legacy, modern) };
+    return { name: u.name, path: u.path, front: new Front(legacy, modern) };
   });
-  const app = buildHttpApp(endpoints, { problems: () => problems(store, connectors) }, config.http, logger);
+  const httpOptions = { ...config.http, metricsEnabled: config.metrics.enabled };
+  const app = buildHttpApp(endpoints, { problems: () => problems(store, connectors) }, httpOptions, logger, metrics);
   const server = await listen(app.fetch, config.listen.host, config.listen.port);
   const port = (server.address() as AddressInfo).port;
   const url = `http://${hostForUrl(config.listen.host)}:${port}`;
   logger.info({ url, replicaId, store: store.kind, upstreams: config.upstreams.map((u) => `${u.name} at ${u.path}`) }, "taskgate listening");
+  const admin = await startAdmin(engine, config.admin, logger);
   await startConnectors(connectors, logger);
-  return { url, port, replicaId, close: () => shutdown(server, engine, connectors, store) };
+  const close = async () => {
+    await admin?.close();
+    await shutdown(server, engine, connectors, store).finally(stopTracing);
+  };
+  return { url, port, replicaId, ...(admin ? { adminUrl: admin.url } : {}), close };
 }
 
 async function startConnectors(connectors: UpstreamConnector[], logger: Logger): Promise<void> {

@@ -49,6 +49,8 @@ function applyOverrides(raw: RawConfig, o: Overrides): RawConfig {
   if (o.host !== undefined || o.port !== undefined) out["listen"] = { ...section(raw["listen"]), ...pick({ host: o.host, port: o.port }) };
   if (o.redisUrl !== undefined) out["store"] = { ...section(raw["store"]), redisUrl: o.redisUrl };
   if (o.logLevel !== undefined) out["log"] = { ...section(raw["log"]), level: o.logLevel };
+  // A secret is better in the environment (a Kubernetes Secret) than in the config file.
+  if (o.adminToken !== undefined) out["admin"] = { ...section(raw["admin"]), token: o.adminToken };
   if (o.upstream !== undefined) out["upstreams"] = withUpstream(raw["upstreams"], o.upstream);
   return out;
 }

@@ -3,17 +3,22 @@ import { bodyLimit } from "hono/body-limit";
 import { decodeMessage } from "../jsonrpc/decode.js";
 import type { JsonRpcId } from "../jsonrpc/message.js";
 import type { Logger } from "../observability/logger.js";
+import type { Metrics } from "../observability/metrics.js";
 import type { Front } from "../dialects/front.js";
 import { GatewayError } from "./errors.js";
 import { jsonContentType, originGuard } from "./guards.js";
+import { noteMethod, observeRequests } from "./observe.js";
 import { parseAccept } from "./reply.js";
 
 export interface HttpOptions {
   maxBodyBytes: number;
   allowedOrigins: readonly string[];
+  metricsEnabled: boolean;
 }
 
 export interface Endpoint {
+  /** The upstream's name, for metrics and logs. */
+  name: string;
   path: string;
   front: Front;
 }
@@ -28,14 +33,19 @@ export interface Health {
  * (POST a message, GET the session stream, DELETE the session). Request handling is a short list of
  * steps — origin, accept, content type, size, decode — each answering with the errors table.
  */
-export function buildHttpApp(endpoints: readonly Endpoint[], health: Health, options: HttpOptions, logger: Logger): Hono {
+export function buildHttpApp(endpoints: readonly Endpoint[], health: Health, options: HttpOptions, logger: Logger, metrics: Metrics): Hono {
   const app = new Hono();
+  // Prometheus scrapes the main listener, like /livez; `metrics.enabled: false` turns it off.
+  if (options.metricsEnabled) app.get("/metrics", async () => new Response(await metrics.render(), { headers: { "content-type": metrics.contentType } }));
   app.get("/livez", (c) => c.json({ status: "ok" }));
   app.get("/readyz", async (c) => {
     const problems = await health.problems();
     return c.json(problems.length ? { status: "not ready", problems } : { status: "ready" }, problems.length ? 503 : 200);
   });
-  for (const { path, front } of endpoints) mount(app, path, front, options, logger);
+  for (const { name, path, front } of endpoints) {
+    app.use(path, observeRequests(name, metrics, logger));
+    mount(app, path, front, options, logger);
+  }
   app.onError((err, c) => {
     if (err instanceof GatewayError) return err.toResponse();
     logger.error({ err, path: c.req.path }, "unexpected error while handling a request");
@@ -54,6 +64,7 @@ function mount(app: Hono, path: string, front: Front, options: HttpOptions, logg
     const decoded = decodeMessage(await c.req.text());
     if (!decoded.ok) return new GatewayError(decoded.kind, decoded.detail).toResponse(decoded.id);
     const id: JsonRpcId | null = "id" in decoded.message ? decoded.message.id : null;
+    noteMethod("method" in decoded.message ? decoded.message.method : undefined);
     try {
       return await front.post({
         message: decoded.message,

@@ -72,6 +72,13 @@ export interface TaskRecord {
   outcome?: TaskOutcome;
 }
 
+/** Which tasks an operator lists; an omitted field matches every task. */
+export interface TaskFilter {
+  status?: readonly TaskStatus[];
+  upstream?: string;
+  tool?: string;
+}
+
 export type NewTask = Omit<TaskRecord, "revision" | "cancelRequested" | "inputRequests" | "inputResponses" | "outcome" | "lastUpdatedAt">;
 
 /**
@@ -151,6 +158,12 @@ export interface TaskStore {
    * previous page; an invalid one is undefined. Expired tasks never appear.
    */
   listTasks(principal: string, page: { cursor?: string; limit: number }): Promise<{ tasks: TaskRecord[]; nextCursor?: string } | undefined>;
+  /**
+   * Every principal's tasks, for operators (the admin API), newest first, filtered. A page may hold
+   * fewer than `limit` tasks while `nextCursor` says more were not examined yet: a filter that
+   * matches little must not make one page read the whole store. An invalid cursor is undefined.
+   */
+  listAllTasks(filter: TaskFilter, page: { cursor?: string; limit: number }): Promise<{ tasks: TaskRecord[]; nextCursor?: string } | undefined>;
   /** Drop the lease if this token holds it (after the outcome is written). */
   releaseLease(taskId: string, token: string): Promise<void>;
 }

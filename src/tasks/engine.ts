@@ -1,6 +1,6 @@
 import type { JsonRpcResponse } from "../jsonrpc/message.js";
 import type { MessageSink } from "../jsonrpc/sink.js";
-import { taskChannel, type NewTask, type TaskRecord } from "../store/contract.js";
+import { taskChannel, type NewTask, type TaskFilter, type TaskRecord } from "../store/contract.js";
 import { OwnedCall } from "./owned-call.js";
 import { Owner } from "./owner.js";
 import { SwitchSink } from "./sinks.js";
@@ -40,13 +40,14 @@ export class TaskEngine {
    * front wire cannot carry it, the task can (as input_required).
    */
   async raceOrDetach(call: TaskCall, detachAfterMs: number, front: MessageSink, { detachOnInput = false } = {}): Promise<RaceOutcome> {
+    const started = performance.now();
     let inputArrived!: () => void;
     const input = new Promise<undefined>((resolve) => (inputArrived = () => resolve(undefined)));
     const sink = new SwitchSink(front, detachOnInput ? inputArrived : undefined);
     const running = call.caller.call(call.client, call.request, sink, { trackProgress: true });
     const early = await Promise.race([running, delay(detachAfterMs), input]);
     if (early) return { inline: early };
-    const owned = await this.create(call);
+    const owned = await this.create(call, started);
     sink.detachTo(owned.sink);
     owned.run(running);
     return { task: owned.task };
@@ -54,7 +55,7 @@ export class TaskEngine {
 
   /** Make the task first, then start the call (policy `required`, or dialect A). */
   async detachNow(call: TaskCall): Promise<TaskRecord> {
-    const owned = await this.create(call);
+    const owned = await this.create(call, performance.now());
     owned.run(call.caller.call(call.client, call.request, owned.sink, { trackProgress: true }));
     return owned.task;
   }
@@ -65,6 +66,11 @@ export class TaskEngine {
 
   list(principal: string, page: { cursor?: string; limit: number }) {
     return this.deps.store.listTasks(principal, page);
+  }
+
+  /** Operators (admin API): every principal's tasks, filtered. */
+  listAll(filter: TaskFilter, page: { cursor?: string; limit: number }) {
+    return this.deps.store.listAllTasks(filter, page);
   }
 
   /**
@@ -87,6 +93,7 @@ export class TaskEngine {
     const change = { from: NON_TERMINAL, to: "cancelled" as const, cancelRequested: true as const, principal, statusMessage: "Client cancelled task execution.", now: this.deps.clock() };
     const result = await this.deps.store.transitionTask(taskId, change);
     if (!result.ok) return result.reason === "not_found" ? undefined : { terminal: result.task };
+    this.deps.metrics.taskEnded(result.task.upstream, result.task.tool, "cancelled");
     await this.owner.route(taskId, result.task.owner);
     return { task: result.task };
   }
@@ -163,11 +170,15 @@ export class TaskEngine {
     };
   }
 
-  private async create(call: TaskCall): Promise<OwnedCall> {
-    const { store, options, clock } = this.deps;
+  /** `started`: when the client's call began (performance.now()), for the time-to-detach histogram. */
+  private async create(call: TaskCall, started: number): Promise<OwnedCall> {
+    const { store, options, clock, metrics, logger } = this.deps;
     const now = clock();
     const token = newLeaseToken();
     const task = await store.createTask(newTask(call, now, options.replicaId), { owner: options.replicaId, token, leaseMs: options.leaseMs });
+    metrics.taskCreated(task.upstream, task.tool);
+    metrics.detached(task.upstream, (performance.now() - started) / 1000);
+    logger.info({ taskId: task.id, upstream: task.upstream, tool: task.tool, dialect: task.dialect }, "task created");
     await store.bus.publish(principalChannel(task.principal), task.id).catch(() => undefined);
     const owned = new OwnedCall(task, token, call, this.deps, (id) => this.owner.remove(id));
     this.owner.add(owned);

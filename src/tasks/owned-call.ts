@@ -74,6 +74,7 @@ export class OwnedCall {
   leaseLost(): void {
     if (this.lost) return;
     this.lost = true;
+    this.deps.metrics.leaseLost();
     this.deps.logger.warn({ taskId: this.task.id }, "lease lost: abandoning the local upstream call without writing its outcome");
     void this.call.caller.cancel(this.call.client, this.call.request.id, "owner lost its lease");
   }
@@ -101,8 +102,15 @@ export class OwnedCall {
     if (end.outcome) change.outcome = end.outcome;
     if (end.statusMessage !== undefined) change.statusMessage = end.statusMessage;
     const result = await this.deps.store.transitionTask(this.task.id, change);
+    if (result.ok) this.ended(end);
     if (!result.ok && result.reason === "stale_lease") this.deps.logger.warn({ taskId: this.task.id }, "outcome refused: the lease moved on");
     await this.deps.store.releaseLease(this.task.id, this.token).catch(() => undefined);
+  }
+
+  private ended(end: Ending): void {
+    const { upstream, tool, dialect, id: taskId } = this.task;
+    if (end.to === "completed" || end.to === "failed" || end.to === "cancelled") this.deps.metrics.taskEnded(upstream, tool, end.to);
+    this.deps.logger.info({ taskId, upstream, tool, dialect, status: end.to }, "task ended");
   }
 
   private ending(response: JsonRpcResponse): Ending {

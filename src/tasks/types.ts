@@ -1,5 +1,6 @@
 import type { JsonRpcRequest } from "../jsonrpc/message.js";
 import type { Logger } from "../observability/logger.js";
+import type { Metrics } from "../observability/metrics.js";
 import type { Store, TaskDialect } from "../store/contract.js";
 import type { CallClient, UpstreamCaller } from "./caller.js";
 
@@ -15,6 +16,7 @@ export interface EngineOptions {
 export interface EngineDeps {
   store: Store;
   logger: Logger;
+  metrics: Metrics;
   options: EngineOptions;
   clock: () => number;
 }

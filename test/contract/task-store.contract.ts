@@ -83,6 +83,26 @@ export function describeTasks(current: () => Store): void {
       expect(rest?.nextCursor).toBeUndefined();
       expect(await current().listTasks(principal, { limit: 2, cursor: "bogus" })).toBeUndefined();
     });
+
+    it("lists every principal's tasks for operators, newest first, filtered by status, upstream and tool, in pages", async () => {
+      const upstream = `u-${randomUUID()}`;
+      const now = Date.now();
+      const make = (i: number, tool: string, principal: string) => newTask({ upstream, tool, principal, createdAt: now + i });
+      const tasks = [make(0, "sleep", "alice"), make(1, "deploy", "bob"), make(2, "sleep", "carol"), make(3, "sleep", "bob")];
+      for (const task of tasks) await current().createTask(task, LEASE);
+      await current().createTask(newTask(), LEASE); // another upstream: never listed below
+      await current().transitionTask(tasks[2]!.id, { from: ACTIVE, to: "completed", outcome: { result: {} }, leaseToken: LEASE.token, now });
+      const ids = (page?: { tasks: TaskRecord[] }) => page?.tasks.map((t) => t.id);
+
+      expect(ids(await current().listAllTasks({ upstream }, { limit: 10 }))).toEqual([tasks[3]!.id, tasks[2]!.id, tasks[1]!.id, tasks[0]!.id]);
+      const working = await current().listAllTasks({ upstream, status: ["working", "input_required"], tool: "sleep" }, { limit: 1 });
+      expect(ids(working)).toEqual([tasks[3]!.id]);
+      const next = await current().listAllTasks({ upstream, status: ["working", "input_required"], tool: "sleep" }, { limit: 5, cursor: working?.nextCursor });
+      expect(ids(next)).toEqual([tasks[0]!.id]);
+      expect(next?.nextCursor).toBeUndefined();
+      expect(ids(await current().listAllTasks({ upstream, status: ["completed"] }, { limit: 10 }))).toEqual([tasks[2]!.id]);
+      expect(await current().listAllTasks({}, { limit: 2, cursor: "bogus" })).toBeUndefined();
+    });
   });
 }
 

@@ -196,3 +196,17 @@ describe("example configs", () => {
     expect(demoUpstream?.tools["deploy"]?.taskSupport).toBe("required");
   });
 });
+
+describe("the admin listener's settings", () => {
+  it("is off by default, and needs a token of at least 16 characters once admin.port is set", () => {
+    expect(ok(load([])).admin).toEqual({ host: "127.0.0.1" });
+    const { dir, file } = writeConfig("admin: { port: 9090 }\nupstreams: [{ http: { url: http://up.example/mcp } }]\n");
+    expect(problems(load(["--config", file], {}, dir)).join("\n")).toMatch(/admin\.token.*required/);
+    expect(problems(load(["--config", file], { TASKGATE_ADMIN_TOKEN: "short" }, dir)).join("\n")).toMatch(/admin\.token/);
+    expect(ok(load(["--config", file], { TASKGATE_ADMIN_TOKEN: "a-long-enough-admin-token" }, dir)).admin).toEqual({
+      host: "127.0.0.1",
+      port: 9090,
+      token: "a-long-enough-admin-token",
+    });
+  });
+});

@@ -6,6 +6,7 @@ import {
   type SessionRecord,
   type Store,
   type TaskChange,
+  type TaskFilter,
 } from "../contract.js";
 import { decodeSession, encodeSession } from "../session-json.js";
 import { assertTtlMs } from "../ttl.js";
@@ -104,6 +105,11 @@ export class MemoryStore implements Store {
   async listTasks(principal: string, page: { cursor?: string; limit: number }) {
     this.assertOpen();
     return this.tasks.listTasks(principal, page);
+  }
+
+  async listAllTasks(filter: TaskFilter, page: { cursor?: string; limit: number }) {
+    this.assertOpen();
+    return this.tasks.listAllTasks(filter, page);
   }
 
   async ping(): Promise<void> {

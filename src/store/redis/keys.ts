@@ -9,6 +9,7 @@ import { taskChannel } from "../contract.js";
  *   task          <prefix>{t:<id>}         hash: scalar fields, `in:<key>`, `ans:<key>`
  *   its outcome   <prefix>{t:<id>}:out     JSON (large payloads stay out of the hash)
  *   its lease     <prefix>{t:<id>}:lease   the owner's token, PX leaseMs
+ *   all tasks     <prefix>{all}:tasks      sorted set by expiry (admin listing)
  *   channel       <prefix>ch:<name>        pub/sub is not slot-bound; no tag needed
  */
 export class RedisKeys {
@@ -46,6 +47,11 @@ export class RedisKeys {
   /** A principal's task index (dialect A tasks/list), a sorted set by creation time. */
   principalTasks(principal: string): string {
     return `${this.prefix}{p:${principal}}`;
+  }
+
+  /** Every task, for operators (the admin API), a sorted set by expiry time. */
+  allTasks(): string {
+    return `${this.prefix}{all}:tasks`;
   }
 
   channel(name: string): string {

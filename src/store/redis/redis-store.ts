@@ -1,5 +1,5 @@
 import type { Logger } from "pino";
-import type { Lease, NewTask, SessionRecord, Store, TaskChange } from "../contract.js";
+import type { Lease, NewTask, SessionRecord, Store, TaskChange, TaskFilter } from "../contract.js";
 import { decodeSession, encodeSession } from "../session-json.js";
 import { assertTtlMs } from "../ttl.js";
 import { RedisConnection } from "./connection.js";
@@ -87,6 +87,10 @@ export class RedisStore implements Store {
 
   listTasks(principal: string, page: { cursor?: string; limit: number }) {
     return this.tasks.listTasks(principal, page);
+  }
+
+  listAllTasks(filter: TaskFilter, page: { cursor?: string; limit: number }) {
+    return this.tasks.listAllTasks(filter, page);
   }
 
   async ping(timeoutMs?: number): Promise<void> {
