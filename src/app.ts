@@ -14,6 +14,7 @@ import type { Logger } from "./observability/logger.js";
 import type { Store } from "./store/contract.js";
 import { createStore } from "./store/index.js";
 import { TaskEngine } from "./tasks/engine.js";
+import { RequestStateCodec } from "./tasks/request-state.js";
 import type { UpstreamConnector } from "./upstream/connector.js";
 import { createConnector } from "./upstream/index.js";
 
@@ -36,9 +37,11 @@ export async function startGateway(config: Config, logger: Logger): Promise<Gate
     leaseMs: tasks.leaseMs,
     cancelGraceMs: tasks.cancelGraceMs,
     statusWriteIntervalMs: tasks.statusWriteIntervalMs,
+    mrtrTimeoutMs: tasks.mrtrTimeoutMs,
     ...(tasks.inputTimeoutMs !== undefined ? { inputTimeoutMs: tasks.inputTimeoutMs } : {}),
   };
   const engine = new TaskEngine({ store, logger, options: engineOptions, clock: Date.now });
+  const requestState = requestStateCodec(tasks.requestStateSecret, store, logger);
   await engine.start();
   const connectors = config.upstreams.map((u) => createConnector(u, logger.child({ upstream: u.name })));
   const keepAliveMs = config.http.sseKeepAliveMs;
@@ -46,7 +49,7 @@ export async function startGateway(config: Config, logger: Logger): Promise<Gate
     const relay = new Relay(connectors[i]!, logger.child({ upstream: u.name }), replicaId);
     const tasksA = new TasksA({ engine, relay, upstream: u, tasks, keepAliveMs });
     const legacy = new LegacyFront(new Sessions(store, u.name, config.sessions.idleTtlMs), relay, keepAliveMs, tasksA);
-    const modern = new ModernFront(relay, tasksBHandlers({ engine, relay, upstream: u, tasks }), keepAliveMs);
+    const modern = new ModernFront(relay, tasksBHandlers({ engine, relay, upstream: u, tasks, requestState }), keepAliveMs);
     return { path: u.path, front: new Front(legacy, modern) };
   });
   const app = buildHttpApp(endpoints, { problems: () => problems(store, connectors) }, config.http, logger);
@@ -56,6 +59,14 @@ export async function startGateway(config: Config, logger: Logger): Promise<Gate
   logger.info({ url, replicaId, store: store.kind, upstreams: config.upstreams.map((u) => `${u.name} at ${u.path}`) }, "taskgate listening");
   await startConnectors(connectors, logger);
   return { url, port, replicaId, close: () => shutdown(server, engine, connectors, store) };
+}
+
+/** MRTR's requestState is signed with a key every replica must share (README: MRTR). */
+function requestStateCodec(secret: string | undefined, store: Store, logger: Logger): RequestStateCodec {
+  if (secret !== undefined) return new RequestStateCodec(secret);
+  if (store.kind === "redis")
+    logger.warn("tasks.requestStateSecret is not set: MRTR requestState is signed with a key of this process only, so a retry that reaches another replica is refused; set the same secret on every replica");
+  return new RequestStateCodec(randomBytes(32).toString("base64url"));
 }
 
 async function startConnectors(connectors: UpstreamConnector[], logger: Logger): Promise<void> {

@@ -91,6 +91,8 @@ export const ConfigSchema = z
         cancelGraceMs: z.number().int().nonnegative().default(3_000).describe("After tasks/cancel, how long a result may still win before the call is abandoned."),
         inputTimeoutMs: z.number().int().positive().optional().describe("How long an upstream question waits for tasks/update; never longer than the task's TTL (the default)."),
         statusWriteIntervalMs: z.number().int().positive().default(250).describe("Upstream progress is written to statusMessage at most this often."),
+        mrtrTimeoutMs: z.number().int().positive().default(300_000).describe("How long a call parked by an MRTR round (a question before it detached, 2026-07-28) waits for the client's retry; its requestState expires then and the upstream's question gets an error. Never longer than the task's TTL."),
+        requestStateSecret: z.string().min(32).optional().describe("HMAC-SHA256 key signing MRTR requestState; every replica must share it. Omitted: a random key per process, so a retry reaching another replica is refused."),
       })
       .strict()
       .prefault({}),

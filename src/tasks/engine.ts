@@ -1,14 +1,10 @@
-import type { JsonRpcResponse } from "../jsonrpc/message.js";
-import type { MessageSink } from "../jsonrpc/sink.js";
 import { taskChannel, type NewTask, type TaskRecord } from "../store/contract.js";
 import { OwnedCall } from "./owned-call.js";
 import { Owner } from "./owner.js";
-import { SwitchSink } from "./sinks.js";
+import { SyncCalls } from "./sync-call.js";
 import { newLeaseToken, newTaskId } from "./task-id.js";
 import { isTerminal, NON_TERMINAL } from "./transitions.js";
 import type { EngineDeps, TaskCall } from "./types.js";
-
-export type RaceOutcome = { inline: JsonRpcResponse } | { task: TaskRecord };
 
 /**
  * The task engine: decides nothing about dialects, only runs calls that may become tasks.
@@ -17,9 +13,12 @@ export type RaceOutcome = { inline: JsonRpcResponse } | { task: TaskRecord };
  */
 export class TaskEngine {
   private readonly owner: Owner;
+  /** Calls still synchronous: inline, MRTR rounds, or detached into a task after `detachAfterMs`. */
+  readonly sync: SyncCalls;
 
   constructor(private readonly deps: EngineDeps) {
     this.owner = new Owner(deps);
+    this.sync = new SyncCalls(deps, (call, parked) => this.create(call, parked), (id, owner) => this.owner.route(id, owner));
   }
 
   start(): Promise<void> {
@@ -34,24 +33,6 @@ export class TaskEngine {
     return this.owner.calls.size;
   }
 
-  /**
-   * Call upstream; an answer within `detachAfterMs` is returned inline, else the call becomes a
-   * task. With `detachOnInput`, a question from the upstream before that detaches at once: the
-   * front wire cannot carry it, the task can (as input_required).
-   */
-  async raceOrDetach(call: TaskCall, detachAfterMs: number, front: MessageSink, { detachOnInput = false } = {}): Promise<RaceOutcome> {
-    let inputArrived!: () => void;
-    const input = new Promise<undefined>((resolve) => (inputArrived = () => resolve(undefined)));
-    const sink = new SwitchSink(front, detachOnInput ? inputArrived : undefined);
-    const running = call.caller.call(call.client, call.request, sink, { trackProgress: true });
-    const early = await Promise.race([running, delay(detachAfterMs), input]);
-    if (early) return { inline: early };
-    const owned = await this.create(call);
-    sink.detachTo(owned.sink);
-    owned.run(running);
-    return { task: owned.task };
-  }
-
   /** Make the task first, then start the call (policy `required`, or dialect A). */
   async detachNow(call: TaskCall): Promise<TaskRecord> {
     const owned = await this.create(call);
@@ -59,8 +40,10 @@ export class TaskEngine {
     return owned.task;
   }
 
-  get(taskId: string, principal: string | null): Promise<TaskRecord | undefined> {
-    return this.deps.store.getTask(taskId, principal);
+  /** A parked call (an MRTR round, not yet detached) is no task of the client's: undefined. */
+  async get(taskId: string, principal: string | null): Promise<TaskRecord | undefined> {
+    const task = await this.deps.store.getTask(taskId, principal);
+    return task?.parked ? undefined : task;
   }
 
   list(principal: string, page: { cursor?: string; limit: number }) {
@@ -163,12 +146,12 @@ export class TaskEngine {
     };
   }
 
-  private async create(call: TaskCall): Promise<OwnedCall> {
+  private async create(call: TaskCall, parked = false): Promise<OwnedCall> {
     const { store, options, clock } = this.deps;
     const now = clock();
     const token = newLeaseToken();
-    const task = await store.createTask(newTask(call, now, options.replicaId), { owner: options.replicaId, token, leaseMs: options.leaseMs });
-    await store.bus.publish(principalChannel(task.principal), task.id).catch(() => undefined);
+    const task = await store.createTask({ ...newTask(call, now, options.replicaId), parked }, { owner: options.replicaId, token, leaseMs: options.leaseMs });
+    if (!parked) await store.bus.publish(principalChannel(task.principal), task.id).catch(() => undefined);
     const owned = new OwnedCall(task, token, call, this.deps, (id) => this.owner.remove(id));
     this.owner.add(owned);
     return owned;
