@@ -1,6 +1,7 @@
 import { taskChannel, type NewTask, type TaskRecord } from "../store/contract.js";
 import { OwnedCall } from "./owned-call.js";
 import { Owner } from "./owner.js";
+import { settle } from "./settle.js";
 import { SyncCalls } from "./sync-call.js";
 import { newLeaseToken, newTaskId } from "./task-id.js";
 import { isTerminal, NON_TERMINAL } from "./transitions.js";
@@ -80,31 +81,20 @@ export class TaskEngine {
    * `onChange` sees every new revision. Undefined when the task is unknown or expires.
    */
   async follow(taskId: string, principal: string, onChange: (task: TaskRecord) => void, signal?: AbortSignal): Promise<TaskRecord | undefined> {
-    let dirty = false;
-    let wake: () => void = () => undefined;
-    const unsubscribe = await this.deps.store.bus.subscribe(taskChannel(taskId), () => {
-      dirty = true;
-      wake();
-    });
-    try {
-      let revision = -1;
-      while (!signal?.aborted) {
-        dirty = false;
-        const task = await this.deps.store.getTask(taskId, principal);
-        if (!task) return undefined;
+    let revision = -1;
+    const end = await settle<TaskRecord | "gone">(
+      this.deps.store,
+      taskId,
+      principal,
+      (task) => {
+        if (!task) return "gone";
         if (task.revision !== revision) onChange(task);
         revision = task.revision;
-        if (isTerminal(task.status)) return task;
-        if (!dirty) await new Promise<void>((resolve) => {
-          wake = resolve;
-          setTimeout(resolve, 2_000).unref();
-          signal?.addEventListener("abort", () => resolve(), { once: true });
-        });
-      }
-      return undefined;
-    } finally {
-      await unsubscribe();
-    }
+        return isTerminal(task.status) ? task : undefined;
+      },
+      signal ? { clock: this.deps.clock, signal } : { clock: this.deps.clock },
+    );
+    return end === "gone" ? undefined : end;
   }
 
   /**

@@ -3,18 +3,20 @@ import { success, type JsonRpcRequest } from "../../jsonrpc/message.js";
 import type { ModernCall, MethodHandler } from "../modern/modern-front.js";
 import { declaresTasks, TASKS_EXTENSION } from "../modern/wire.js";
 import { ANONYMOUS, REQUIRED_CAPABILITIES, type TasksBDeps } from "./deps.js";
+import { listen } from "./listen.js";
 import { getTaskResult } from "./render.js";
 import { toolsCall } from "./tools-call.js";
 
 export type { TasksBDeps } from "./deps.js";
 
-/** Dialect B (io.modelcontextprotocol/tasks, SEP-2663) on the modern wire: tools/call and tasks/*. */
+/** Dialect B (io.modelcontextprotocol/tasks, SEP-2663) on the modern wire: tools/call, tasks/*, and task notifications. */
 export function tasksBHandlers(deps: TasksBDeps): Map<string, MethodHandler> {
   return new Map<string, MethodHandler>([
     ["tools/call", (call, front) => toolsCall(deps, call, front)],
     ["tasks/get", (call) => withTask(call, async (id) => getTaskResult(await found(deps.engine.get(id, ANONYMOUS))))],
     ["tasks/cancel", (call) => withTask(call, async (id) => (await found(deps.engine.requestCancel(id, ANONYMOUS)), { resultType: "complete" }))],
     ["tasks/update", (call) => withTask(call, (id) => update(deps, id, call.request))],
+    ["subscriptions/listen", (call, front) => listen(deps, call, front)],
   ]);
 }
 
