@@ -1,13 +1,14 @@
 import { randomBytes } from "node:crypto";
 import type { AddressInfo } from "node:net";
 import { serve, type ServerType } from "@hono/node-server";
-import type { Config } from "./config/schema.js";
+import type { Config, UpstreamConfig } from "./config/schema.js";
 import { Front } from "./dialects/front.js";
 import { LegacyFront } from "./dialects/legacy/legacy-front.js";
 import { ModernFront } from "./dialects/modern/modern-front.js";
 import { TasksA } from "./dialects/tasks-a/handlers.js";
 import { tasksBHandlers } from "./dialects/tasks-b/handlers.js";
 import { Sessions } from "./dialects/legacy/sessions.js";
+import { PerCallCaller } from "./dialects/passthrough/per-call.js";
 import { Relay } from "./dialects/passthrough/relay.js";
 import { buildHttpApp, type Endpoint } from "./http/routes.js";
 import type { Logger } from "./observability/logger.js";
@@ -17,6 +18,7 @@ import { TaskEngine } from "./tasks/engine.js";
 import { RequestStateCodec } from "./tasks/request-state.js";
 import type { UpstreamConnector } from "./upstream/connector.js";
 import { createConnector } from "./upstream/index.js";
+import { StdioPool } from "./upstream/stdio/stdio-pool.js";
 
 export interface Gateway {
   readonly url: string;
@@ -45,11 +47,13 @@ export async function startGateway(config: Config, logger: Logger): Promise<Gate
   await engine.start();
   const connectors = config.upstreams.map((u) => createConnector(u, logger.child({ upstream: u.name })));
   const keepAliveMs = config.http.sseKeepAliveMs;
+  const perCall = config.upstreams.map((u) => perCallCaller(u, logger.child({ upstream: u.name }), replicaId));
   const endpoints: Endpoint[] = config.upstreams.map((u, i) => {
     const relay = new Relay(connectors[i]!, logger.child({ upstream: u.name }), replicaId);
-    const tasksA = new TasksA({ engine, relay, upstream: u, tasks, keepAliveMs });
+    const caller = perCall[i];
+    const tasksA = new TasksA({ engine, relay, upstream: u, tasks, keepAliveMs, ...(caller ? { caller } : {}) });
     const legacy = new LegacyFront(new Sessions(store, u.name, config.sessions.idleTtlMs), relay, keepAliveMs, tasksA);
-    const modern = new ModernFront(relay, tasksBHandlers({ engine, relay, upstream: u, tasks, requestState }), keepAliveMs);
+    const modern = new ModernFront(relay, tasksBHandlers({ engine, relay, upstream: u, tasks, requestState, ...(caller ? { caller } : {}) }), keepAliveMs);
     return { path: u.path, front: new Front(legacy, modern) };
   });
   const app = buildHttpApp(endpoints, { problems: () => problems(store, connectors) }, config.http, logger);
@@ -58,7 +62,16 @@ export async function startGateway(config: Config, logger: Logger): Promise<Gate
   const url = `http://${hostForUrl(config.listen.host)}:${port}`;
   logger.info({ url, replicaId, store: store.kind, upstreams: config.upstreams.map((u) => `${u.name} at ${u.path}`) }, "taskgate listening");
   await startConnectors(connectors, logger);
-  return { url, port, replicaId, close: () => shutdown(server, engine, connectors, store) };
+  const closeables = [...connectors, ...perCall.filter((c) => c !== undefined)];
+  return { url, port, replicaId, close: () => shutdown(server, engine, closeables, store) };
+}
+
+/** `isolation: per-call`: task calls run in processes of their own, from a warm pool (README: Attribution). */
+function perCallCaller(u: UpstreamConfig, logger: Logger, replicaId: string): PerCallCaller | undefined {
+  if (u.isolation !== "per-call" || !u.stdio) return undefined;
+  const pool = new StdioPool(u.name, u.stdio, u.perCallPool, logger);
+  pool.start();
+  return new PerCallCaller(pool, logger, `${replicaId}-${u.name}`);
 }
 
 /** MRTR's requestState is signed with a key every replica must share (README: MRTR). */
@@ -91,7 +104,7 @@ function listen(fetch: (req: Request) => Response | Promise<Response>, hostname:
   });
 }
 
-async function shutdown(server: ServerType, engine: TaskEngine, connectors: UpstreamConnector[], store: Store): Promise<void> {
+async function shutdown(server: ServerType, engine: TaskEngine, connectors: Array<{ close(): Promise<void> }>, store: Store): Promise<void> {
   await new Promise<void>((resolve) => {
     server.close(() => resolve());
     if ("closeAllConnections" in server) server.closeAllConnections();

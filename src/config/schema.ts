@@ -43,10 +43,19 @@ const Upstream = z
     stdio: StdioUpstream.optional(),
     http: HttpUpstream.optional(),
     tools: z.record(z.string(), ToolPolicy).default({}),
+    isolation: z
+      .enum(["shared", "per-call"])
+      .default("shared")
+      .describe("stdio only. per-call: every tools/call the task engine runs (2026-07-28 calls, 2025-11-25 task calls) gets a process of its own, so the upstream's questions are tied to their call exactly."),
+    perCallPool: z.number().int().min(0).max(64).default(2).describe("With isolation: per-call, how many initialized processes are kept warm for the next calls."),
   })
   .strict()
   .refine((u) => (u.stdio === undefined) !== (u.http === undefined), {
     message: "give exactly one of stdio or http",
+  })
+  .refine((u) => u.isolation === "shared" || u.stdio !== undefined, {
+    message: "isolation: per-call needs a stdio upstream (an HTTP upstream ties requests to their call by the call's own stream)",
+    path: ["isolation"],
   });
 
 export const ConfigSchema = z

@@ -1,4 +1,5 @@
 import type { Config, UpstreamConfig } from "../../config/schema.js";
+import type { UpstreamCaller } from "../../tasks/caller.js";
 import type { TaskEngine } from "../../tasks/engine.js";
 import type { RequestStateCodec } from "../../tasks/request-state.js";
 import type { Relay } from "../passthrough/relay.js";
@@ -7,6 +8,8 @@ import { TASKS_EXTENSION } from "../modern/wire.js";
 export interface TasksBDeps {
   engine: TaskEngine;
   relay: Relay;
+  /** Who runs tools/call; the relay over the shared session unless the upstream has `isolation: per-call`. */
+  caller?: UpstreamCaller;
   upstream: UpstreamConfig;
   tasks: Config["tasks"];
   /** Signs and checks MRTR requestState (one key shared by every replica). */

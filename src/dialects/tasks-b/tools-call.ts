@@ -66,7 +66,7 @@ function render(deps: TasksBDeps, request: JsonRpcRequest, front: ModernFront, o
 
 function taskCall(deps: TasksBDeps, call: ModernCall, maxDurationMs: number | undefined): TaskCall {
   const task: TaskCall = {
-    caller: deps.relay,
+    caller: deps.caller ?? deps.relay,
     upstream: deps.upstream.name,
     client: call.client,
     principal: ANONYMOUS,

@@ -1,0 +1,62 @@
+import { failure, type JsonRpcId, type JsonRpcRequest, type JsonRpcResponse } from "../../jsonrpc/message.js";
+import type { MessageSink } from "../../jsonrpc/sink.js";
+import type { Logger } from "../../observability/logger.js";
+import type { CallClient, UpstreamCaller } from "../../tasks/caller.js";
+import type { StdioPool } from "../../upstream/stdio/stdio-pool.js";
+import { Relay, type CallOptions } from "./relay.js";
+
+/**
+ * `isolation: per-call` on a stdio upstream: each call the task engine makes runs in an upstream
+ * process of its own, taken warm from the pool and ended (stdin closed, then SIGTERM, SIGKILL)
+ * when the call ends, including after a cancel and its grace period. With one call per process,
+ * a server→client request can only belong to that call: attribution is exact (design.md).
+ */
+export class PerCallCaller implements UpstreamCaller {
+  private readonly active = new Map<string, Relay>();
+  private next = 0;
+
+  constructor(
+    private readonly pool: StdioPool,
+    private readonly logger: Logger,
+    private readonly idPrefix: string,
+  ) {}
+
+  async call(client: CallClient, request: JsonRpcRequest, sink: MessageSink, options?: CallOptions): Promise<JsonRpcResponse> {
+    const key = callKey(client.sessionId, request.id);
+    if (this.active.has(key)) return failure(request.id, { code: -32600, message: `request id ${String(request.id)} is already in flight` });
+    const connector = await this.pool.take().catch((err: unknown) => err as Error);
+    if (connector instanceof Error) return failure(request.id, { code: -32603, message: `upstream '${this.pool.name}' failed: ${connector.message}` });
+    const relay = new Relay(connector, this.logger, `${this.idPrefix}-c${++this.next}`);
+    this.active.set(key, relay);
+    try {
+      return await relay.call(client, request, sink, options);
+    } finally {
+      this.active.delete(key);
+      void connector.close().catch((err: unknown) => this.logger.warn({ err }, "could not stop a per-call upstream process"));
+    }
+  }
+
+  async cancel(client: CallClient, frontId: JsonRpcId, reason?: string, options?: { abandon?: boolean }): Promise<void> {
+    await this.active.get(callKey(client.sessionId, frontId))?.cancel(client, frontId, reason, options);
+  }
+
+  /** Front ids of server→client requests are minted per relay, so only the right one takes it. */
+  async answer(client: CallClient, response: JsonRpcResponse): Promise<boolean> {
+    for (const relay of this.active.values()) if (await relay.answer(client, response)) return true;
+    return false;
+  }
+
+  /** Calls running in a process of their own right now. */
+  get inFlight(): number {
+    return this.active.size;
+  }
+
+  async close(): Promise<void> {
+    await this.pool.close();
+    await Promise.allSettled([...this.active.values()].map((relay) => relay.connector.close()));
+  }
+}
+
+function callKey(sessionId: string, id: JsonRpcId): string {
+  return `${sessionId}\u0000${typeof id}:${String(id)}`;
+}
