@@ -1,12 +1,12 @@
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { getTask, modern, WITH_TASKS } from "../helpers/modern.js";
-import { childPids, ROOT, startGateway, type GatewayProcess } from "../helpers/processes.js";
+import { ROOT, startGateway, type GatewayProcess } from "../helpers/processes.js";
 import { waitFor } from "../helpers/wait-for.js";
 
 const ELICIT = { ...WITH_TASKS, elicitation: { form: {} } };
 const FIXTURE = { command: process.execPath, args: [join(ROOT, "test/fixtures/blocking-server.mjs"), "stdio"] };
-const tools = { ask: { taskSupport: "required" }, pid: { taskSupport: "required" }, hang: { taskSupport: "required" } };
+const tools = { ask: { taskSupport: "required" }, pid: { taskSupport: "required" }, hang_pid: { taskSupport: "required" } };
 
 async function untilStatus(url: string, taskId: string, done: (task: any) => boolean, what: string) {
   return waitFor(async () => {
@@ -62,14 +62,13 @@ describe("isolation: per-call on a stdio upstream", () => {
   });
 
   it("ends a cancelled call's process after the grace period", async () => {
-    const before = childPids(gw.proc.pid!).length;
-    const task = (await modern(gw.mcpUrl, "tools/call", { name: "hang", arguments: {} }, { capabilities: WITH_TASKS })).body.result;
-    // The call took the warm process and the pool warmed another one.
-    await waitFor(() => childPids(gw.proc.pid!).length === before + 1, { timeoutMs: 10_000, what: "the call's process beside a fresh warm one" });
+    const task = (await modern(gw.mcpUrl, "tools/call", { name: "hang_pid", arguments: {} }, { capabilities: WITH_TASKS })).body.result;
+    const running = await untilStatus(gw.mcpUrl, task.taskId, (x) => /pid \d+/.test(x.statusMessage ?? ""), "the call to say its pid");
+    const pid = Number(/pid (\d+)/.exec(running.statusMessage)![1]);
+    expect(alive(pid)).toBe(true);
     await modern(gw.mcpUrl, "tasks/cancel", { taskId: task.taskId }, { capabilities: WITH_TASKS });
     await untilStatus(gw.mcpUrl, task.taskId, (x) => x.status === "cancelled", "cancelled");
-    // The call's own process is gone; the pool is back to one warm process beside the shared one.
-    await waitFor(() => childPids(gw.proc.pid!).length === before, { timeoutMs: 10_000, what: "the cancelled call's process to end" });
+    await waitFor(() => !alive(pid), { timeoutMs: 10_000, what: "the cancelled call's process to end" });
   });
 
   it("refuses an ambiguous question on a shared stdio session and names the setting in its warning", async () => {
@@ -77,7 +76,8 @@ describe("isolation: per-call on a stdio upstream", () => {
     const [one, two] = await Promise.all([ask(url, "First?"), ask(url, "Second?")]);
     const ended = await Promise.all([one, two].map((t) => untilStatus(url, t.taskId, (x) => x.status !== "working", "a question or an end")));
     expect(ended.some((t) => t.status !== "input_required")).toBe(true);
-    expect(gw.output()).toContain("isolation: per-call");
+    // The log line travels through a pipe of its own: it may arrive after the task's status.
+    await waitFor(() => gw.output().includes("Set `isolation: per-call` on this upstream"), { what: "the attribution warning naming the setting" });
     await Promise.all([one, two].map((t) => modern(url, "tasks/cancel", { taskId: t.taskId }, { capabilities: WITH_TASKS })));
   });
 });
