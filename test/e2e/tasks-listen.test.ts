@@ -1,8 +1,10 @@
 import { randomBytes } from "node:crypto";
+import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { openListen } from "../helpers/listen.js";
 import { modern, WITH_TASKS } from "../helpers/modern.js";
 import { demoStdio, startGateway, type GatewayProcess } from "../helpers/processes.js";
+import { waitFor } from "../helpers/wait-for.js";
 
 const ELICIT = { ...WITH_TASKS, elicitation: { form: {} } };
 const SUBSCRIPTION = "io.modelcontextprotocol/subscriptionId";
@@ -10,8 +12,9 @@ const SUBSCRIPTION = "io.modelcontextprotocol/subscriptionId";
 describe("subscriptions/listen with notifications.taskIds (digest §3.9)", () => {
   let a: GatewayProcess;
   let b: GatewayProcess;
+  const keyPrefix = `t${randomBytes(4).toString("hex")}:`;
   beforeAll(async () => {
-    const store = { redisUrl: inject("redisUrl"), keyPrefix: `t${randomBytes(4).toString("hex")}:` };
+    const store = { redisUrl: inject("redisUrl"), keyPrefix };
     const config = { store, upstreams: [{ name: "demo", path: "/mcp", stdio: demoStdio(), tools: { deploy: { taskSupport: "required" } } }] };
     [a, b] = await Promise.all([startGateway(config), startGateway(config)]);
   });
@@ -41,6 +44,22 @@ describe("subscriptions/listen with notifications.taskIds (digest §3.9)", () =>
       expect(pushed.map((m) => m.params.status)).toContain("working");
     } finally {
       listen.close();
+    }
+  });
+
+  it("stops following the task once the client closes the stream", async () => {
+    const task = (await modern(a.mcpUrl, "tools/call", { name: "deploy", arguments: { service: "idle" } }, { capabilities: ELICIT })).body.result;
+    const redis = new Redis(inject("redisUrl"));
+    const followers = async () => ((await redis.pubsub("NUMSUB", `${keyPrefix}ch:task:${task.taskId}`)) as [string, number])[1];
+    try {
+      const listen = await openListen(b.mcpUrl, 9, { taskIds: [task.taskId] }, WITH_TASKS);
+      await listen.next((m) => m.method === "notifications/tasks" && m.params.status === "input_required", "input_required pushed");
+      expect(await followers()).toBe(1);
+      listen.close();
+      await waitFor(async () => (await followers()) === 0, { what: "the listen stream's subscription to end" });
+    } finally {
+      await modern(a.mcpUrl, "tasks/cancel", { taskId: task.taskId }, { capabilities: WITH_TASKS });
+      redis.disconnect();
     }
   });
 
