@@ -167,7 +167,3 @@ function newTask(call: TaskCall, now: number, owner: string): NewTask {
 
 /** Where a principal's new tasks are announced (a hint; the store has the truth). */
 const principalChannel = (principal: string) => `principal:${principal}`;
-
-function delay(ms: number): Promise<undefined> {
-  return new Promise((resolve) => setTimeout(() => resolve(undefined), ms).unref());
-}
