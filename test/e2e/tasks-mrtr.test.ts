@@ -1,7 +1,8 @@
 import { createHmac, randomBytes } from "node:crypto";
+import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { getTask, modern, WITH_TASKS } from "../helpers/modern.js";
-import { demoStdio, startGateway, type GatewayProcess } from "../helpers/processes.js";
+import { demoStdio, ROOT, startGateway, type GatewayProcess } from "../helpers/processes.js";
 import { waitFor } from "../helpers/wait-for.js";
 
 const ELICIT = { ...WITH_TASKS, elicitation: { form: {} } };
@@ -22,7 +23,10 @@ describe("MRTR before detaching (2026-07-28, digest §3.14 and §3.5)", () => {
   let b: GatewayProcess;
   beforeAll(async () => {
     const store = { redisUrl: inject("redisUrl"), keyPrefix: `t${randomBytes(4).toString("hex")}:` };
-    const config = { store, tasks: { detachAfterMs: 300, requestStateSecret: SECRET }, upstreams: [{ name: "demo", path: "/mcp", stdio: demoStdio(), tools: { echo: { taskSupport: "forbidden" } } }] };
+    const config = { store, tasks: { detachAfterMs: 300, requestStateSecret: SECRET }, upstreams: [
+      { name: "demo", path: "/mcp", stdio: demoStdio() },
+      { name: "fixture", path: "/fixture", stdio: { command: process.execPath, args: [join(ROOT, "test/fixtures/blocking-server.mjs"), "stdio"] } },
+    ] };
     [a, b] = await Promise.all([startGateway(config), startGateway(config)]);
   });
   afterAll(async () => Promise.all([a?.stop(), b?.stop()]));
@@ -69,6 +73,23 @@ describe("MRTR before detaching (2026-07-28, digest §3.14 and §3.5)", () => {
     expect(second.body.result).toMatchObject({ resultType: "complete", content: [{ text: "Deployed web" }] });
   });
 
+  it("keeps asking what is still open after a partial answer, then ends inline", async () => {
+    const call = { name: "ask_two", arguments: { first: "Colour?", second: "Size?" } };
+    const answers: Record<string, string> = { "Colour?": "green", "Size?": "large" };
+    let round = (await modern(`${a.url}/fixture`, "tools/call", call, { capabilities: ELICIT })).body.result;
+    const seen = new Set<string>();
+    for (let i = 0; i < 4 && round.resultType === "input_required"; i++) {
+      // Answer one open question per round (a partial answer when two are open).
+      const [key, request] = Object.entries(round.inputRequests)[0] as [string, any];
+      expect(seen.has(key)).toBe(false);
+      seen.add(key);
+      const retry = { ...call, inputResponses: { [key]: { action: "accept", content: { answer: answers[request.params.message] } } }, requestState: round.requestState };
+      round = (await modern(`${(i % 2 ? a : b).url}/fixture`, "tools/call", retry, { capabilities: ELICIT })).body.result;
+    }
+    expect(seen.size).toBe(2);
+    expect(round).toMatchObject({ resultType: "complete", content: [{ text: "green + large" }] });
+  });
+
   it("refuses a forged, tampered or expired requestState with -32602", async () => {
     const first = (await modern(a.mcpUrl, "tools/call", { name: "deploy", arguments: { service: "x" } }, { capabilities: ELICIT })).body.result;
     const payload = payloadOf(first.requestState);
@@ -83,5 +104,9 @@ describe("MRTR before detaching (2026-07-28, digest §3.14 and §3.5)", () => {
       expect(res.body.error?.code, requestState).toBe(-32602);
     }
     expect((await modern(b.mcpUrl, "tools/call", { name: "deploy", arguments: { service: "x" }, inputResponses: {}, requestState: signed({ ...payload, e: Date.now() - 1 }) }, { capabilities: ELICIT })).body.error.message).toContain("expired");
+    // The genuine state still works: decline, so the parked call ends (and leaves the shared upstream free).
+    const key = Object.keys(first.inputRequests)[0]!;
+    const genuine = { name: "deploy", arguments: { service: "x" }, inputResponses: { [key]: { action: "decline" } }, requestState: first.requestState };
+    expect((await modern(b.mcpUrl, "tools/call", genuine, { capabilities: ELICIT })).body.result.content[0].text).toBe("Deployment of x cancelled");
   });
 });
