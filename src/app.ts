@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import type { AddressInfo } from "node:net";
 import { serve, type ServerType } from "@hono/node-server";
-import type { Config } from "./config/schema.js";
+import type { Config, UpstreamConfig } from "./config/schema.js";
 import { startAdmin } from "./admin/server.js";
 import { Front } from "./dialects/front.js";
 import { LegacyFront } from "./dialects/legacy/legacy-front.js";
@@ -9,6 +9,7 @@ import { ModernFront } from "./dialects/modern/modern-front.js";
 import { TasksA } from "./dialects/tasks-a/handlers.js";
 import { tasksBHandlers } from "./dialects/tasks-b/handlers.js";
 import { Sessions } from "./dialects/legacy/sessions.js";
+import { PerCallCaller } from "./dialects/passthrough/per-call.js";
 import { Relay } from "./dialects/passthrough/relay.js";
 import { buildHttpApp, type Endpoint } from "./http/routes.js";
 import type { Logger } from "./observability/logger.js";
@@ -18,8 +19,10 @@ import type { Store } from "./store/contract.js";
 import { createStore } from "./store/index.js";
 import { observeStore } from "./store/observed-store.js";
 import { TaskEngine } from "./tasks/engine.js";
+import { RequestStateCodec } from "./tasks/request-state.js";
 import type { UpstreamConnector } from "./upstream/connector.js";
 import { createConnector } from "./upstream/index.js";
+import { StdioPool } from "./upstream/stdio/stdio-pool.js";
 
 export interface Gateway {
   readonly url: string;
@@ -43,18 +46,22 @@ export async function startGateway(config: Config, logger: Logger): Promise<Gate
     leaseMs: tasks.leaseMs,
     cancelGraceMs: tasks.cancelGraceMs,
     statusWriteIntervalMs: tasks.statusWriteIntervalMs,
+    mrtrTimeoutMs: tasks.mrtrTimeoutMs,
     ...(tasks.inputTimeoutMs !== undefined ? { inputTimeoutMs: tasks.inputTimeoutMs } : {}),
   };
   const engine = new TaskEngine({ store, logger, metrics, options: engineOptions, clock: Date.now });
   metrics.setInFlight(() => engine.ownedCount);
+  const requestState = requestStateCodec(tasks.requestStateSecret, store, logger);
   await engine.start();
   const connectors = config.upstreams.map((u) => createConnector(u, logger.child({ upstream: u.name })));
   const keepAliveMs = config.http.sseKeepAliveMs;
+  const perCall = config.upstreams.map((u) => perCallCaller(u, logger.child({ upstream: u.name }), replicaId, metrics));
   const endpoints: Endpoint[] = config.upstreams.map((u, i) => {
     const relay = new Relay(connectors[i]!, logger.child({ upstream: u.name }), replicaId, metrics);
-    const tasksA = new TasksA({ engine, relay, upstream: u, tasks, keepAliveMs });
+    const caller = perCall[i];
+    const tasksA = new TasksA({ engine, relay, upstream: u, tasks, keepAliveMs, ...(caller ? { caller } : {}) });
     const legacy = new LegacyFront(new Sessions(store, u.name, config.sessions.idleTtlMs), relay, keepAliveMs, tasksA);
-    const modern = new ModernFront(relay, tasksBHandlers({ engine, relay, upstream: u, tasks }), keepAliveMs);
+    const modern = new ModernFront(relay, tasksBHandlers({ engine, relay, upstream: u, tasks, requestState, ...(caller ? { caller } : {}) }), keepAliveMs);
     return { name: u.name, path: u.path, front: new Front(legacy, modern) };
   });
   const httpOptions = { ...config.http, metricsEnabled: config.metrics.enabled };
@@ -65,11 +72,28 @@ export async function startGateway(config: Config, logger: Logger): Promise<Gate
   logger.info({ url, replicaId, store: store.kind, upstreams: config.upstreams.map((u) => `${u.name} at ${u.path}`) }, "taskgate listening");
   const admin = await startAdmin(engine, config.admin, logger);
   await startConnectors(connectors, logger);
+  const closeables = [...connectors, ...perCall.filter((c) => c !== undefined)];
   const close = async () => {
     await admin?.close();
-    await shutdown(server, engine, connectors, store).finally(stopTracing);
+    await shutdown(server, engine, closeables, store).finally(stopTracing);
   };
   return { url, port, replicaId, ...(admin ? { adminUrl: admin.url } : {}), close };
+}
+
+/** `isolation: per-call`: task calls run in processes of their own, from a warm pool (README: Attribution). */
+function perCallCaller(u: UpstreamConfig, logger: Logger, replicaId: string, metrics: Metrics): PerCallCaller | undefined {
+  if (u.isolation !== "per-call" || !u.stdio) return undefined;
+  const pool = new StdioPool(u.name, u.stdio, u.perCallPool, logger);
+  pool.start();
+  return new PerCallCaller(pool, logger, `${replicaId}-${u.name}`, metrics);
+}
+
+/** MRTR's requestState is signed with a key every replica must share (README: MRTR). */
+function requestStateCodec(secret: string | undefined, store: Store, logger: Logger): RequestStateCodec {
+  if (secret !== undefined) return new RequestStateCodec(secret);
+  if (store.kind === "redis")
+    logger.warn("tasks.requestStateSecret is not set: MRTR requestState is signed with a key of this process only, so a retry that reaches another replica is refused; set the same secret on every replica");
+  return new RequestStateCodec(randomBytes(32).toString("base64url"));
 }
 
 async function startConnectors(connectors: UpstreamConnector[], logger: Logger): Promise<void> {
@@ -94,7 +118,7 @@ function listen(fetch: (req: Request) => Response | Promise<Response>, hostname:
   });
 }
 
-async function shutdown(server: ServerType, engine: TaskEngine, connectors: UpstreamConnector[], store: Store): Promise<void> {
+async function shutdown(server: ServerType, engine: TaskEngine, connectors: Array<{ close(): Promise<void> }>, store: Store): Promise<void> {
   await new Promise<void>((resolve) => {
     server.close(() => resolve());
     if ("closeAllConnections" in server) server.closeAllConnections();

@@ -43,10 +43,19 @@ const Upstream = z
     stdio: StdioUpstream.optional().describe("A child process speaking MCP over stdio (give this or http)."),
     http: HttpUpstream.optional().describe("A Streamable HTTP URL (give this or stdio)."),
     tools: z.record(z.string(), ToolPolicy).default({}).describe("Per-tool task policy, by tool name."),
+    isolation: z
+      .enum(["shared", "per-call"])
+      .default("shared")
+      .describe("stdio only. per-call: every tools/call the task engine runs (2026-07-28 calls, 2025-11-25 task calls) gets a process of its own, so the upstream's questions are tied to their call exactly."),
+    perCallPool: z.number().int().min(0).max(64).default(2).describe("With isolation: per-call, how many initialized processes are kept warm for the next calls."),
   })
   .strict()
   .refine((u) => (u.stdio === undefined) !== (u.http === undefined), {
     message: "give exactly one of stdio or http",
+  })
+  .refine((u) => u.isolation === "shared" || u.stdio !== undefined, {
+    message: "isolation: per-call needs a stdio upstream (an HTTP upstream ties requests to their call by the call's own stream)",
+    path: ["isolation"],
   });
 
 export const ConfigSchema = z
@@ -91,6 +100,8 @@ export const ConfigSchema = z
         cancelGraceMs: z.number().int().nonnegative().default(3_000).describe("After tasks/cancel, how long a result may still win before the call is abandoned."),
         inputTimeoutMs: z.number().int().positive().optional().describe("How long an upstream question waits for tasks/update; never longer than the task's TTL (the default)."),
         statusWriteIntervalMs: z.number().int().positive().default(250).describe("Upstream progress is written to statusMessage at most this often."),
+        mrtrTimeoutMs: z.number().int().positive().default(300_000).describe("How long a call parked by an MRTR round (a question before it detached, 2026-07-28) waits for the client's retry; its requestState expires then and the upstream's question gets an error. Never longer than the task's TTL."),
+        requestStateSecret: z.string().min(32).optional().describe("HMAC-SHA256 key signing MRTR requestState; every replica must share it. Omitted: a random key per process, so a retry reaching another replica is refused."),
       })
       .strict()
       .prefault({}),

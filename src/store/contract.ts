@@ -70,6 +70,11 @@ export interface TaskRecord {
   inputResponses: Record<string, unknown>;
   /** Present once terminal (completed/failed); kept in a key of its own. */
   outcome?: TaskOutcome;
+  /**
+   * A call still synchronous, parked by an MRTR round (digest §3.14): its questions wait here
+   * for the client's retry, and it is not a task the client knows of until it detaches.
+   */
+  parked: boolean;
 }
 
 /** Which tasks an operator lists; an omitted field matches every task. */
@@ -79,7 +84,9 @@ export interface TaskFilter {
   tool?: string;
 }
 
-export type NewTask = Omit<TaskRecord, "revision" | "cancelRequested" | "inputRequests" | "inputResponses" | "outcome" | "lastUpdatedAt">;
+export type NewTask = Omit<TaskRecord, "revision" | "cancelRequested" | "inputRequests" | "inputResponses" | "outcome" | "lastUpdatedAt" | "parked"> & {
+  parked?: boolean;
+};
 
 /**
  * One atomic change of a task. `from` lists the statuses the change may start from (the caller
@@ -101,6 +108,8 @@ export interface TaskChange {
   removeInputRequests?: string[];
   cancelRequested?: true;
   upstreamRequestId?: string;
+  /** A parked call detaches: from now on it is a task the client may see. */
+  unpark?: true;
   now: number; // epoch ms, becomes lastUpdatedAt
 }
 

@@ -1,14 +1,11 @@
-import type { JsonRpcResponse } from "../jsonrpc/message.js";
-import type { MessageSink } from "../jsonrpc/sink.js";
 import { taskChannel, type NewTask, type TaskFilter, type TaskRecord } from "../store/contract.js";
 import { OwnedCall } from "./owned-call.js";
 import { Owner } from "./owner.js";
-import { SwitchSink } from "./sinks.js";
+import { settle } from "./settle.js";
+import { SyncCalls } from "./sync-call.js";
 import { newLeaseToken, newTaskId } from "./task-id.js";
 import { isTerminal, NON_TERMINAL } from "./transitions.js";
 import type { EngineDeps, TaskCall } from "./types.js";
-
-export type RaceOutcome = { inline: JsonRpcResponse } | { task: TaskRecord };
 
 /**
  * The task engine: decides nothing about dialects, only runs calls that may become tasks.
@@ -17,9 +14,12 @@ export type RaceOutcome = { inline: JsonRpcResponse } | { task: TaskRecord };
  */
 export class TaskEngine {
   private readonly owner: Owner;
+  /** Calls still synchronous: inline, MRTR rounds, or detached into a task after `detachAfterMs`. */
+  readonly sync: SyncCalls;
 
   constructor(private readonly deps: EngineDeps) {
     this.owner = new Owner(deps);
+    this.sync = new SyncCalls(deps, (call, parked, started) => this.create(call, parked, started), (id, owner) => this.owner.route(id, owner));
   }
 
   start(): Promise<void> {
@@ -34,34 +34,17 @@ export class TaskEngine {
     return this.owner.calls.size;
   }
 
-  /**
-   * Call upstream; an answer within `detachAfterMs` is returned inline, else the call becomes a
-   * task. With `detachOnInput`, a question from the upstream before that detaches at once: the
-   * front wire cannot carry it, the task can (as input_required).
-   */
-  async raceOrDetach(call: TaskCall, detachAfterMs: number, front: MessageSink, { detachOnInput = false } = {}): Promise<RaceOutcome> {
-    const started = performance.now();
-    let inputArrived!: () => void;
-    const input = new Promise<undefined>((resolve) => (inputArrived = () => resolve(undefined)));
-    const sink = new SwitchSink(front, detachOnInput ? inputArrived : undefined);
-    const running = call.caller.call(call.client, call.request, sink, { trackProgress: true });
-    const early = await Promise.race([running, delay(detachAfterMs), input]);
-    if (early) return { inline: early };
-    const owned = await this.create(call, started);
-    sink.detachTo(owned.sink);
-    owned.run(running);
-    return { task: owned.task };
-  }
-
   /** Make the task first, then start the call (policy `required`, or dialect A). */
   async detachNow(call: TaskCall): Promise<TaskRecord> {
-    const owned = await this.create(call, performance.now());
+    const owned = await this.create(call);
     owned.run(call.caller.call(call.client, call.request, owned.sink, { trackProgress: true }));
     return owned.task;
   }
 
-  get(taskId: string, principal: string | null): Promise<TaskRecord | undefined> {
-    return this.deps.store.getTask(taskId, principal);
+  /** A parked call (an MRTR round, not yet detached) is no task of the client's: undefined. */
+  async get(taskId: string, principal: string | null): Promise<TaskRecord | undefined> {
+    const task = await this.deps.store.getTask(taskId, principal);
+    return task?.parked ? undefined : task;
   }
 
   list(principal: string, page: { cursor?: string; limit: number }) {
@@ -104,31 +87,20 @@ export class TaskEngine {
    * `onChange` sees every new revision. Undefined when the task is unknown or expires.
    */
   async follow(taskId: string, principal: string, onChange: (task: TaskRecord) => void, signal?: AbortSignal): Promise<TaskRecord | undefined> {
-    let dirty = false;
-    let wake: () => void = () => undefined;
-    const unsubscribe = await this.deps.store.bus.subscribe(taskChannel(taskId), () => {
-      dirty = true;
-      wake();
-    });
-    try {
-      let revision = -1;
-      while (!signal?.aborted) {
-        dirty = false;
-        const task = await this.deps.store.getTask(taskId, principal);
-        if (!task) return undefined;
+    let revision = -1;
+    const end = await settle<TaskRecord | "gone">(
+      this.deps.store,
+      taskId,
+      principal,
+      (task) => {
+        if (!task) return "gone";
         if (task.revision !== revision) onChange(task);
         revision = task.revision;
-        if (isTerminal(task.status)) return task;
-        if (!dirty) await new Promise<void>((resolve) => {
-          wake = resolve;
-          setTimeout(resolve, 2_000).unref();
-          signal?.addEventListener("abort", () => resolve(), { once: true });
-        });
-      }
-      return undefined;
-    } finally {
-      await unsubscribe();
-    }
+        return isTerminal(task.status) ? task : undefined;
+      },
+      signal ? { clock: this.deps.clock, signal } : { clock: this.deps.clock },
+    );
+    return end === "gone" ? undefined : end;
   }
 
   /**
@@ -170,16 +142,21 @@ export class TaskEngine {
     };
   }
 
-  /** `started`: when the client's call began (performance.now()), for the time-to-detach histogram. */
-  private async create(call: TaskCall, started: number): Promise<OwnedCall> {
+  /**
+   * `started`: when the client's call began (performance.now()), for the time-to-detach
+   * histogram. A parked call (MRTR) is not yet a task: it is counted when it detaches.
+   */
+  private async create(call: TaskCall, parked = false, started = performance.now()): Promise<OwnedCall> {
     const { store, options, clock, metrics, logger } = this.deps;
     const now = clock();
     const token = newLeaseToken();
-    const task = await store.createTask(newTask(call, now, options.replicaId), { owner: options.replicaId, token, leaseMs: options.leaseMs });
-    metrics.taskCreated(task.upstream, task.tool);
-    metrics.detached(task.upstream, (performance.now() - started) / 1000);
-    logger.info({ taskId: task.id, upstream: task.upstream, tool: task.tool, dialect: task.dialect }, "task created");
-    await store.bus.publish(principalChannel(task.principal), task.id).catch(() => undefined);
+    const task = await store.createTask({ ...newTask(call, now, options.replicaId), parked }, { owner: options.replicaId, token, leaseMs: options.leaseMs });
+    if (!parked) {
+      metrics.taskCreated(task.upstream, task.tool);
+      metrics.detached(task.upstream, (performance.now() - started) / 1000);
+      logger.info({ taskId: task.id, upstream: task.upstream, tool: task.tool, dialect: task.dialect }, "task created");
+      await store.bus.publish(principalChannel(task.principal), task.id).catch(() => undefined);
+    }
     const owned = new OwnedCall(task, token, call, this.deps, (id) => this.owner.remove(id));
     this.owner.add(owned);
     return owned;
@@ -205,7 +182,3 @@ function newTask(call: TaskCall, now: number, owner: string): NewTask {
 
 /** Where a principal's new tasks are announced (a hint; the store has the truth). */
 const principalChannel = (principal: string) => `principal:${principal}`;
-
-function delay(ms: number): Promise<undefined> {
-  return new Promise((resolve) => setTimeout(() => resolve(undefined), ms).unref());
-}

@@ -37,8 +37,8 @@ export class OwnedCall {
     this.lastRenewedAt = deps.clock();
     this.throttle = new Throttle(deps.options.statusWriteIntervalMs, (message) => void this.writeStatus(message));
     const ttlLeft = task.createdAt + task.ttlMs - deps.clock();
-    const inputTimeoutMs = Math.max(1, Math.min(deps.options.inputTimeoutMs ?? ttlLeft, ttlLeft));
-    this.input = new InputBridge(task.id, token, call, deps, inputTimeoutMs);
+    const bound = (ms: number | undefined) => Math.max(1, Math.min(ms ?? ttlLeft, ttlLeft));
+    this.input = new InputBridge(task.id, token, call, deps, { taskMs: bound(deps.options.inputTimeoutMs), parkedMs: bound(deps.options.mrtrTimeoutMs) });
     this.sink = new TaskSink({
       progress: (params) => {
         const message = statusFromProgress(params);

@@ -11,6 +11,8 @@ export interface EngineOptions {
   statusWriteIntervalMs: number;
   /** Upper bound for an unanswered input request; the task's TTL bounds it anyway. */
   inputTimeoutMs?: number;
+  /** How long a call parked by an MRTR round waits for the client's retry (its requestState's life). */
+  mrtrTimeoutMs: number;
 }
 
 export interface EngineDeps {

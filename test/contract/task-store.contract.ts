@@ -26,7 +26,7 @@ export function newTask(overrides: Partial<NewTask> = {}): NewTask {
 
 /** What createTask must have stored for `task`. */
 export function created(task: NewTask): TaskRecord {
-  return { ...task, lastUpdatedAt: task.createdAt, revision: 1, cancelRequested: false, inputRequests: {}, inputResponses: {} };
+  return { ...task, lastUpdatedAt: task.createdAt, revision: 1, cancelRequested: false, inputRequests: {}, inputResponses: {}, parked: task.parked ?? false };
 }
 
 /** The task half of the store contract: records, transitions, expiry (inputs and leases: task-input.contract.ts). */
@@ -51,6 +51,19 @@ export function describeTasks(current: () => Store): void {
       const { id } = await current().createTask(newTask(), LEASE);
       await expect(current().getTask(id, "")).rejects.toBeInstanceOf(RangeError);
       await expect(current().transitionTask(id, { from: ACTIVE, principal: "", now: Date.now() })).rejects.toBeInstanceOf(RangeError);
+    });
+
+    it("keeps a parked call parked until a change unparks it, and only from the statuses given", async () => {
+      const task = newTask({ parked: true });
+      expect(await current().createTask(task, LEASE)).toEqual(created(task));
+      const asked = await current().transitionTask(task.id, { from: ACTIVE, to: "input_required", addInputRequests: { q: { method: "roots/list" } }, now: Date.now() });
+      expect(asked).toMatchObject({ ok: true, task: { parked: true, status: "input_required" } });
+      const early = await current().transitionTask(task.id, { from: ["working"], unpark: true, principal: "alice", now: Date.now() });
+      expect(early).toMatchObject({ ok: false, reason: "wrong_status", task: { parked: true } });
+      await current().transitionTask(task.id, { from: ACTIVE, removeInputRequests: ["q"], now: Date.now() });
+      const unparked = await current().transitionTask(task.id, { from: ["working"], unpark: true, principal: "alice", now: Date.now() });
+      expect(unparked).toMatchObject({ ok: true, task: { parked: false, status: "working" } });
+      expect(await current().getTask(task.id, "alice")).toMatchObject({ parked: false });
     });
 
     it("refuses a second task with the same id", async () => {

@@ -136,6 +136,19 @@ upstreams:
     );
   });
 
+  it("refuses isolation: per-call on an HTTP upstream, and a requestStateSecret too short to sign with", () => {
+    const { dir, file } = writeConfig(`
+tasks: { requestStateSecret: short }
+upstreams:
+  - http: { url: http://x.example/mcp }
+    isolation: per-call
+`);
+    expect(problems(load(["--config", file], {}, dir)).sort()).toEqual([
+      "tasks.requestStateSecret: Too small: expected string to have >=32 characters",
+      expect.stringMatching(/^upstreams\.0\.isolation: isolation: per-call needs a stdio upstream/),
+    ]);
+  });
+
   it("reports a YAML syntax error with its line and column", () => {
     const { dir, file } = writeConfig("listen:\n  port: 8080\n  port: 9090\n");
     expect(problems(load(["--config", file], {}, dir))).toEqual(["taskgate.yaml:3:3: Map keys must be unique"]);

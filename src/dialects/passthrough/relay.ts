@@ -221,7 +221,7 @@ export class Relay implements UpstreamCaller {
     if (!call) {
       this.logger.warn(
         { method: request.method, upstream: this.connector.name },
-        "a server-to-client request could not be tied to one call (several calls were in flight on the shared stdio session); refused",
+        "a server-to-client request could not be tied to one call (several calls were in flight on the shared stdio session); refused. Set `isolation: per-call` on this upstream to run each task's call in a process of its own",
       );
       return this.refuse(request, "taskgate cannot tell which client call this request belongs to");
     }

@@ -5,6 +5,7 @@ import { CallReply, type Accepts } from "../../http/reply.js";
 import { failure, success, type JsonRpcRequest, type JsonRpcResponse } from "../../jsonrpc/message.js";
 import type { MessageSink } from "../../jsonrpc/sink.js";
 import { StoreUnavailableError, type SessionRecord, type TaskRecord } from "../../store/contract.js";
+import type { UpstreamCaller } from "../../tasks/caller.js";
 import type { TaskEngine } from "../../tasks/engine.js";
 import { toolPolicy } from "../../tasks/policy.js";
 import type { Relay } from "../passthrough/relay.js";
@@ -13,6 +14,8 @@ import { RELATED_TASK, taskA } from "./render.js";
 export interface TasksADeps {
   engine: TaskEngine;
   relay: Relay;
+  /** Who runs task calls; the relay over the shared session unless the upstream has `isolation: per-call`. */
+  caller?: UpstreamCaller;
   upstream: UpstreamConfig;
   tasks: Config["tasks"];
   keepAliveMs: number;
@@ -81,7 +84,7 @@ export class TasksA {
     }
     if (policy.taskSupport === "forbidden") return Response.json(failure(request.id, { code: -32601, message: `Tool '${name}' does not support task-augmented calls` }));
     const created = await this.deps.engine.detachNow({
-      caller: this.deps.relay,
+      caller: this.deps.caller ?? this.deps.relay,
       upstream: this.deps.upstream.name,
       client: { sessionId: `a:${randomUUID()}`, capabilities: session.clientCapabilities },
       principal: session.principal,
