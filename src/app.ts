@@ -9,7 +9,10 @@ import { TasksA } from "./dialects/tasks-a/handlers.js";
 import { tasksBHandlers } from "./dialects/tasks-b/handlers.js";
 import { Sessions } from "./dialects/legacy/sessions.js";
 import { Relay } from "./dialects/passthrough/relay.js";
-import { buildHttpApp, type Endpoint } from "./http/routes.js";
+import { createAuthenticator } from "./auth/index.js";
+import { CallerLimits } from "./http/caller-limits.js";
+import { buildHttpApp, type Endpoint, type Security } from "./http/routes.js";
+import { Audit } from "./observability/audit.js";
 import type { Logger } from "./observability/logger.js";
 import type { Store } from "./store/contract.js";
 import { createStore } from "./store/index.js";
@@ -37,25 +40,38 @@ export async function startGateway(config: Config, logger: Logger): Promise<Gate
     cancelGraceMs: tasks.cancelGraceMs,
     statusWriteIntervalMs: tasks.statusWriteIntervalMs,
     ...(tasks.inputTimeoutMs !== undefined ? { inputTimeoutMs: tasks.inputTimeoutMs } : {}),
+    maxActiveTasksPerPrincipal: config.limits.maxActiveTasksPerPrincipal,
+    maxResultBytes: config.limits.maxResultBytes,
   };
-  const engine = new TaskEngine({ store, logger, options: engineOptions, clock: Date.now });
+  const audit = new Audit(logger);
+  const engine = new TaskEngine({ store, logger, audit, options: engineOptions, clock: Date.now });
   await engine.start();
   const connectors = config.upstreams.map((u) => createConnector(u, logger.child({ upstream: u.name })));
   const keepAliveMs = config.http.sseKeepAliveMs;
   const endpoints: Endpoint[] = config.upstreams.map((u, i) => {
     const relay = new Relay(connectors[i]!, logger.child({ upstream: u.name }), replicaId);
-    const tasksA = new TasksA({ engine, relay, upstream: u, tasks, keepAliveMs });
+    const { maxInputResponsesBytes } = config.limits;
+    const tasksA = new TasksA({ engine, relay, upstream: u, tasks, keepAliveMs, maxInputResponsesBytes });
     const legacy = new LegacyFront(new Sessions(store, u.name, config.sessions.idleTtlMs), relay, keepAliveMs, tasksA);
-    const modern = new ModernFront(relay, tasksBHandlers({ engine, relay, upstream: u, tasks }), keepAliveMs);
+    const modern = new ModernFront(relay, tasksBHandlers({ engine, relay, upstream: u, tasks, maxInputResponsesBytes }), keepAliveMs);
     return { path: u.path, front: new Front(legacy, modern) };
   });
-  const app = buildHttpApp(endpoints, { problems: () => problems(store, connectors) }, config.http, logger);
+  const security = await securityOf(config, audit, logger);
+  const app = buildHttpApp(endpoints, { problems: () => problems(store, connectors) }, config.http, logger, security);
   const server = await listen(app.fetch, config.listen.host, config.listen.port);
   const port = (server.address() as AddressInfo).port;
   const url = `http://${hostForUrl(config.listen.host)}:${port}`;
   logger.info({ url, replicaId, store: store.kind, upstreams: config.upstreams.map((u) => `${u.name} at ${u.path}`) }, "taskgate listening");
   await startConnectors(connectors, logger);
   return { url, port, replicaId, close: () => shutdown(server, engine, connectors, store) };
+}
+
+async function securityOf(config: Config, audit: Audit, logger: Logger): Promise<Security> {
+  const auth = await createAuthenticator(config.auth);
+  if (auth.mode === "none")
+    logger.warn("NO AUTHENTICATION (auth.mode: none): legacy sessions are the only binding and on the 2026-07-28 wire anyone holding a task id may read it; set auth.mode for anything but development");
+  const limits = new CallerLimits(config.limits, audit);
+  return { auth, realm: config.auth.realm, audit, limits, listenHost: config.listen.host };
 }
 
 async function startConnectors(connectors: UpstreamConnector[], logger: Logger): Promise<void> {

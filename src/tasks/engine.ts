@@ -1,10 +1,11 @@
 import type { JsonRpcResponse } from "../jsonrpc/message.js";
 import type { MessageSink } from "../jsonrpc/sink.js";
 import { taskChannel, type NewTask, type TaskRecord } from "../store/contract.js";
+import { Admission, type AdmittedCall } from "./admission.js";
 import { OwnedCall } from "./owned-call.js";
 import { Owner } from "./owner.js";
 import { SwitchSink } from "./sinks.js";
-import { newLeaseToken, newTaskId } from "./task-id.js";
+import { newLeaseToken } from "./task-id.js";
 import { isTerminal, NON_TERMINAL } from "./transitions.js";
 import type { EngineDeps, TaskCall } from "./types.js";
 
@@ -17,9 +18,20 @@ export type RaceOutcome = { inline: JsonRpcResponse } | { task: TaskRecord };
  */
 export class TaskEngine {
   private readonly owner: Owner;
+  private readonly admission: Admission;
 
   constructor(private readonly deps: EngineDeps) {
     this.owner = new Owner(deps);
+    this.admission = new Admission(deps.store, deps.audit, deps.options.maxActiveTasksPerPrincipal ?? 0, deps.clock);
+  }
+
+  /**
+   * Give a call its task id and count it against its principal's limit (TaskLimitError when
+   * full). raceOrDetach and detachNow do it themselves; a front calls it first to refuse before
+   * anything is started or streamed.
+   */
+  admit(call: TaskCall): Promise<AdmittedCall> {
+    return this.admission.admit(call);
   }
 
   start(): Promise<void> {
@@ -39,13 +51,17 @@ export class TaskEngine {
    * task. With `detachOnInput`, a question from the upstream before that detaches at once: the
    * front wire cannot carry it, the task can (as input_required).
    */
-  async raceOrDetach(call: TaskCall, detachAfterMs: number, front: MessageSink, { detachOnInput = false } = {}): Promise<RaceOutcome> {
+  async raceOrDetach(asked: TaskCall, detachAfterMs: number, front: MessageSink, { detachOnInput = false } = {}): Promise<RaceOutcome> {
+    const call = await this.admission.admit(asked);
     let inputArrived!: () => void;
     const input = new Promise<undefined>((resolve) => (inputArrived = () => resolve(undefined)));
     const sink = new SwitchSink(front, detachOnInput ? inputArrived : undefined);
     const running = call.caller.call(call.client, call.request, sink, { trackProgress: true });
     const early = await Promise.race([running, delay(detachAfterMs), input]);
-    if (early) return { inline: early };
+    if (early) {
+      await this.admission.release(call.principal, call.taskId);
+      return { inline: early };
+    }
     const owned = await this.create(call);
     sink.detachTo(owned.sink);
     owned.run(running);
@@ -53,14 +69,16 @@ export class TaskEngine {
   }
 
   /** Make the task first, then start the call (policy `required`, or dialect A). */
-  async detachNow(call: TaskCall): Promise<TaskRecord> {
+  async detachNow(asked: TaskCall): Promise<TaskRecord> {
+    const call = await this.admission.admit(asked);
     const owned = await this.create(call);
     owned.run(call.caller.call(call.client, call.request, owned.sink, { trackProgress: true }));
     return owned.task;
   }
 
-  get(taskId: string, principal: string | null): Promise<TaskRecord | undefined> {
-    return this.deps.store.getTask(taskId, principal);
+  /** A client's lookup; a miss (unknown, expired or another principal's: one answer) is audited. */
+  async get(taskId: string, principal: string | null): Promise<TaskRecord | undefined> {
+    return this.audited(taskId, principal, await this.deps.store.getTask(taskId, principal));
   }
 
   list(principal: string, page: { cursor?: string; limit: number }) {
@@ -74,7 +92,8 @@ export class TaskEngine {
   async requestCancel(taskId: string, principal: string): Promise<TaskRecord | undefined> {
     const change = { from: NON_TERMINAL, cancelRequested: true as const, principal, now: this.deps.clock() };
     const result = await this.deps.store.transitionTask(taskId, change);
-    if (!result.ok) return result.reason === "not_found" ? undefined : result.task;
+    if (!result.ok) return result.reason === "not_found" ? this.audited(taskId, principal, undefined) : result.task;
+    this.deps.audit.record("task.cancel", principal, { taskId });
     await this.owner.route(taskId, result.task.owner);
     return result.task;
   }
@@ -86,7 +105,8 @@ export class TaskEngine {
   async cancelNow(taskId: string, principal: string): Promise<{ task: TaskRecord } | { terminal: TaskRecord } | undefined> {
     const change = { from: NON_TERMINAL, to: "cancelled" as const, cancelRequested: true as const, principal, statusMessage: "Client cancelled task execution.", now: this.deps.clock() };
     const result = await this.deps.store.transitionTask(taskId, change);
-    if (!result.ok) return result.reason === "not_found" ? undefined : { terminal: result.task };
+    if (!result.ok) return result.reason === "not_found" ? this.audited(taskId, principal, undefined) : { terminal: result.task };
+    this.deps.audit.record("task.cancel", principal, { taskId });
     await this.owner.route(taskId, result.task.owner);
     return { task: result.task };
   }
@@ -130,7 +150,7 @@ export class TaskEngine {
    */
   async answer(taskId: string, principal: string, responses: Record<string, unknown>): Promise<TaskRecord | undefined> {
     const written = await this.deps.store.addInputResponses(taskId, principal, responses, this.deps.clock());
-    if (!written) return undefined;
+    if (!written) return this.audited(taskId, principal, undefined);
     if (written.accepted.length > 0) await this.owner.route(taskId, written.task.owner);
     return written.task;
   }
@@ -163,22 +183,35 @@ export class TaskEngine {
     };
   }
 
-  private async create(call: TaskCall): Promise<OwnedCall> {
+  private audited<T>(taskId: string, principal: string | null, found: T | undefined): T | undefined {
+    if (found === undefined) this.deps.audit.record("task.lookup_failed", principal ?? undefined, { taskId: taskId.slice(0, 100) });
+    return found;
+  }
+
+  private async create(call: AdmittedCall): Promise<OwnedCall> {
     const { store, options, clock } = this.deps;
     const now = clock();
     const token = newLeaseToken();
-    const task = await store.createTask(newTask(call, now, options.replicaId), { owner: options.replicaId, token, leaseMs: options.leaseMs });
+    const lease = { owner: options.replicaId, token, leaseMs: options.leaseMs };
+    const task = await store.createTask(newTask(call, now, options.replicaId), lease).catch(async (err: unknown) => {
+      await this.admission.release(call.principal, call.taskId);
+      throw err;
+    });
+    this.deps.audit.record("task.create", task.principal, { taskId: task.id, tool: task.tool, dialect: task.dialect });
     await store.bus.publish(principalChannel(task.principal), task.id).catch(() => undefined);
-    const owned = new OwnedCall(task, token, call, this.deps, (id) => this.owner.remove(id));
+    const owned = new OwnedCall(task, token, call, this.deps, (id) => {
+      this.owner.remove(id);
+      void this.admission.release(task.principal, id);
+    });
     this.owner.add(owned);
     return owned;
   }
 }
 
-function newTask(call: TaskCall, now: number, owner: string): NewTask {
+function newTask(call: AdmittedCall, now: number, owner: string): NewTask {
   const tool = call.request.params?.name;
   return {
-    id: newTaskId(now),
+    id: call.taskId,
     principal: call.principal,
     dialect: call.dialect,
     upstream: call.upstream,

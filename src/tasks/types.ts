@@ -1,4 +1,5 @@
 import type { JsonRpcRequest } from "../jsonrpc/message.js";
+import type { Audit } from "../observability/audit.js";
 import type { Logger } from "../observability/logger.js";
 import type { Store, TaskDialect } from "../store/contract.js";
 import type { CallClient, UpstreamCaller } from "./caller.js";
@@ -10,11 +11,16 @@ export interface EngineOptions {
   statusWriteIntervalMs: number;
   /** Upper bound for an unanswered input request; the task's TTL bounds it anyway. */
   inputTimeoutMs?: number;
+  /** Non-terminal tasks one principal may hold; 0 or absent = no limit. */
+  maxActiveTasksPerPrincipal?: number;
+  /** A result (or error) larger than this, as JSON, fails the task instead of being stored. */
+  maxResultBytes?: number;
 }
 
 export interface EngineDeps {
   store: Store;
   logger: Logger;
+  audit: Audit;
   options: EngineOptions;
   clock: () => number;
 }

@@ -10,6 +10,7 @@ import type { ModernCall, ModernFront, MethodHandler } from "../modern/modern-fr
 import { noServerRequests } from "../modern/modern-front.js";
 import { declaresTasks, TASKS_EXTENSION } from "../modern/wire.js";
 import type { Relay } from "../passthrough/relay.js";
+import { checkInputSize } from "../input-size.js";
 import { createTaskResult, getTaskResult } from "./render.js";
 
 export interface TasksBDeps {
@@ -17,10 +18,9 @@ export interface TasksBDeps {
   relay: Relay;
   upstream: UpstreamConfig;
   tasks: Config["tasks"];
+  /** limits.maxInputResponsesBytes */
+  maxInputResponsesBytes: number;
 }
-
-/** Without auth the modern wire has no caller identity: the unguessable task id is the only handle (§3.12). */
-const ANONYMOUS = "anonymous";
 
 const REQUIRED_CAPABILITIES = { requiredCapabilities: { extensions: { [TASKS_EXTENSION]: {} } } };
 
@@ -28,9 +28,9 @@ const REQUIRED_CAPABILITIES = { requiredCapabilities: { extensions: { [TASKS_EXT
 export function tasksBHandlers(deps: TasksBDeps): Map<string, MethodHandler> {
   return new Map<string, MethodHandler>([
     ["tools/call", (call, front) => toolsCall(deps, call, front)],
-    ["tasks/get", (call) => withTask(call, async (id) => getTaskResult(await found(deps.engine.get(id, ANONYMOUS))))],
-    ["tasks/cancel", (call) => withTask(call, async (id) => (await found(deps.engine.requestCancel(id, ANONYMOUS)), { resultType: "complete" }))],
-    ["tasks/update", (call) => withTask(call, (id) => update(deps, id, call.request))],
+    ["tasks/get", (call) => withTask(call, async (id) => getTaskResult(await found(deps.engine.get(id, call.principal))))],
+    ["tasks/cancel", (call) => withTask(call, async (id) => (await found(deps.engine.requestCancel(id, call.principal)), { resultType: "complete" }))],
+    ["tasks/update", (call) => withTask(call, (id) => update(deps, id, call.request, call.principal))],
   ]);
 }
 
@@ -43,7 +43,8 @@ async function toolsCall(deps: TasksBDeps, call: ModernCall, front: ModernFront)
   if (!declared && policy.taskSupport === "required")
     throw new GatewayError("missing_capability", `tool '${name}' runs only as a task: declare ${TASKS_EXTENSION}`, REQUIRED_CAPABILITIES);
   if (!declared || policy.taskSupport === "forbidden") return front.passthrough(call);
-  const task = taskCall(deps, call, policy.maxDurationMs);
+  // Counted against the caller's task limit before anything starts, so a refusal is a clean 429.
+  const task = await storeCall(() => deps.engine.admit(taskCall(deps, call, policy.maxDurationMs)));
   if (policy.taskSupport === "required") {
     const created = await storeCall(() => deps.engine.detachNow(task));
     return Response.json(success(call.request.id, createTaskResult(created)));
@@ -63,7 +64,7 @@ function taskCall(deps: TasksBDeps, call: ModernCall, maxDurationMs: number | un
     caller: deps.relay,
     upstream: deps.upstream.name,
     client: call.client,
-    principal: ANONYMOUS,
+    principal: call.principal,
     dialect: "B",
     request: call.upstreamRequest,
     ttlMs: Math.min(deps.tasks.defaultTtlMs, deps.tasks.maxTtlMs),
@@ -73,11 +74,12 @@ function taskCall(deps: TasksBDeps, call: ModernCall, maxDurationMs: number | un
   return task;
 }
 
-async function update(deps: TasksBDeps, taskId: string, request: JsonRpcRequest): Promise<Record<string, unknown>> {
+async function update(deps: TasksBDeps, taskId: string, request: JsonRpcRequest, principal: string): Promise<Record<string, unknown>> {
   const responses = request.params?.inputResponses;
   if (typeof responses !== "object" || responses === null || Array.isArray(responses))
     throw new GatewayError("invalid_params", "params.inputResponses must be an object");
-  await found(deps.engine.answer(taskId, ANONYMOUS, responses as Record<string, unknown>));
+  checkInputSize(responses, deps.maxInputResponsesBytes);
+  await found(deps.engine.answer(taskId, principal, responses as Record<string, unknown>));
   return { resultType: "complete" };
 }
 
