@@ -6,13 +6,16 @@ import type { AuthConfig } from "./security-schema.js";
 const REFERENCE = /\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g;
 
 /**
- * Secrets stay out of config files: in `auth` and in HTTP upstream `headers`, a string may name
- * environment variables as `${NAME}`. Only those sections are expanded, so a `${` elsewhere (a
- * tool argument, a path) keeps its meaning. An unset variable is a problem, never an empty secret.
+ * Secrets stay out of config files: in the active auth mode's section (`auth.bearer`, `auth.jwt`,
+ * `auth.header`) and in HTTP upstream `headers`, a string may name environment variables as
+ * `${NAME}`. Only those are expanded, so a `${` elsewhere (a tool argument, a path) keeps its
+ * meaning and an unused mode needs no variables. An unset variable is a problem, never an empty secret.
  */
 export function expandSecrets(raw: RawConfig, env: NodeJS.ProcessEnv, problems: string[]): RawConfig {
   const out: RawConfig = { ...raw };
-  if (raw["auth"] !== undefined) out["auth"] = expand(raw["auth"], "auth", env, problems);
+  const auth = raw["auth"];
+  if (isRecord(auth) && typeof auth["mode"] === "string" && auth[auth["mode"]] !== undefined)
+    out["auth"] = { ...auth, [auth["mode"]]: expand(auth[auth["mode"]], `auth.${auth["mode"]}`, env, problems) };
   if (Array.isArray(raw["upstreams"]))
     out["upstreams"] = raw["upstreams"].map((u: unknown, i) => {
       if (!isRecord(u) || !isRecord(u["http"]) || u["http"]["headers"] === undefined) return u;
