@@ -1,4 +1,4 @@
-import { isIP } from "node:net";
+import { BlockList, isIP } from "node:net";
 import type { AuthConfig } from "../config/security-schema.js";
 import { MISSING, userPrincipal, type AuthRequest, type AuthResult, type Authenticator } from "./types.js";
 
@@ -12,15 +12,15 @@ const MAX_NAME = 256;
  */
 export class HeaderAuthenticator implements Authenticator {
   readonly mode = "header" as const;
-  private readonly trusted: Set<string>;
+  private readonly trusted: BlockList;
 
   constructor(private readonly config: AuthConfig["header"]) {
-    this.trusted = new Set(config.trustedProxies.map(normalizeAddress));
+    this.trusted = trustedList(config.trustedProxies);
   }
 
   async authenticate(req: AuthRequest): Promise<AuthResult> {
     const peer = req.remoteAddress === undefined ? undefined : normalizeAddress(req.remoteAddress);
-    if (peer === undefined || !this.trusted.has(peer))
+    if (peer === undefined || !isTrusted(this.trusted, peer))
       return { ok: false, error: "invalid_request", description: "requests must come through the trusted proxy" };
     const name = req.header(this.config.name)?.trim();
     if (!name) return MISSING;
@@ -29,6 +29,24 @@ export class HeaderAuthenticator implements Authenticator {
       return { ok: false, error: "invalid_request", description: `malformed ${this.config.name} header` };
     return { ok: true, principal: userPrincipal(name) };
   }
+}
+
+/** Addresses (`10.0.0.2`, `::1`) and CIDR ranges (`10.0.0.0/8`, `fd00::/8`); the schema has checked them. */
+export function trustedList(entries: readonly string[]): BlockList {
+  const list = new BlockList();
+  for (const entry of entries) {
+    const [raw, prefix] = entry.split("/") as [string, string | undefined];
+    const address = prefix === undefined ? normalizeAddress(raw) : raw;
+    const family = isIP(address) === 6 ? "ipv6" : "ipv4";
+    if (prefix === undefined) list.addAddress(address, family);
+    else list.addSubnet(address, Number(prefix), family);
+  }
+  return list;
+}
+
+function isTrusted(list: BlockList, peer: string): boolean {
+  const family = isIP(peer);
+  return family !== 0 && list.check(peer, family === 6 ? "ipv6" : "ipv4");
 }
 
 /** `::ffff:10.0.0.1` and `10.0.0.1` are the same peer; IPv6 compared lower-case. */

@@ -1,3 +1,4 @@
+import { isIP } from "node:net";
 import { z } from "zod";
 
 /**
@@ -45,7 +46,10 @@ const JwtAuth = z
 const HeaderAuth = z
   .object({
     name: z.string().min(1).default("x-forwarded-user").describe("Header a trusted proxy sets to the caller's identity."),
-    trustedProxies: z.array(z.string().min(1)).default([]).describe("Source addresses allowed to set it (exact IPv4/IPv6 addresses)."),
+    trustedProxies: z
+      .array(z.string().refine(isAddressOrRange, "must be an IPv4/IPv6 address or a CIDR range such as 10.0.0.0/8"))
+      .default([])
+      .describe("Source addresses or CIDR ranges allowed to set it."),
   })
   .strict()
   .prefault({});
@@ -82,6 +86,16 @@ export const LimitsSchema = z
   })
   .strict()
   .prefault({});
+
+/** An IPv4/IPv6 address, or a CIDR range of one. */
+function isAddressOrRange(entry: string): boolean {
+  const [address, prefix, extra] = entry.split("/");
+  const family = isIP(address ?? "");
+  if (family === 0 || extra !== undefined) return false;
+  if (prefix === undefined) return true;
+  const bits = Number(prefix);
+  return /^\d+$/.test(prefix) && bits >= 0 && bits <= (family === 6 ? 128 : 32);
+}
 
 export type AuthConfig = z.infer<typeof AuthSchema>;
 export type LimitsConfig = z.infer<typeof LimitsSchema>;

@@ -105,6 +105,20 @@ describe("header mode", () => {
   });
 });
 
+describe("header mode with CIDR ranges", () => {
+  it("trusts every address of a configured range, IPv4 and IPv6, and nothing outside it", async () => {
+    const auth = await createAuthenticator(config({ mode: "header", header: { trustedProxies: ["10.0.0.0/8", "fd00::/8", "::ffff:192.168.1.1"] } }));
+    const from = (address: string) => auth.authenticate(request({ "x-forwarded-user": "alice" }, address));
+    for (const inside of ["10.1.2.3", "::ffff:10.200.0.1", "fd12::1", "192.168.1.1"]) expect(await from(inside), inside).toMatchObject({ ok: true });
+    for (const outside of ["11.0.0.1", "fe80::1", "192.168.1.2", "127.0.0.1", "not-an-ip"]) expect(await from(outside), outside).toMatchObject({ ok: false });
+  });
+
+  it("refuses entries that are neither an address nor a range", () => {
+    for (const bad of ["10.0.0.0/33", "proxy.internal", "10.0.0.1/8/1", "::1/129", "10.0.0.0/x"])
+      expect(AuthSchema.safeParse({ mode: "header", header: { trustedProxies: [bad] } }).success, bad).toBe(false);
+  });
+});
+
 describe("the auth config", () => {
   it("needs what each mode needs", () => {
     expect(AuthSchema.safeParse({ mode: "bearer" }).success).toBe(false);
