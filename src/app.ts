@@ -11,7 +11,10 @@ import { tasksBHandlers } from "./dialects/tasks-b/handlers.js";
 import { Sessions } from "./dialects/legacy/sessions.js";
 import { PerCallCaller } from "./dialects/passthrough/per-call.js";
 import { Relay } from "./dialects/passthrough/relay.js";
-import { buildHttpApp, type Endpoint } from "./http/routes.js";
+import { createAuthenticator } from "./auth/index.js";
+import { CallerLimits } from "./http/caller-limits.js";
+import { buildHttpApp, type Endpoint, type Security } from "./http/routes.js";
+import { Audit } from "./observability/audit.js";
 import type { Logger } from "./observability/logger.js";
 import { Metrics } from "./observability/metrics.js";
 import { startTracing } from "./observability/tracing-sdk.js";
@@ -48,8 +51,11 @@ export async function startGateway(config: Config, logger: Logger): Promise<Gate
     statusWriteIntervalMs: tasks.statusWriteIntervalMs,
     mrtrTimeoutMs: tasks.mrtrTimeoutMs,
     ...(tasks.inputTimeoutMs !== undefined ? { inputTimeoutMs: tasks.inputTimeoutMs } : {}),
+    maxActiveTasksPerPrincipal: config.limits.maxActiveTasksPerPrincipal,
+    maxResultBytes: config.limits.maxResultBytes,
   };
-  const engine = new TaskEngine({ store, logger, metrics, options: engineOptions, clock: Date.now });
+  const audit = new Audit(logger);
+  const engine = new TaskEngine({ store, logger, metrics, audit, options: engineOptions, clock: Date.now });
   metrics.setInFlight(() => engine.ownedCount);
   const requestState = requestStateCodec(tasks.requestStateSecret, store, logger);
   await engine.start();
@@ -59,13 +65,15 @@ export async function startGateway(config: Config, logger: Logger): Promise<Gate
   const endpoints: Endpoint[] = config.upstreams.map((u, i) => {
     const relay = new Relay(connectors[i]!, logger.child({ upstream: u.name }), replicaId, metrics);
     const caller = perCall[i];
-    const tasksA = new TasksA({ engine, relay, upstream: u, tasks, keepAliveMs, ...(caller ? { caller } : {}) });
+    const { maxInputResponsesBytes } = config.limits;
+    const tasksA = new TasksA({ engine, relay, upstream: u, tasks, keepAliveMs, maxInputResponsesBytes, ...(caller ? { caller } : {}) });
     const legacy = new LegacyFront(new Sessions(store, u.name, config.sessions.idleTtlMs), relay, keepAliveMs, tasksA);
-    const modern = new ModernFront(relay, tasksBHandlers({ engine, relay, upstream: u, tasks, requestState, ...(caller ? { caller } : {}) }), keepAliveMs);
+    const modern = new ModernFront(relay, tasksBHandlers({ engine, relay, upstream: u, tasks, requestState, maxInputResponsesBytes, ...(caller ? { caller } : {}) }), keepAliveMs);
     return { name: u.name, path: u.path, front: new Front(legacy, modern) };
   });
+  const security = await securityOf(config, audit, logger);
   const httpOptions = { ...config.http, metricsEnabled: config.metrics.enabled };
-  const app = buildHttpApp(endpoints, { problems: () => problems(store, connectors) }, httpOptions, logger, metrics);
+  const app = buildHttpApp(endpoints, { problems: () => problems(store, connectors) }, httpOptions, logger, metrics, security);
   const server = await listen(app.fetch, config.listen.host, config.listen.port);
   const port = (server.address() as AddressInfo).port;
   const url = `http://${hostForUrl(config.listen.host)}:${port}`;
@@ -94,6 +102,14 @@ function requestStateCodec(secret: string | undefined, store: Store, logger: Log
   if (store.kind === "redis")
     logger.warn("tasks.requestStateSecret is not set: MRTR requestState is signed with a key of this process only, so a retry that reaches another replica is refused; set the same secret on every replica");
   return new RequestStateCodec(randomBytes(32).toString("base64url"));
+}
+
+async function securityOf(config: Config, audit: Audit, logger: Logger): Promise<Security> {
+  const auth = await createAuthenticator(config.auth);
+  if (auth.mode === "none")
+    logger.warn("NO AUTHENTICATION (auth.mode: none): legacy sessions are the only binding and on the 2026-07-28 wire anyone holding a task id may read it; set auth.mode for anything but development");
+  const limits = new CallerLimits(config.limits, audit);
+  return { auth, realm: config.auth.realm, audit, limits, listenHost: config.listen.host };
 }
 
 async function startConnectors(connectors: UpstreamConnector[], logger: Logger): Promise<void> {

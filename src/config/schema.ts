@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { AuthSchema, LimitsSchema } from "./security-schema.js";
 
 /**
  * The one configuration schema. Parsed once at start (config/load.ts); everything else receives
@@ -31,7 +32,10 @@ const StdioUpstream = z
 const HttpUpstream = z
   .object({
     url: z.url({ protocol: /^https?$/ }).describe("The upstream's Streamable HTTP endpoint."),
-    headers: z.record(z.string(), z.string()).default({}).describe("Sent with every request to the upstream (e.g. its credentials)."),
+    headers: z
+      .record(z.string(), z.string())
+      .default({})
+      .describe("Sent with every request upstream (credentials); values may be `${ENV_NAME}`. Never logged."),
     requestTimeoutMs: z.number().int().positive().optional().describe("No limit when omitted: calls may be long."),
   })
   .strict();
@@ -75,6 +79,10 @@ export const ConfigSchema = z
           .default([])
           .describe('Origins allowed to call (DNS-rebinding guard). Requests without Origin are allowed; "*" allows all.'),
         sseKeepAliveMs: z.number().int().positive().default(15_000).describe("A keep-alive comment on open SSE streams this often, so idle proxies keep them."),
+        allowedHosts: z
+          .array(z.string())
+          .default([])
+          .describe("Host header values accepted (DNS rebinding). Empty: when listening on loopback only localhost, 127.0.0.1 and [::1] (any port); otherwise any."),
       })
       .strict()
       .prefault({}),
@@ -105,6 +113,8 @@ export const ConfigSchema = z
       })
       .strict()
       .prefault({}),
+    auth: AuthSchema,
+    limits: LimitsSchema,
     log: z
       .object({ level: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info").describe("Least severe level written (JSON lines on stderr); debug adds one line per request.") })
       .strict()

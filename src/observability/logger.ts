@@ -4,12 +4,12 @@ import { currentLogContext } from "./log-context.js";
 export type { Logger };
 
 /**
- * Secrets never reach a log line: credentials in headers and config, tokens. Tool arguments are
- * not logged at all at info level (only lifecycle facts: ids, upstream, tool, dialect, status).
+ * Whatever a log line carries under these names is replaced before it is written, as a second
+ * line of defence: taskgate itself never logs credentials, headers or tool arguments.
  */
-const REDACT = [
-  "authorization", "*.authorization", "headers.authorization", "*.headers.authorization",
-  "cookie", "*.cookie", "token", "*.token", "adminToken", "*.adminToken", "arguments", "*.arguments",
+export const REDACTED_PATHS = [
+  "authorization", "*.authorization", "headers", "*.headers", "token", "*.token",
+  "secret", "*.secret", "password", "*.password", "cookie", "*.cookie", "arguments", "*.arguments", "adminToken", "*.adminToken",
 ];
 
 /** JSON lines on stderr, so stdout stays free (the demo server speaks MCP on it). */
@@ -21,7 +21,7 @@ export function createLogger(level: string, bindings: Record<string, unknown> = 
       formatters: { level: (label) => ({ level: label }) },
       // The request id (and method, upstream) of the request being served, on every line.
       mixin: () => ({ ...currentLogContext() }),
-      redact: { paths: REDACT, censor: "[redacted]" },
+      redact: { paths: REDACTED_PATHS, censor: "[redacted]" },
     },
     pino.destination(2),
   );

@@ -184,7 +184,19 @@ export interface EventBus {
   subscribe(channel: string, handler: (message: string) => void): Promise<() => Promise<void>>;
 }
 
-export interface Store extends SessionStore, TaskStore {
+/**
+ * How many non-terminal tasks a principal holds (limits.maxActiveTasksPerPrincipal). Kept apart
+ * from the task keys (another hash tag), so it is checked before a task is made and released
+ * when its owner writes the end; an entry also lapses at the task's expiry, so a replica that
+ * died holding tasks frees its principals' quota by then at the latest.
+ */
+export interface TaskQuota {
+  /** Count `taskId` against `principal` unless it holds `limit` live entries already; false = refused. */
+  admitTask(principal: string, taskId: string, limit: number, until: number, now: number): Promise<boolean>;
+  releaseTask(principal: string, taskId: string): Promise<void>;
+}
+
+export interface Store extends SessionStore, TaskStore, TaskQuota {
   readonly kind: "memory" | "redis";
   readonly bus: EventBus;
   /** Resolves when the backing store answers (for /readyz); rejects otherwise, within `timeoutMs`. */

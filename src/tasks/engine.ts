@@ -1,4 +1,5 @@
 import { taskChannel, type NewTask, type TaskFilter, type TaskRecord } from "../store/contract.js";
+import { Admission, type AdmittedCall } from "./admission.js";
 import { OwnedCall } from "./owned-call.js";
 import { Owner } from "./owner.js";
 import { settle } from "./settle.js";
@@ -16,10 +17,26 @@ export class TaskEngine {
   private readonly owner: Owner;
   /** Calls still synchronous: inline, MRTR rounds, or detached into a task after `detachAfterMs`. */
   readonly sync: SyncCalls;
+  private readonly admission: Admission;
 
   constructor(private readonly deps: EngineDeps) {
     this.owner = new Owner(deps);
-    this.sync = new SyncCalls(deps, (call, parked, started) => this.create(call, parked, started), (id, owner) => this.owner.route(id, owner));
+    this.admission = new Admission(deps.store, deps.audit, deps.options.maxActiveTasksPerPrincipal ?? 0, deps.clock);
+    this.sync = new SyncCalls(
+      deps,
+      (call, parked, started) => this.create(call, parked, started),
+      (id, owner) => this.owner.route(id, owner),
+      (call) => this.release(call),
+    );
+  }
+
+  /**
+   * Give a call its task id and count it against its principal's limit (TaskLimitError when
+   * full). detachNow does it itself; a front calls it first to refuse before anything is
+   * started or streamed.
+   */
+  admit(call: TaskCall): Promise<AdmittedCall> {
+    return this.admission.admit(call);
   }
 
   start(): Promise<void> {
@@ -35,16 +52,20 @@ export class TaskEngine {
   }
 
   /** Make the task first, then start the call (policy `required`, or dialect A). */
-  async detachNow(call: TaskCall): Promise<TaskRecord> {
+  async detachNow(asked: TaskCall): Promise<TaskRecord> {
+    const call = await this.admission.admit(asked);
     const owned = await this.create(call);
     owned.run(call.caller.call(call.client, call.request, owned.sink, { trackProgress: true }));
     return owned.task;
   }
 
-  /** A parked call (an MRTR round, not yet detached) is no task of the client's: undefined. */
+  /**
+   * A client's lookup; a miss (unknown, expired or another principal's: one answer) is audited.
+   * A parked call (an MRTR round, not yet detached) is no task of the client's: undefined.
+   */
   async get(taskId: string, principal: string | null): Promise<TaskRecord | undefined> {
     const task = await this.deps.store.getTask(taskId, principal);
-    return task?.parked ? undefined : task;
+    return this.audited(taskId, principal, task?.parked ? undefined : task);
   }
 
   list(principal: string, page: { cursor?: string; limit: number }) {
@@ -63,7 +84,8 @@ export class TaskEngine {
   async requestCancel(taskId: string, principal: string): Promise<TaskRecord | undefined> {
     const change = { from: NON_TERMINAL, cancelRequested: true as const, principal, now: this.deps.clock() };
     const result = await this.deps.store.transitionTask(taskId, change);
-    if (!result.ok) return result.reason === "not_found" ? undefined : result.task;
+    if (!result.ok) return result.reason === "not_found" ? this.audited(taskId, principal, undefined) : result.task;
+    this.deps.audit.record("task.cancel", principal, { taskId });
     await this.owner.route(taskId, result.task.owner);
     return result.task;
   }
@@ -75,8 +97,9 @@ export class TaskEngine {
   async cancelNow(taskId: string, principal: string): Promise<{ task: TaskRecord } | { terminal: TaskRecord } | undefined> {
     const change = { from: NON_TERMINAL, to: "cancelled" as const, cancelRequested: true as const, principal, statusMessage: "Client cancelled task execution.", now: this.deps.clock() };
     const result = await this.deps.store.transitionTask(taskId, change);
-    if (!result.ok) return result.reason === "not_found" ? undefined : { terminal: result.task };
+    if (!result.ok) return result.reason === "not_found" ? this.audited(taskId, principal, undefined) : { terminal: result.task };
     this.deps.metrics.taskEnded(result.task.upstream, result.task.tool, "cancelled");
+    this.deps.audit.record("task.cancel", principal, { taskId });
     await this.owner.route(taskId, result.task.owner);
     return { task: result.task };
   }
@@ -109,7 +132,7 @@ export class TaskEngine {
    */
   async answer(taskId: string, principal: string, responses: Record<string, unknown>): Promise<TaskRecord | undefined> {
     const written = await this.deps.store.addInputResponses(taskId, principal, responses, this.deps.clock());
-    if (!written) return undefined;
+    if (!written) return this.audited(taskId, principal, undefined);
     if (written.accepted.length > 0) await this.owner.route(taskId, written.task.owner);
     return written.task;
   }
@@ -142,31 +165,56 @@ export class TaskEngine {
     };
   }
 
+  private audited<T>(taskId: string, principal: string | null, found: T | undefined): T | undefined {
+    if (found === undefined) this.deps.audit.record("task.lookup_failed", principal ?? undefined, { taskId: taskId.slice(0, 100) });
+    return found;
+  }
+
+  /** A call that ended inline no longer counts against its principal's task limit. */
+  private async release(call: TaskCall | AdmittedCall): Promise<void> {
+    if ("taskId" in call) await this.admission.release(call.principal, call.taskId);
+  }
+
   /**
    * `started`: when the client's call began (performance.now()), for the time-to-detach
-   * histogram. A parked call (MRTR) is not yet a task: it is counted when it detaches.
+   * histogram. A parked call (MRTR) is not yet a task: it is counted when it detaches. A call
+   * that was not admitted (an MRTR round of a client that cannot hold tasks) gets its id here
+   * and is bounded by tasks.mrtrTimeoutMs instead of the task limit.
    */
-  private async create(call: TaskCall, parked = false, started = performance.now()): Promise<OwnedCall> {
-    const { store, options, clock, metrics, logger } = this.deps;
+  private async create(asked: TaskCall | AdmittedCall, parked = false, started = performance.now()): Promise<OwnedCall> {
+    const { store, options, clock } = this.deps;
     const now = clock();
+    const call: AdmittedCall = "taskId" in asked ? asked : { ...asked, taskId: newTaskId(now) };
     const token = newLeaseToken();
-    const task = await store.createTask({ ...newTask(call, now, options.replicaId), parked }, { owner: options.replicaId, token, leaseMs: options.leaseMs });
-    if (!parked) {
-      metrics.taskCreated(task.upstream, task.tool);
-      metrics.detached(task.upstream, (performance.now() - started) / 1000);
-      logger.info({ taskId: task.id, upstream: task.upstream, tool: task.tool, dialect: task.dialect }, "task created");
-      await store.bus.publish(principalChannel(task.principal), task.id).catch(() => undefined);
-    }
-    const owned = new OwnedCall(task, token, call, this.deps, (id) => this.owner.remove(id));
+    const lease = { owner: options.replicaId, token, leaseMs: options.leaseMs };
+    const task = await store.createTask({ ...newTask(call, now, options.replicaId), parked }, lease).catch(async (err: unknown) => {
+      await this.admission.release(call.principal, call.taskId);
+      throw err;
+    });
+    if (!parked) this.announce(task, started);
+    const owned = new OwnedCall(task, token, call, this.deps, (id) => {
+      this.owner.remove(id);
+      void this.admission.release(task.principal, id);
+    });
     this.owner.add(owned);
     return owned;
   }
+
+  /** A new task, known to the client from now on: counted, logged, audited, announced. */
+  private announce(task: TaskRecord, started: number): void {
+    const { store, metrics, logger, audit } = this.deps;
+    metrics.taskCreated(task.upstream, task.tool);
+    metrics.detached(task.upstream, (performance.now() - started) / 1000);
+    logger.info({ taskId: task.id, upstream: task.upstream, tool: task.tool, dialect: task.dialect }, "task created");
+    audit.record("task.create", task.principal, { taskId: task.id, tool: task.tool, dialect: task.dialect });
+    void store.bus.publish(principalChannel(task.principal), task.id).catch(() => undefined);
+  }
 }
 
-function newTask(call: TaskCall, now: number, owner: string): NewTask {
+function newTask(call: AdmittedCall, now: number, owner: string): NewTask {
   const tool = call.request.params?.name;
   return {
-    id: newTaskId(now),
+    id: call.taskId,
     principal: call.principal,
     dialect: call.dialect,
     upstream: call.upstream,

@@ -89,7 +89,7 @@ export class OwnedCall {
     this.throttle.stop();
     this.input.close();
     try {
-      if (!this.lost) await this.write(this.ending(response));
+      if (!this.lost) await this.write(bounded(this.ending(response), this.deps.options.maxResultBytes));
     } catch (err) {
       this.deps.logger.error({ err, taskId: this.task.id }, "could not write the outcome of a task");
     } finally {
@@ -102,7 +102,10 @@ export class OwnedCall {
     if (end.outcome) change.outcome = end.outcome;
     if (end.statusMessage !== undefined) change.statusMessage = end.statusMessage;
     const result = await this.deps.store.transitionTask(this.task.id, change);
-    if (result.ok) this.ended(end);
+    if (result.ok) {
+      this.ended(end);
+      this.deps.audit.record("task.end", this.task.principal, { taskId: this.task.id, status: result.task.status });
+    }
     if (!result.ok && result.reason === "stale_lease") this.deps.logger.warn({ taskId: this.task.id }, "outcome refused: the lease moved on");
     await this.deps.store.releaseLease(this.task.id, this.token).catch(() => undefined);
   }
@@ -138,4 +141,16 @@ export class OwnedCall {
     timer.unref();
     this.timers.push(timer);
   }
+}
+
+/**
+ * limits.maxResultBytes: a result too large to keep fails the task with a clear error instead of
+ * filling the store (the upstream's work is lost either way; this says so plainly).
+ */
+function bounded(end: Ending, maxBytes: number | undefined): Ending {
+  if (maxBytes === undefined || !end.outcome) return end;
+  const bytes = Buffer.byteLength(JSON.stringify(end.outcome));
+  if (bytes <= maxBytes) return end;
+  const message = `the result is ${bytes} bytes, over the limit of ${maxBytes} (limits.maxResultBytes)`;
+  return { to: "failed", outcome: { error: { code: -32603, message } }, statusMessage: message };
 }

@@ -27,6 +27,7 @@ export interface SyncOptions {
 
 type Create = (call: TaskCall, parked: boolean, started: number) => Promise<OwnedCall>;
 type Route = (taskId: string, owner: string) => Promise<void>;
+type Release = (call: TaskCall) => Promise<void>;
 
 /**
  * Calls on a wire without server→client requests (2026-07-28). A question before the call
@@ -40,6 +41,7 @@ export class SyncCalls {
     private readonly deps: EngineDeps,
     private readonly create: Create,
     private readonly route: Route,
+    private readonly release: Release,
   ) {}
 
   async start(call: TaskCall, front: MessageSink, { detachAfterMs }: SyncOptions): Promise<SyncOutcome> {
@@ -52,7 +54,10 @@ export class SyncCalls {
     const racers: Promise<JsonRpcResponse | "input" | undefined>[] = [running, input];
     if (detachAfterMs !== undefined) racers.push(delay(detachAfterMs));
     const early = await Promise.race(racers);
-    if (early !== undefined && early !== "input") return { inline: early };
+    if (early !== undefined && early !== "input") {
+      await this.release(call);
+      return { inline: early };
+    }
     const owned = await this.create(call, early === "input", started);
     sink.detachTo(owned.sink);
     owned.run(running);
@@ -93,6 +98,7 @@ export class SyncCalls {
         const detached = await store.transitionTask(parkId, { from: ["working"], unpark: true, principal, now: clock() });
         if (!detached.ok) return undefined;
         this.deps.metrics.taskCreated(detached.task.upstream, detached.task.tool);
+        this.deps.audit.record("task.create", detached.task.principal, { taskId: parkId, tool: detached.task.tool, dialect: detached.task.dialect });
         return { task: detached.task };
       },
       { deadline, clock },

@@ -9,6 +9,8 @@ import type { UpstreamCaller } from "../../tasks/caller.js";
 import type { TaskEngine } from "../../tasks/engine.js";
 import { toolPolicy } from "../../tasks/policy.js";
 import type { Relay } from "../passthrough/relay.js";
+import { TaskLimitError } from "../../tasks/admission.js";
+import { checkInputSize } from "../input-size.js";
 import { RELATED_TASK, taskA } from "./render.js";
 
 export interface TasksADeps {
@@ -19,6 +21,8 @@ export interface TasksADeps {
   upstream: UpstreamConfig;
   tasks: Config["tasks"];
   keepAliveMs: number;
+  /** limits.maxInputResponsesBytes: the largest answer a client may send to an upstream question. */
+  maxInputResponsesBytes: number;
   listPageSize?: number;
 }
 
@@ -52,6 +56,7 @@ export class TasksA {
       }
     } catch (err) {
       if (err instanceof StoreUnavailableError) throw new GatewayError("store_unavailable");
+      if (err instanceof TaskLimitError) throw new GatewayError("too_many_tasks", err.message);
       throw err;
     }
   }
@@ -69,6 +74,7 @@ export class TasksA {
     const match = typeof response.id === "string" ? INPUT_ID.exec(response.id) : null;
     if (!match) return false;
     const value = "error" in response ? { $error: response.error } : response.result;
+    checkInputSize(value, this.deps.maxInputResponsesBytes);
     await this.deps.engine.answer(match[1]!, session.principal, { [match[2]!]: value });
     return true;
   }

@@ -14,9 +14,8 @@ export interface TasksBDeps {
   tasks: Config["tasks"];
   /** Signs and checks MRTR requestState (one key shared by every replica). */
   requestState: RequestStateCodec;
+  /** limits.maxInputResponsesBytes: the largest inputResponses (tasks/update, MRTR retry) taken. */
+  maxInputResponsesBytes: number;
 }
-
-/** Without auth the modern wire has no caller identity: the unguessable task id is the only handle (§3.12). */
-export const ANONYMOUS = "anonymous";
 
 export const REQUIRED_CAPABILITIES = { requiredCapabilities: { extensions: { [TASKS_EXTENSION]: {} } } };

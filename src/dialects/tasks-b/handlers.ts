@@ -2,7 +2,8 @@ import { GatewayError, storeCall } from "../../http/errors.js";
 import { success, type JsonRpcRequest } from "../../jsonrpc/message.js";
 import type { ModernCall, MethodHandler } from "../modern/modern-front.js";
 import { declaresTasks, TASKS_EXTENSION } from "../modern/wire.js";
-import { ANONYMOUS, REQUIRED_CAPABILITIES, type TasksBDeps } from "./deps.js";
+import { checkInputSize } from "../input-size.js";
+import { REQUIRED_CAPABILITIES, type TasksBDeps } from "./deps.js";
 import { listen } from "./listen.js";
 import { getTaskResult } from "./render.js";
 import { toolsCall } from "./tools-call.js";
@@ -13,18 +14,19 @@ export type { TasksBDeps } from "./deps.js";
 export function tasksBHandlers(deps: TasksBDeps): Map<string, MethodHandler> {
   return new Map<string, MethodHandler>([
     ["tools/call", (call, front) => toolsCall(deps, call, front)],
-    ["tasks/get", (call) => withTask(call, async (id) => getTaskResult(await found(deps.engine.get(id, ANONYMOUS))))],
-    ["tasks/cancel", (call) => withTask(call, async (id) => (await found(deps.engine.requestCancel(id, ANONYMOUS)), { resultType: "complete" }))],
-    ["tasks/update", (call) => withTask(call, (id) => update(deps, id, call.request))],
+    ["tasks/get", (call) => withTask(call, async (id) => getTaskResult(await found(deps.engine.get(id, call.principal))))],
+    ["tasks/cancel", (call) => withTask(call, async (id) => (await found(deps.engine.requestCancel(id, call.principal)), { resultType: "complete" }))],
+    ["tasks/update", (call) => withTask(call, (id) => update(deps, id, call.request, call.principal))],
     ["subscriptions/listen", (call, front) => listen(deps, call, front)],
   ]);
 }
 
-async function update(deps: TasksBDeps, taskId: string, request: JsonRpcRequest): Promise<Record<string, unknown>> {
+async function update(deps: TasksBDeps, taskId: string, request: JsonRpcRequest, principal: string): Promise<Record<string, unknown>> {
   const responses = request.params?.inputResponses;
   if (typeof responses !== "object" || responses === null || Array.isArray(responses))
     throw new GatewayError("invalid_params", "params.inputResponses must be an object");
-  await found(deps.engine.answer(taskId, ANONYMOUS, responses as Record<string, unknown>));
+  checkInputSize(responses, deps.maxInputResponsesBytes);
+  await found(deps.engine.answer(taskId, principal, responses as Record<string, unknown>));
   return { resultType: "complete" };
 }
 

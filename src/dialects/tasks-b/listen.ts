@@ -4,7 +4,7 @@ import type { JsonRpcId } from "../../jsonrpc/message.js";
 import type { TaskRecord } from "../../store/contract.js";
 import type { ModernCall, ModernFront } from "../modern/modern-front.js";
 import { declaresTasks, TASKS_EXTENSION } from "../modern/wire.js";
-import { ANONYMOUS, REQUIRED_CAPABILITIES, type TasksBDeps } from "./deps.js";
+import { REQUIRED_CAPABILITIES, type TasksBDeps } from "./deps.js";
 import { detailedTask } from "./render.js";
 
 const SUBSCRIPTION_ID = "io.modelcontextprotocol/subscriptionId";
@@ -13,7 +13,7 @@ const MAX_TASK_IDS = 100;
 
 /**
  * `subscriptions/listen` with `notifications.taskIds` (digest §3.9): an SSE stream that first
- * acknowledges the task ids taken (only the caller's own: unknown ones are left out, as the ack
+ * acknowledges the task ids taken (only the caller's own: unknown ones and another principal's, which read alike, are left out, as the ack
  * allows), then pushes `notifications/tasks` with the full DetailedTask whenever it changes, from
  * whichever replica owns the task (the store's hints, re-read each time). It ends when the client
  * closes it. Other notification filters are not served: the ack names none of them.
@@ -23,7 +23,7 @@ export async function listen(deps: TasksBDeps, call: ModernCall, front: ModernFr
   if (requested !== undefined && !declaresTasks(call.client.capabilities))
     throw new GatewayError("missing_capability", `task notifications need the ${TASKS_EXTENSION} extension declared`, REQUIRED_CAPABILITIES);
   if (!call.accepts.sse) throw new GatewayError("not_acceptable", "subscriptions/listen answers with text/event-stream");
-  const found = await storeCall(() => Promise.all((requested ?? []).map((id) => deps.engine.get(id, ANONYMOUS))));
+  const found = await storeCall(() => Promise.all((requested ?? []).map((id) => deps.engine.get(id, call.principal))));
   const tasks = found.filter((t): t is TaskRecord => t !== undefined);
   const subscriptionId = call.request.id;
   const stream = new SseStream(front.keepAliveMs);
@@ -31,12 +31,12 @@ export async function listen(deps: TasksBDeps, call: ModernCall, front: ModernFr
   stream.send({ jsonrpc: "2.0", method: "notifications/subscriptions/acknowledged", params: { _meta: meta(subscriptionId), notifications } });
   const closed = new AbortController();
   stream.onClose(() => closed.abort());
-  for (const task of tasks) void push(deps, task.id, subscriptionId, stream, closed.signal);
+  for (const task of tasks) void push(deps, task.id, call.principal, subscriptionId, stream, closed.signal);
   return stream.response();
 }
 
 /** Each change of one task, as the DetailedTask tasks/get would give at that moment (no resultType). */
-async function push(deps: TasksBDeps, taskId: string, subscriptionId: JsonRpcId, stream: SseStream, signal: AbortSignal): Promise<void> {
+async function push(deps: TasksBDeps, taskId: string, principal: string, subscriptionId: JsonRpcId, stream: SseStream, signal: AbortSignal): Promise<void> {
   let last = "";
   const send = (task: TaskRecord) => {
     const params = detailedTask(task);
@@ -46,7 +46,7 @@ async function push(deps: TasksBDeps, taskId: string, subscriptionId: JsonRpcId,
     last = shown;
     stream.send({ jsonrpc: "2.0", method: "notifications/tasks", params: { _meta: meta(subscriptionId), ...params } });
   };
-  await deps.engine.follow(taskId, ANONYMOUS, send, signal).catch(() => undefined);
+  await deps.engine.follow(taskId, principal, send, signal).catch(() => undefined);
 }
 
 function meta(subscriptionId: JsonRpcId): Record<string, unknown> {

@@ -9,7 +9,8 @@ import type { TaskCall } from "../../tasks/types.js";
 import type { ModernCall, ModernFront } from "../modern/modern-front.js";
 import { noServerRequests } from "../modern/modern-front.js";
 import { declaresTasks, TASKS_EXTENSION } from "../modern/wire.js";
-import { ANONYMOUS, REQUIRED_CAPABILITIES, type TasksBDeps } from "./deps.js";
+import { checkInputSize } from "../input-size.js";
+import { REQUIRED_CAPABILITIES, type TasksBDeps } from "./deps.js";
 import { createTaskResult } from "./render.js";
 
 /**
@@ -27,16 +28,19 @@ export async function toolsCall(deps: TasksBDeps, call: ModernCall, front: Moder
   if (!declared && policy.taskSupport === "required")
     throw new GatewayError("missing_capability", `tool '${name}' runs only as a task: declare ${TASKS_EXTENSION}`, REQUIRED_CAPABILITIES);
   const retry = retryOf(deps, call.request, name);
-  const task = taskCall(deps, call, policy.maxDurationMs);
+  const mayBeTask = declared && policy.taskSupport !== "forbidden";
+  const asked = taskCall(deps, call, policy.maxDurationMs);
+  // Counted against the caller's task limit before anything starts, so a refusal is a clean 429.
+  const task = mayBeTask && !retry ? await storeCall(() => deps.engine.admit(asked)) : asked;
   if (!retry && declared && policy.taskSupport === "required") {
     const created = await storeCall(() => deps.engine.detachNow(task));
     return Response.json(success(call.request.id, createTaskResult(created)));
   }
   // Without the extension (or for a forbidden tool) the call never becomes a task: it stays synchronous.
-  const options: SyncOptions = declared && policy.taskSupport !== "forbidden" ? { detachAfterMs: policy.taskSupport === "required" ? 0 : policy.detachAfterMs } : {};
+  const options: SyncOptions = mayBeTask ? { detachAfterMs: policy.taskSupport === "required" ? 0 : policy.detachAfterMs } : {};
   const reply = new CallReply(call.accepts, front.keepAliveMs);
   const outcome = retry
-    ? deps.engine.sync.resume(retry.ticket.parkId, ANONYMOUS, call.request.id, retry.responses, options)
+    ? deps.engine.sync.resume(retry.ticket.parkId, call.principal, call.request.id, retry.responses, options)
     : deps.engine.sync.start(task, noServerRequests(reply), options);
   const work = outcome.then((o) => render(deps, call.request, front, o)).catch((err: unknown) => storeFailure(call.request, err));
   return reply.respond(work);
@@ -52,6 +56,7 @@ function retryOf(deps: TasksBDeps, request: JsonRpcRequest, tool: string): { tic
   const responses = params.inputResponses ?? {};
   if (typeof responses !== "object" || responses === null || Array.isArray(responses))
     throw new GatewayError("invalid_params", "params.inputResponses must be an object");
+  checkInputSize(responses, deps.maxInputResponsesBytes);
   return { ticket: checked.ticket, responses: responses as Record<string, unknown> };
 }
 
@@ -69,7 +74,7 @@ function taskCall(deps: TasksBDeps, call: ModernCall, maxDurationMs: number | un
     caller: deps.caller ?? deps.relay,
     upstream: deps.upstream.name,
     client: call.client,
-    principal: ANONYMOUS,
+    principal: call.principal,
     dialect: "B",
     request: withoutMrtrFields(call.upstreamRequest),
     ttlMs: Math.min(deps.tasks.defaultTtlMs, deps.tasks.maxTtlMs),

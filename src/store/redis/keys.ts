@@ -54,6 +54,11 @@ export class RedisKeys {
     return `${this.prefix}{all}:tasks`;
   }
 
+  /** A principal's live tasks for limits.maxActiveTasksPerPrincipal: a sorted set, scored by expiry. */
+  principalQuota(principal: string): string {
+    return `${this.prefix}{q:${principal}}`;
+  }
+
   channel(name: string): string {
     return `${this.prefix}ch:${name}`;
   }

@@ -5,6 +5,8 @@ import { assertTtlMs } from "../ttl.js";
 import { RedisConnection } from "./connection.js";
 import { RedisKeys } from "./keys.js";
 import { allScripts } from "./lua/index.js";
+import { admitTask } from "./lua/admit-task-1.js";
+import { assertPrincipal } from "../task-rules.js";
 import { RedisBus } from "./redis-bus.js";
 import { RedisTasks } from "./redis-tasks.js";
 import { ScriptRunner } from "./scripts.js";
@@ -91,6 +93,15 @@ export class RedisStore implements Store {
 
   listAllTasks(filter: TaskFilter, page: { cursor?: string; limit: number }) {
     return this.tasks.listAllTasks(filter, page);
+  }
+
+  async admitTask(principal: string, taskId: string, limit: number, until: number, now: number): Promise<boolean> {
+    assertPrincipal(principal);
+    return (await this.scripts.run(admitTask, [this.keys.principalQuota(principal)], [taskId, limit, until, now])) === 1;
+  }
+
+  async releaseTask(principal: string, taskId: string): Promise<void> {
+    await this.connection.call((c) => c.zrem(this.keys.principalQuota(principal), taskId));
   }
 
   async ping(timeoutMs?: number): Promise<void> {

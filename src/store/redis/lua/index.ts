@@ -1,4 +1,5 @@
 import type { LuaScript } from "../scripts.js";
+import { admitTask } from "./admit-task-1.js";
 import { addInputResponses } from "./add-input-responses-2.js";
 import { createTask } from "./create-task-2.js";
 import { getTask } from "./get-task-2.js";
@@ -19,4 +20,5 @@ export const allScripts: readonly LuaScript[] = [
   takeInputResponses,
   renewLease,
   releaseLease,
+  admitTask,
 ];
