@@ -17,9 +17,12 @@ COPY --from=build /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
 COPY config ./config
 COPY package.json ./
-# Files stay owned by root and read-only to the process; it runs as the image's unprivileged user.
-USER node
-EXPOSE 8080
+# Files stay owned by root and read-only to the process; it runs as the image's unprivileged
+# `node` user, by number so Kubernetes' runAsNonRoot can verify it (deploy/kubernetes/).
+USER 1000:1000
+# 8080: clients, /livez, /readyz, /metrics. 9090: the admin listener, when admin.port sets it
+# (it binds 127.0.0.1 unless admin.host says otherwise).
+EXPOSE 8080 9090
 # Slim images have no curl; node's fetch does the probe. /readyz fails while draining, so a
 # replica that is shutting down stops receiving new work.
 HEALTHCHECK --interval=10s --timeout=3s --start-period=10s --retries=3 \

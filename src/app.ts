@@ -1,33 +1,46 @@
 import { randomBytes } from "node:crypto";
 import type { AddressInfo } from "node:net";
 import { serve, type ServerType } from "@hono/node-server";
-import type { Config } from "./config/schema.js";
+import type { Config, UpstreamConfig } from "./config/schema.js";
+import { startAdmin } from "./admin/server.js";
 import { Front } from "./dialects/front.js";
 import { LegacyFront } from "./dialects/legacy/legacy-front.js";
 import { ModernFront } from "./dialects/modern/modern-front.js";
 import { TasksA } from "./dialects/tasks-a/handlers.js";
 import { tasksBHandlers } from "./dialects/tasks-b/handlers.js";
 import { Sessions } from "./dialects/legacy/sessions.js";
+import { PerCallCaller } from "./dialects/passthrough/per-call.js";
 import { Relay } from "./dialects/passthrough/relay.js";
-import { buildHttpApp, type Endpoint } from "./http/routes.js";
+import { createAuthenticator } from "./auth/index.js";
+import { CallerLimits } from "./http/caller-limits.js";
+import { buildHttpApp, type Endpoint, type Security } from "./http/routes.js";
+import { Audit } from "./observability/audit.js";
 import type { Logger } from "./observability/logger.js";
+import { Metrics } from "./observability/metrics.js";
+import { startTracing } from "./observability/tracing-sdk.js";
 import type { Store } from "./store/contract.js";
 import { createStore } from "./store/index.js";
+import { observeStore } from "./store/observed-store.js";
 import { TaskEngine } from "./tasks/engine.js";
+import { RequestStateCodec } from "./tasks/request-state.js";
 import type { UpstreamConnector } from "./upstream/connector.js";
 import { createConnector } from "./upstream/index.js";
+import { StdioPool } from "./upstream/stdio/stdio-pool.js";
 
 export interface Gateway {
   readonly url: string;
   readonly port: number;
   readonly replicaId: string;
+  readonly adminUrl?: string;
   close(): Promise<void>;
 }
 
 /** The composition root: builds every part from the config and wires them. No logic of its own. */
 export async function startGateway(config: Config, logger: Logger): Promise<Gateway> {
   const replicaId = randomBytes(4).toString("hex");
-  const store = createStore({ redisUrl: config.store.redisUrl, cluster: config.store.cluster, keyPrefix: config.store.keyPrefix, logger });
+  const stopTracing = await startTracing(config.tracing, replicaId, logger);
+  const metrics = new Metrics();
+  const store = observeStore(createStore({ redisUrl: config.store.redisUrl, cluster: config.store.cluster, keyPrefix: config.store.keyPrefix, logger }), metrics);
   if (store.kind === "memory")
     logger.warn("NO REDIS CONFIGURED: sessions and tasks live in this process only and are lost when it stops; set store.redisUrl for anything but development");
   const { tasks } = config;
@@ -36,38 +49,76 @@ export async function startGateway(config: Config, logger: Logger): Promise<Gate
     leaseMs: tasks.leaseMs,
     cancelGraceMs: tasks.cancelGraceMs,
     statusWriteIntervalMs: tasks.statusWriteIntervalMs,
+    mrtrTimeoutMs: tasks.mrtrTimeoutMs,
     reaperIntervalMs: tasks.reaperIntervalMs,
     maxAttempts: tasks.maxAttempts,
     ...(tasks.inputTimeoutMs !== undefined ? { inputTimeoutMs: tasks.inputTimeoutMs } : {}),
+    maxActiveTasksPerPrincipal: config.limits.maxActiveTasksPerPrincipal,
+    maxResultBytes: config.limits.maxResultBytes,
   };
-  const engine = new TaskEngine({ store, logger, options: engineOptions, clock: Date.now });
+  const audit = new Audit(logger);
+  const engine = new TaskEngine({ store, logger, metrics, audit, options: engineOptions, clock: Date.now });
+  metrics.setInFlight(() => engine.ownedCount);
+  const requestState = requestStateCodec(tasks.requestStateSecret, store, logger);
   await engine.start();
   const connectors = config.upstreams.map((u) => createConnector(u, logger.child({ upstream: u.name })));
   const keepAliveMs = config.http.sseKeepAliveMs;
+  const perCall = config.upstreams.map((u) => perCallCaller(u, logger.child({ upstream: u.name }), replicaId, metrics));
   const endpoints: Endpoint[] = config.upstreams.map((u, i) => {
-    const relay = new Relay(connectors[i]!, logger.child({ upstream: u.name }), replicaId);
-    engine.addUpstream(u.name, { caller: relay, retryOnOwnerLoss: (tool) => (Object.hasOwn(u.tools, tool) ? u.tools[tool]?.retryOnOwnerLoss : undefined) });
-    const tasksA = new TasksA({ engine, relay, upstream: u, tasks, keepAliveMs });
+    const relay = new Relay(connectors[i]!, logger.child({ upstream: u.name }), replicaId, metrics);
+    const caller = perCall[i];
+    const { maxInputResponsesBytes } = config.limits;
+    engine.addUpstream(u.name, { caller: caller ?? relay, retryOnOwnerLoss: (tool) => (Object.hasOwn(u.tools, tool) ? u.tools[tool]?.retryOnOwnerLoss : undefined) });
+    const tasksA = new TasksA({ engine, relay, upstream: u, tasks, keepAliveMs, maxInputResponsesBytes, ...(caller ? { caller } : {}) });
     const legacy = new LegacyFront(new Sessions(store, u.name, config.sessions.idleTtlMs), relay, keepAliveMs, tasksA);
-    const modern = new ModernFront(relay, tasksBHandlers({ engine, relay, upstream: u, tasks }), keepAliveMs);
-    return { path: u.path, front: new Front(legacy, modern) };
+    const modern = new ModernFront(relay, tasksBHandlers({ engine, relay, upstream: u, tasks, requestState, maxInputResponsesBytes, ...(caller ? { caller } : {}) }), keepAliveMs);
+    return { name: u.name, path: u.path, front: new Front(legacy, modern) };
   });
+  const security = await securityOf(config, audit, logger);
+  const httpOptions = { ...config.http, metricsEnabled: config.metrics.enabled };
   const health = {
     // Draining answers 503 at once, before any other check, so load balancers stop sending work.
     problems: async () => (engine.isDraining ? ["shutting down"] : problems(store, connectors)),
     draining: () => engine.isDraining,
   };
-  const app = buildHttpApp(endpoints, health, config.http, logger);
+  const app = buildHttpApp(endpoints, health, httpOptions, logger, metrics, security);
   const server = await listen(app.fetch, config.listen.host, config.listen.port);
   const port = (server.address() as AddressInfo).port;
   const url = `http://${hostForUrl(config.listen.host)}:${port}`;
   logger.info({ url, replicaId, store: store.kind, upstreams: config.upstreams.map((u) => `${u.name} at ${u.path}`) }, "taskgate listening");
+  const admin = await startAdmin(engine, config.admin, logger);
   await startConnectors(connectors, logger);
+  const closeables = [...connectors, ...perCall.filter((c) => c !== undefined)];
   const close = async () => {
     await engine.drain(config.tasks.drainMs);
-    await shutdown(server, engine, connectors, store);
+    await admin?.close();
+    await shutdown(server, engine, closeables, store).finally(stopTracing);
   };
-  return { url, port, replicaId, close };
+  return { url, port, replicaId, ...(admin ? { adminUrl: admin.url } : {}), close };
+}
+
+/** `isolation: per-call`: task calls run in processes of their own, from a warm pool (README: Attribution). */
+function perCallCaller(u: UpstreamConfig, logger: Logger, replicaId: string, metrics: Metrics): PerCallCaller | undefined {
+  if (u.isolation !== "per-call" || !u.stdio) return undefined;
+  const pool = new StdioPool(u.name, u.stdio, u.perCallPool, logger);
+  pool.start();
+  return new PerCallCaller(pool, logger, `${replicaId}-${u.name}`, metrics);
+}
+
+/** MRTR's requestState is signed with a key every replica must share (README: MRTR). */
+function requestStateCodec(secret: string | undefined, store: Store, logger: Logger): RequestStateCodec {
+  if (secret !== undefined) return new RequestStateCodec(secret);
+  if (store.kind === "redis")
+    logger.warn("tasks.requestStateSecret is not set: MRTR requestState is signed with a key of this process only, so a retry that reaches another replica is refused; set the same secret on every replica");
+  return new RequestStateCodec(randomBytes(32).toString("base64url"));
+}
+
+async function securityOf(config: Config, audit: Audit, logger: Logger): Promise<Security> {
+  const auth = await createAuthenticator(config.auth);
+  if (auth.mode === "none")
+    logger.warn("NO AUTHENTICATION (auth.mode: none): legacy sessions are the only binding and on the 2026-07-28 wire anyone holding a task id may read it; set auth.mode for anything but development");
+  const limits = new CallerLimits(config.limits, audit);
+  return { auth, realm: config.auth.realm, audit, limits, listenHost: config.listen.host };
 }
 
 async function startConnectors(connectors: UpstreamConnector[], logger: Logger): Promise<void> {
@@ -92,7 +143,7 @@ function listen(fetch: (req: Request) => Response | Promise<Response>, hostname:
   });
 }
 
-async function shutdown(server: ServerType, engine: TaskEngine, connectors: UpstreamConnector[], store: Store): Promise<void> {
+async function shutdown(server: ServerType, engine: TaskEngine, connectors: Array<{ close(): Promise<void> }>, store: Store): Promise<void> {
   await new Promise<void>((resolve) => {
     server.close(() => resolve());
     if ("closeAllConnections" in server) server.closeAllConnections();

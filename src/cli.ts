@@ -2,12 +2,14 @@
 import { fileURLToPath } from "node:url";
 import { startGateway, type Gateway } from "./app.js";
 import { formatProblems, loadConfig } from "./config/load.js";
+import { tasksCommand, TASKS_USAGE } from "./admin/tasks-command.js";
 import { demoServerCommand } from "./demo/command.js";
 import { createLogger } from "./observability/logger.js";
 
 const USAGE = `Usage:
   taskgate [--config FILE] [--port N] [--host H] [--redis URL] [--upstream SPEC] [--log-level L]
   taskgate demo-server [--http PORT] [--host H]
+${TASKS_USAGE.replace("Usage:\n", "")}
 
 SPEC is stdio:<command line> or an http(s) URL. Without --config or --upstream, taskgate runs in
 front of its bundled demo server over stdio. Every flag has a TASKGATE_* environment variable.`;
@@ -17,6 +19,7 @@ const DEMO_MAIN = fileURLToPath(new URL("./demo/main.js", import.meta.url));
 
 async function main(argv: string[]): Promise<number> {
   if (argv[0] === "demo-server") return demoServerCommand(argv.slice(1));
+  if (argv[0] === "tasks") return tasksCommand(argv.slice(1), process.env);
   if (argv.includes("--help") || argv.includes("-h")) {
     process.stdout.write(`${USAGE}\n`);
     return 0;

@@ -33,6 +33,8 @@ export const inFlight: Scenario = {
       const gate = await startGateway({
         store: { redisUrl: ctx.redis.url, keyPrefix: "bench-e:" },
         tasks: { leaseMs: LEASE_MS, defaultTtlMs: 600_000 },
+        // Every caller is one principal without auth; the scenario holds more than the default allows.
+        limits: { maxActiveTasksPerPrincipal: 0 },
         upstreams: [demoStdio({ sleep: { taskSupport: "required" } })],
       }, probeLaunch(ctx.redis.url, true));
       servers.push(gate);

@@ -9,6 +9,7 @@ export const ENV_NAMES = {
   redisUrl: "TASKGATE_REDIS_URL",
   logLevel: "TASKGATE_LOG_LEVEL",
   upstream: "TASKGATE_UPSTREAM",
+  adminToken: "TASKGATE_ADMIN_TOKEN",
 } as const satisfies Record<keyof Overrides, string>;
 
 /**
@@ -19,7 +20,7 @@ export function readEnvOverrides(env: NodeJS.ProcessEnv): Parsed<Overrides> {
   const problems: string[] = [];
   const get = (name: string): string | undefined => (env[name] === "" ? undefined : env[name]);
   const overrides: Overrides = {};
-  for (const key of ["configFile", "host", "redisUrl", "logLevel"] as const) {
+  for (const key of ["configFile", "host", "redisUrl", "logLevel", "adminToken"] as const) {
     const value = get(ENV_NAMES[key]);
     if (value !== undefined) overrides[key] = value;
   }

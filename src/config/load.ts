@@ -1,9 +1,11 @@
+import { dirname, resolve } from "node:path";
 import { ConfigSchema, type Config } from "./schema.js";
 import { parseCliArgs } from "./cli-args.js";
 import { readEnvOverrides } from "./env.js";
 import { readConfigFile, type RawConfig } from "./file.js";
 import { mergeOverrides, type Overrides, type UpstreamConfigInput, type UpstreamTransport } from "./overrides.js";
 import { issuesToProblems } from "./problems.js";
+import { expandSecrets, readKeyFiles } from "./secrets.js";
 
 export { formatProblems } from "./problems.js";
 export type { UpstreamConfigInput } from "./overrides.js";
@@ -38,9 +40,11 @@ export function loadConfig({ argv, env, cwd, defaultUpstream }: LoadConfigInput)
     raw = file.raw;
   }
   // Parsed even after a bad flag, so the file's own mistakes are named in the same run.
-  const parsed = ConfigSchema.safeParse(applyOverrides(raw, overrides));
+  const parsed = ConfigSchema.safeParse(expandSecrets(applyOverrides(raw, overrides), env, problems));
   if (!parsed.success) problems.push(...issuesToProblems(parsed.error.issues));
-  return parsed.success && problems.length === 0 ? { ok: true, config: parsed.data } : { ok: false, problems };
+  if (!parsed.success) return { ok: false, problems };
+  const config = { ...parsed.data, auth: readKeyFiles(parsed.data.auth, keyDir(overrides.configFile, cwd), problems) };
+  return problems.length === 0 ? { ok: true, config } : { ok: false, problems };
 }
 
 /** Returns a copy of `raw` with the overrides written in; `raw` itself is left alone. */
@@ -49,6 +53,8 @@ function applyOverrides(raw: RawConfig, o: Overrides): RawConfig {
   if (o.host !== undefined || o.port !== undefined) out["listen"] = { ...section(raw["listen"]), ...pick({ host: o.host, port: o.port }) };
   if (o.redisUrl !== undefined) out["store"] = { ...section(raw["store"]), redisUrl: o.redisUrl };
   if (o.logLevel !== undefined) out["log"] = { ...section(raw["log"]), level: o.logLevel };
+  // A secret is better in the environment (a Kubernetes Secret) than in the config file.
+  if (o.adminToken !== undefined) out["admin"] = { ...section(raw["admin"]), token: o.adminToken };
   if (o.upstream !== undefined) out["upstreams"] = withUpstream(raw["upstreams"], o.upstream);
   return out;
 }
@@ -64,6 +70,11 @@ function withUpstream(upstreams: unknown, transport: UpstreamTransport): unknown
   if (!Array.isArray(upstreams) || !isSection(upstreams[0])) return upstreams; // the schema will say what is wrong
   const { stdio: _stdio, http: _http, ...kept } = upstreams[0];
   return [{ ...kept, ...transport }, ...upstreams.slice(1)];
+}
+
+/** Key files named in the config file are read relative to it. */
+function keyDir(configFile: string | undefined, cwd: string): string {
+  return configFile === undefined ? cwd : dirname(resolve(cwd, configFile));
 }
 
 function isSection(value: unknown): value is Record<string, unknown> {

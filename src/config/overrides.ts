@@ -13,6 +13,7 @@ export interface Overrides {
   redisUrl?: string;
   logLevel?: string;
   upstream?: UpstreamTransport;
+  adminToken?: string;
 }
 
 export type Parsed<T> = { value: T; problems: string[] };

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { AuthSchema, LimitsSchema } from "./security-schema.js";
 
 /**
  * The one configuration schema. Parsed once at start (config/load.ts); everything else receives
@@ -22,54 +23,70 @@ const ToolPolicy = z
 const StdioUpstream = z
   .object({
     command: z.string().min(1).describe("Program to spawn (in its own process group)."),
-    args: z.array(z.string()).default([]),
+    args: z.array(z.string()).default([]).describe("Its arguments, passed as given (no shell)."),
     env: z.record(z.string(), z.string()).default({}).describe("Added to taskgate's own environment."),
-    cwd: z.string().optional(),
+    cwd: z.string().optional().describe("Working directory of the process; taskgate's own when omitted."),
     maxLineBytes: z.number().int().positive().default(16 * 1024 * 1024).describe("Longest JSON-RPC line accepted from the upstream."),
-    restartInitialDelayMs: z.number().int().nonnegative().default(200),
-    restartMaxDelayMs: z.number().int().positive().default(10_000),
+    restartInitialDelayMs: z.number().int().nonnegative().default(200).describe("First delay before restarting a process that exited; doubles on each failure."),
+    restartMaxDelayMs: z.number().int().positive().default(10_000).describe("Longest delay between restarts."),
     shutdownGraceMs: z.number().int().nonnegative().default(2_000).describe("Between closing stdin, SIGTERM and SIGKILL."),
   })
   .strict();
 
 const HttpUpstream = z
   .object({
-    url: z.url({ protocol: /^https?$/ }),
-    headers: z.record(z.string(), z.string()).default({}),
+    url: z.url({ protocol: /^https?$/ }).describe("The upstream's Streamable HTTP endpoint."),
+    headers: z
+      .record(z.string(), z.string())
+      .default({})
+      .describe("Sent with every request upstream (credentials); values may be `${ENV_NAME}`. Never logged."),
     requestTimeoutMs: z.number().int().positive().optional().describe("No limit when omitted: calls may be long."),
   })
   .strict();
 
 const Upstream = z
   .object({
-    name: z.string().min(1).default("default"),
-    path: z.string().startsWith("/").default("/mcp"),
-    stdio: StdioUpstream.optional(),
-    http: HttpUpstream.optional(),
-    tools: z.record(z.string(), ToolPolicy).default({}),
+    name: z.string().min(1).default("default").describe("Names the upstream in logs, metrics and tasks; unique."),
+    path: z.string().startsWith("/").default("/mcp").describe("Where clients reach it on the main listener; unique."),
+    stdio: StdioUpstream.optional().describe("A child process speaking MCP over stdio (give this or http)."),
+    http: HttpUpstream.optional().describe("A Streamable HTTP URL (give this or stdio)."),
+    tools: z.record(z.string(), ToolPolicy).default({}).describe("Per-tool task policy, by tool name."),
+    isolation: z
+      .enum(["shared", "per-call"])
+      .default("shared")
+      .describe("stdio only. per-call: every tools/call the task engine runs (2026-07-28 calls, 2025-11-25 task calls) gets a process of its own, so the upstream's questions are tied to their call exactly."),
+    perCallPool: z.number().int().min(0).max(64).default(2).describe("With isolation: per-call, how many initialized processes are kept warm for the next calls."),
   })
   .strict()
   .refine((u) => (u.stdio === undefined) !== (u.http === undefined), {
     message: "give exactly one of stdio or http",
+  })
+  .refine((u) => u.isolation === "shared" || u.stdio !== undefined, {
+    message: "isolation: per-call needs a stdio upstream (an HTTP upstream ties requests to their call by the call's own stream)",
+    path: ["isolation"],
   });
 
 export const ConfigSchema = z
   .object({
     listen: z
       .object({
-        host: z.string().min(1).default("127.0.0.1"),
-        port: z.number().int().min(0).max(65535).default(8080),
+        host: z.string().min(1).default("127.0.0.1").describe("Address of the main listener (clients, /livez, /readyz, /metrics). 0.0.0.0 in the container image."),
+        port: z.number().int().min(0).max(65535).default(8080).describe("Port of the main listener; 0 picks a free one."),
       })
       .strict()
       .prefault({}),
     http: z
       .object({
-        maxBodyBytes: z.number().int().positive().default(4 * 1024 * 1024),
+        maxBodyBytes: z.number().int().positive().default(4 * 1024 * 1024).describe("Largest request body accepted (413 beyond)."),
         allowedOrigins: z
           .array(z.string())
           .default([])
           .describe('Origins allowed to call (DNS-rebinding guard). Requests without Origin are allowed; "*" allows all.'),
-        sseKeepAliveMs: z.number().int().positive().default(15_000),
+        sseKeepAliveMs: z.number().int().positive().default(15_000).describe("A keep-alive comment on open SSE streams this often, so idle proxies keep them."),
+        allowedHosts: z
+          .array(z.string())
+          .default([])
+          .describe("Host header values accepted (DNS rebinding). Empty: when listening on loopback only localhost, 127.0.0.1 and [::1] (any port); otherwise any."),
       })
       .strict()
       .prefault({}),
@@ -81,21 +98,21 @@ export const ConfigSchema = z
           .min(1)
           .optional()
           .describe("Redis Cluster seed nodes (host:port or redis://[user:pass@]host:port); instead of redisUrl."),
-        keyPrefix: z.string().default("taskgate:"),
+        keyPrefix: z.string().default("taskgate:").describe("Prefix of every Redis key and channel; several gateways may share one Redis with different prefixes. No braces."),
       })
       .strict()
       .prefault({}),
     sessions: z
-      .object({ idleTtlMs: z.number().int().positive().default(24 * 3600 * 1000) })
+      .object({ idleTtlMs: z.number().int().positive().default(24 * 3600 * 1000).describe("A legacy-era session unused this long expires.") })
       .strict()
       .prefault({}),
     tasks: z
       .object({
-        detachAfterMs: z.number().int().nonnegative().default(3000),
-        defaultTtlMs: z.number().int().positive().default(3_600_000),
-        maxTtlMs: z.number().int().positive().default(86_400_000),
-        pollIntervalMs: z.number().int().positive().default(1000),
-        defaultTaskSupport: TaskSupport.default("optional"),
+        detachAfterMs: z.number().int().nonnegative().default(3000).describe("A tools/call still running after this becomes a task (dialect B, policy optional)."),
+        defaultTtlMs: z.number().int().positive().default(3_600_000).describe("A task's TTL, counted from creation, when the client asks for none."),
+        maxTtlMs: z.number().int().positive().default(86_400_000).describe("A requested TTL is clamped to this."),
+        pollIntervalMs: z.number().int().positive().default(1000).describe("The pollInterval suggested to clients."),
+        defaultTaskSupport: TaskSupport.default("optional").describe("Task policy of tools without one in upstreams[].tools."),
         leaseMs: z.number().int().positive().default(15_000).describe("An owner's lease on a detached call; renewed every third of it."),
         cancelGraceMs: z.number().int().nonnegative().default(3_000).describe("After tasks/cancel, how long a result may still win before the call is abandoned."),
         inputTimeoutMs: z.number().int().positive().optional().describe("How long an upstream question waits for tasks/update; never longer than the task's TTL (the default)."),
@@ -108,14 +125,38 @@ export const ConfigSchema = z
           .nonnegative()
           .default(25_000)
           .describe("On SIGTERM/SIGINT, how long owned calls may still finish before they are failed (or released for a re-run). Keep it under the orchestrator's grace period (30 s by default)."),
+        mrtrTimeoutMs: z.number().int().positive().default(300_000).describe("How long a call parked by an MRTR round (a question before it detached, 2026-07-28) waits for the client's retry; its requestState expires then and the upstream's question gets an error. Never longer than the task's TTL."),
+        requestStateSecret: z.string().min(32).optional().describe("HMAC-SHA256 key signing MRTR requestState; every replica must share it. Omitted: a random key per process, so a retry reaching another replica is refused."),
       })
       .strict()
       .prefault({}),
+    auth: AuthSchema,
+    limits: LimitsSchema,
     log: z
-      .object({ level: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info") })
+      .object({ level: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info").describe("Least severe level written (JSON lines on stderr); debug adds one line per request.") })
       .strict()
       .prefault({}),
-    upstreams: z.array(Upstream).min(1),
+    metrics: z
+      .object({ enabled: z.boolean().default(true).describe("Serve Prometheus metrics at GET /metrics on the main listener.") })
+      .strict()
+      .prefault({}),
+    tracing: z
+      .object({
+        otlpEndpoint: z.url({ protocol: /^https?$/ }).optional().describe("OTLP/HTTP traces URL (e.g. http://collector:4318/v1/traces). Omitted: tracing is off (the OpenTelemetry API's no-op)."),
+        serviceName: z.string().min(1).default("taskgate").describe("The service.name resource attribute of every span."),
+        headers: z.record(z.string(), z.string()).default({}).describe("Extra headers sent with every OTLP export (e.g. a collector's API key)."),
+      })
+      .strict()
+      .prefault({}),
+    admin: z
+      .object({
+        port: z.number().int().min(0).max(65535).optional().describe("Port of the admin listener (task list, cancel, status page). Omitted: no admin listener."),
+        host: z.string().min(1).default("127.0.0.1").describe("Address of the admin listener; keep it private."),
+        token: z.string().min(16).optional().describe("Bearer token the admin listener requires (at least 16 characters; TASKGATE_ADMIN_TOKEN). Required when admin.port is set."),
+      })
+      .strict()
+      .prefault({}),
+    upstreams: z.array(Upstream).min(1).describe("The MCP servers behind taskgate, each on its own path."),
   })
   .strict()
   .superRefine((c, ctx) => {
@@ -129,6 +170,8 @@ export const ConfigSchema = z
     });
     if (c.store.redisUrl !== undefined && c.store.cluster !== undefined)
       ctx.addIssue({ code: "custom", path: ["store", "cluster"], message: "give either store.redisUrl or store.cluster, not both" });
+    if (c.admin.port !== undefined && c.admin.token === undefined)
+      ctx.addIssue({ code: "custom", path: ["admin", "token"], message: "is required when admin.port is set (or set TASKGATE_ADMIN_TOKEN)" });
     if (c.tasks.defaultTtlMs > c.tasks.maxTtlMs)
       ctx.addIssue({ code: "custom", path: ["tasks", "defaultTtlMs"], message: "must not exceed tasks.maxTtlMs" });
   });

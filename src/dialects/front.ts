@@ -14,6 +14,8 @@ export interface FrontRequest {
   mcpMethod?: string;
   mcpName?: string;
   signal?: AbortSignal;
+  /** From the auth step (src/auth); undefined in auth mode none. */
+  principal?: string;
 }
 
 /**
@@ -29,19 +31,19 @@ export class Front {
   post(req: FrontRequest): Promise<Response> {
     if (isModern(req)) {
       const headers = { protocolVersion: req.protocolVersion, method: req.mcpMethod, name: req.mcpName };
-      return this.modern.post({ message: req.message, accepts: req.accepts, headers });
+      return this.modern.post({ message: req.message, accepts: req.accepts, headers, principal: req.principal });
     }
     return this.legacy.post(req);
   }
 
-  get(accepts: Accepts, sessionId: string | undefined, protocolVersion: string | undefined): Promise<Response> {
+  get(accepts: Accepts, sessionId: string | undefined, protocolVersion: string | undefined, principal?: string): Promise<Response> {
     if (sessionId === undefined && isModernVersion(protocolVersion)) throw new GatewayError("modern_method_not_allowed");
-    return this.legacy.get(accepts, sessionId);
+    return this.legacy.get(accepts, sessionId, principal);
   }
 
-  delete(sessionId: string | undefined, protocolVersion: string | undefined): Promise<Response> {
+  delete(sessionId: string | undefined, protocolVersion: string | undefined, principal?: string): Promise<Response> {
     if (sessionId === undefined && isModernVersion(protocolVersion)) throw new GatewayError("modern_method_not_allowed");
-    return this.legacy.delete(sessionId);
+    return this.legacy.delete(sessionId, principal);
   }
 }
 

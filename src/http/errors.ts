@@ -1,5 +1,6 @@
 import type { JsonRpcId } from "../jsonrpc/message.js";
 import { StoreUnavailableError } from "../store/contract.js";
+import { TaskLimitError } from "../tasks/admission.js";
 
 /**
  * Every error taskgate itself produces, with its JSON-RPC code and HTTP status: the one table.
@@ -14,6 +15,12 @@ export const ERRORS = {
   unsupported_protocol_version: { code: -32600, status: 400, message: "Bad Request: unsupported MCP-Protocol-Version" },
   session_not_found: { code: -32001, status: 404, message: "Session not found" },
   origin_forbidden: { code: -32600, status: 403, message: "Forbidden: Origin not allowed" },
+  host_forbidden: { code: -32600, status: 403, message: "Forbidden: Host not allowed" },
+  unauthorized: { code: -32600, status: 401, message: "Unauthorized" },
+  // Limits (README "Security"): -32000 is in the implementation-defined range (digest §3.1).
+  rate_limited: { code: -32000, status: 429, message: "Too Many Requests" },
+  too_many_tasks: { code: -32000, status: 429, message: "Too many active tasks for this caller" },
+  too_many_streams: { code: -32000, status: 429, message: "Too many open streams for this caller" },
   not_acceptable: { code: -32600, status: 406, message: "Not Acceptable" },
   method_not_allowed: { code: -32600, status: 405, message: "Method Not Allowed" },
   stream_conflict: { code: -32600, status: 409, message: "Conflict: this session already has a GET stream open on this replica" },
@@ -65,12 +72,16 @@ export class GatewayError extends Error {
   }
 }
 
-/** Run a store operation; the store not answering becomes "task store unavailable" (-32603, 503). */
+/**
+ * Run a store operation; the store not answering becomes "task store unavailable" (-32603, 503),
+ * and a full task quota "too many active tasks" (-32000, 429).
+ */
 export async function storeCall<T>(op: () => Promise<T>): Promise<T> {
   try {
     return await op();
   } catch (err) {
     if (err instanceof StoreUnavailableError) throw new GatewayError("store_unavailable");
+    if (err instanceof TaskLimitError) throw new GatewayError("too_many_tasks", err.message);
     throw err;
   }
 }

@@ -3,18 +3,40 @@ import { bodyLimit } from "hono/body-limit";
 import { decodeMessage } from "../jsonrpc/decode.js";
 import type { JsonRpcId } from "../jsonrpc/message.js";
 import type { Logger } from "../observability/logger.js";
+import type { Metrics } from "../observability/metrics.js";
 import type { Front } from "../dialects/front.js";
+import type { Authenticator } from "../auth/index.js";
+import type { Audit } from "../observability/audit.js";
+import { authGuard, type CallerEnv } from "./auth-guard.js";
+import type { CallerLimits } from "./caller-limits.js";
 import { ShuttingDownError } from "../tasks/types.js";
 import { GatewayError } from "./errors.js";
-import { jsonContentType, originGuard } from "./guards.js";
+import { hostGuard, jsonContentType, originGuard } from "./guards.js";
+import { noteMethod, observeRequests } from "./observe.js";
 import { parseAccept } from "./reply.js";
 
 export interface HttpOptions {
   maxBodyBytes: number;
   allowedOrigins: readonly string[];
+  metricsEnabled: boolean;
+  allowedHosts: readonly string[];
 }
 
+/** Who may call and how much: one authenticator and one set of limits for every path. */
+export interface Security {
+  auth: Authenticator;
+  realm: string;
+  audit: Audit;
+  limits: CallerLimits;
+  listenHost: string;
+}
+
+/** Methods whose answer is a stream that stays open: refused up front when the caller holds too many. */
+const LONG_STREAMS = new Set(["tasks/result", "subscriptions/listen"]);
+
 export interface Endpoint {
+  /** The upstream's name, for metrics and logs. */
+  name: string;
   path: string;
   front: Front;
 }
@@ -31,14 +53,19 @@ export interface Health {
  * (POST a message, GET the session stream, DELETE the session). Request handling is a short list of
  * steps — origin, accept, content type, size, decode — each answering with the errors table.
  */
-export function buildHttpApp(endpoints: readonly Endpoint[], health: Health, options: HttpOptions, logger: Logger): Hono {
-  const app = new Hono();
+export function buildHttpApp(endpoints: readonly Endpoint[], health: Health, options: HttpOptions, logger: Logger, metrics: Metrics, security: Security): Hono<CallerEnv> {
+  const app = new Hono<CallerEnv>();
+  // Prometheus scrapes the main listener, like /livez; `metrics.enabled: false` turns it off.
+  if (options.metricsEnabled) app.get("/metrics", async () => new Response(await metrics.render(), { headers: { "content-type": metrics.contentType } }));
   app.get("/livez", (c) => c.json({ status: "ok" }));
   app.get("/readyz", async (c) => {
     const problems = await health.problems();
     return c.json(problems.length ? { status: "not ready", problems } : { status: "ready" }, problems.length ? 503 : 200);
   });
-  for (const { path, front } of endpoints) mount(app, path, front, options, logger, health);
+  for (const { name, path, front } of endpoints) {
+    app.use(path, observeRequests(name, metrics, logger));
+    mount(app, path, front, options, logger, security, health);
+  }
   app.onError((err, c) => {
     if (err instanceof GatewayError) return err.toResponse();
     logger.error({ err, path: c.req.path }, "unexpected error while handling a request");
@@ -47,9 +74,16 @@ export function buildHttpApp(endpoints: readonly Endpoint[], health: Health, opt
   return app;
 }
 
-function mount(app: Hono, path: string, front: Front, options: HttpOptions, logger: Logger, health: Health): void {
+/**
+ * Steps in order: Host, Origin, authentication (the principal), then per method. Every entry point
+ * below receives `principal` from the one auth step; a new one binds by passing it on.
+ */
+function mount(app: Hono<CallerEnv>, path: string, front: Front, options: HttpOptions, logger: Logger, security: Security, health: Health): void {
   const tooLarge = () => new GatewayError("payload_too_large", `the limit is ${options.maxBodyBytes} bytes`).toResponse();
+  const { limits } = security;
+  app.use(path, hostGuard(options.allowedHosts, security.listenHost));
   app.use(path, originGuard(options.allowedOrigins));
+  app.use(path, authGuard(security.auth, security.realm, security.audit));
   app.post(path, jsonContentType, bodyLimit({ maxSize: options.maxBodyBytes, onError: tooLarge }), async (c) => {
     const accepts = parseAccept(c.req.header("accept"));
     if (!accepts.json && !accepts.sse)
@@ -57,11 +91,17 @@ function mount(app: Hono, path: string, front: Front, options: HttpOptions, logg
     const decoded = decodeMessage(await c.req.text());
     if (!decoded.ok) return new GatewayError(decoded.kind, decoded.detail).toResponse(decoded.id);
     const id: JsonRpcId | null = "id" in decoded.message ? decoded.message.id : null;
+    const principal = c.get("principal");
+    const key = limitKey(principal, c.req.header("mcp-session-id"));
+    const method = "method" in decoded.message ? decoded.message.method : "";
+    noteMethod(method || undefined);
     // Draining: the load balancer has seen /readyz fail; a new session belongs on another replica.
-    if (health.draining() && "method" in decoded.message && decoded.message.method === "initialize")
-      return new GatewayError("shutting_down").toResponse(id);
+    if (health.draining() && method === "initialize") return new GatewayError("shutting_down").toResponse(id);
     try {
-      return await front.post({
+      const limited = limits.rate(key, method);
+      if (limited) return limited;
+      if (LONG_STREAMS.has(method)) limits.checkStreams(key);
+      return limits.track(key, await front.post({
         message: decoded.message,
         accepts,
         sessionId: c.req.header("mcp-session-id"),
@@ -69,7 +109,8 @@ function mount(app: Hono, path: string, front: Front, options: HttpOptions, logg
         mcpMethod: c.req.header("mcp-method"),
         mcpName: c.req.header("mcp-name"),
         signal: c.req.raw.signal,
-      });
+        principal,
+      }));
     } catch (err) {
       if (err instanceof GatewayError) return err.toResponse(id);
       if (err instanceof ShuttingDownError) return new GatewayError("shutting_down").toResponse(id);
@@ -77,7 +118,17 @@ function mount(app: Hono, path: string, front: Front, options: HttpOptions, logg
       return new GatewayError("internal").toResponse(id);
     }
   });
-  app.get(path, (c) => front.get(parseAccept(c.req.header("accept")), c.req.header("mcp-session-id"), c.req.header("mcp-protocol-version")));
-  app.delete(path, (c) => front.delete(c.req.header("mcp-session-id"), c.req.header("mcp-protocol-version")));
+  app.get(path, async (c) => {
+    const [principal, session] = [c.get("principal"), c.req.header("mcp-session-id")];
+    const key = limitKey(principal, session);
+    limits.checkStreams(key);
+    return limits.track(key, await front.get(parseAccept(c.req.header("accept")), session, c.req.header("mcp-protocol-version"), principal));
+  });
+  app.delete(path, (c) => front.delete(c.req.header("mcp-session-id"), c.req.header("mcp-protocol-version"), c.get("principal")));
   app.all(path, () => new GatewayError("method_not_allowed").toResponse(null, { allow: "GET, POST, DELETE" }));
+}
+
+/** Limits count per principal; without auth per legacy session, and all modern callers as one. */
+function limitKey(principal: string | undefined, sessionId: string | undefined): string {
+  return principal ?? (sessionId ? `session:${sessionId.slice(0, 100)}` : "anonymous");
 }

@@ -6,7 +6,15 @@ import type { JsonRpcMessage } from "./message.js";
  * verdict into the JSON-RPC error (parse → -32700, invalid → -32600).
  */
 const Id = z.union([z.string(), z.number().finite()]);
-const Params = z.record(z.string(), z.unknown());
+/**
+ * MCP gives `params._meta` one shape, an object (basic protocol, "_meta"). An upstream may never
+ * answer a request whose `_meta` is anything else (the SDK 1.x server drops it silently), so such a
+ * request is refused here rather than left waiting.
+ */
+const Params = z.record(z.string(), z.unknown()).refine((p) => p["_meta"] === undefined || (typeof p["_meta"] === "object" && p["_meta"] !== null && !Array.isArray(p["_meta"])), {
+  message: "_meta must be an object",
+  path: ["_meta"],
+});
 
 const Request = z.object({ jsonrpc: z.literal("2.0"), id: Id, method: z.string().min(1), params: Params.optional() });
 const Notification = z.object({ jsonrpc: z.literal("2.0"), method: z.string().min(1), params: Params.optional() });

@@ -74,9 +74,23 @@ export interface TaskRecord {
   attempt: number;
   /** The `tools/call` params (name, arguments) the upstream received, kept so another replica can run it again. */
   requestParams?: Record<string, unknown>;
+  /**
+   * A call still synchronous, parked by an MRTR round (digest §3.14): its questions wait here
+   * for the client's retry, and it is not a task the client knows of until it detaches.
+   */
+  parked: boolean;
 }
 
-export type NewTask = Omit<TaskRecord, "revision" | "cancelRequested" | "inputRequests" | "inputResponses" | "outcome" | "lastUpdatedAt" | "attempt">;
+/** Which tasks an operator lists; an omitted field matches every task. */
+export interface TaskFilter {
+  status?: readonly TaskStatus[];
+  upstream?: string;
+  tool?: string;
+}
+
+export type NewTask = Omit<TaskRecord, "revision" | "cancelRequested" | "inputRequests" | "inputResponses" | "outcome" | "lastUpdatedAt" | "parked" | "attempt"> & {
+  parked?: boolean;
+};
 
 /**
  * One atomic change of a task. `from` lists the statuses the change may start from (the caller
@@ -98,6 +112,8 @@ export interface TaskChange {
   removeInputRequests?: string[];
   cancelRequested?: true;
   upstreamRequestId?: string;
+  /** A parked call detaches: from now on it is a task the client may see. */
+  unpark?: true;
   now: number; // epoch ms, becomes lastUpdatedAt
 }
 
@@ -157,6 +173,12 @@ export interface TaskStore {
    * previous page; an invalid one is undefined. Expired tasks never appear.
    */
   listTasks(principal: string, page: { cursor?: string; limit: number }): Promise<{ tasks: TaskRecord[]; nextCursor?: string } | undefined>;
+  /**
+   * Every principal's tasks, for operators (the admin API), newest first, filtered. A page may hold
+   * fewer than `limit` tasks while `nextCursor` says more were not examined yet: a filter that
+   * matches little must not make one page read the whole store. An invalid cursor is undefined.
+   */
+  listAllTasks(filter: TaskFilter, page: { cursor?: string; limit: number }): Promise<{ tasks: TaskRecord[]; nextCursor?: string } | undefined>;
   /** Drop the lease if this token holds it (after the outcome is written). */
   releaseLease(taskId: string, token: string): Promise<void>;
 }
@@ -202,7 +224,19 @@ export interface EventBus {
   subscribe(channel: string, handler: (message: string) => void): Promise<() => Promise<void>>;
 }
 
-export interface Store extends SessionStore, TaskStore, OrphanStore {
+/**
+ * How many non-terminal tasks a principal holds (limits.maxActiveTasksPerPrincipal). Kept apart
+ * from the task keys (another hash tag), so it is checked before a task is made and released
+ * when its owner writes the end; an entry also lapses at the task's expiry, so a replica that
+ * died holding tasks frees its principals' quota by then at the latest.
+ */
+export interface TaskQuota {
+  /** Count `taskId` against `principal` unless it holds `limit` live entries already; false = refused. */
+  admitTask(principal: string, taskId: string, limit: number, until: number, now: number): Promise<boolean>;
+  releaseTask(principal: string, taskId: string): Promise<void>;
+}
+
+export interface Store extends SessionStore, TaskStore, OrphanStore, TaskQuota {
   readonly kind: "memory" | "redis";
   readonly bus: EventBus;
   /** Resolves when the backing store answers (for /readyz); rejects otherwise, within `timeoutMs`. */

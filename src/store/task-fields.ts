@@ -32,6 +32,7 @@ export function newTaskFields(task: NewTask): FieldPairs {
   if (task.requestParams !== undefined) pairs.push(["requestParams", JSON.stringify(task.requestParams)]);
   if (task.statusMessage !== undefined) pairs.push(["statusMessage", task.statusMessage]);
   if (task.upstreamRequestId !== undefined) pairs.push(["upstreamRequestId", task.upstreamRequestId]);
+  if (task.parked) pairs.push(["parked", "1"]);
   return pairs;
 }
 
@@ -44,6 +45,7 @@ export function changeFields(change: TaskChange): { set: FieldPairs; del: string
   else if (change.statusMessage !== undefined) set.push(["statusMessage", change.statusMessage]);
   if (change.cancelRequested) set.push(["cancelRequested", "1"]);
   if (change.upstreamRequestId !== undefined) set.push(["upstreamRequestId", change.upstreamRequestId]);
+  if (change.unpark) del.push("parked");
   for (const [key, request] of Object.entries(change.addInputRequests ?? {})) {
     set.push([inputRequestField(key), JSON.stringify(request)]);
   }
@@ -66,6 +68,7 @@ const Scalars = z.object({
   statusMessage: z.string().optional(), createdAt: int, lastUpdatedAt: int, ttlMs: int, pollIntervalMs: int,
   revision: int, owner: z.string(), upstreamRequestId: z.string().optional(),
   cancelRequested: z.enum(["0", "1"]).transform((v) => v === "1"),
+  parked: z.literal("1").optional().transform((v) => v === "1"),
   clientCapabilities: z.string().transform((json) => z.record(z.string(), z.unknown()).parse(JSON.parse(json))),
   // Tasks written before attempts were counted read as the first.
   attempt: int.default(1),

@@ -1,17 +1,15 @@
-import type { JsonRpcResponse } from "../jsonrpc/message.js";
-import type { MessageSink } from "../jsonrpc/sink.js";
-import { taskChannel, type NewTask, type TaskRecord } from "../store/contract.js";
+import { taskChannel, type NewTask, type TaskFilter, type TaskRecord } from "../store/contract.js";
+import { Admission, type AdmittedCall } from "./admission.js";
 import { adoptOrphan, drainOwned } from "./handover.js";
 import { OwnedCall } from "./owned-call.js";
 import { Owner } from "./owner.js";
 import { Reaper } from "./reaper.js";
 import { RerunPolicy, type UpstreamEntry } from "./rerun-policy.js";
-import { SwitchSink } from "./sinks.js";
+import { settle } from "./settle.js";
+import { SyncCalls } from "./sync-call.js";
 import { newLeaseToken, newTaskId } from "./task-id.js";
 import { isTerminal, NON_TERMINAL } from "./transitions.js";
 import { ShuttingDownError, type EngineDeps, type TaskCall } from "./types.js";
-
-export type RaceOutcome = { inline: JsonRpcResponse } | { task: TaskRecord };
 
 /**
  * The task engine: decides nothing about dialects, only runs calls that may become tasks.
@@ -20,14 +18,35 @@ export type RaceOutcome = { inline: JsonRpcResponse } | { task: TaskRecord };
  */
 export class TaskEngine {
   private readonly owner: Owner;
+  /** Calls still synchronous: inline, MRTR rounds, or detached into a task after `detachAfterMs`. */
+  readonly sync: SyncCalls;
+  private readonly admission: Admission;
   private readonly policy: RerunPolicy;
   private readonly reaper: Reaper;
   private draining = false;
 
   constructor(private readonly deps: EngineDeps) {
     this.owner = new Owner(deps);
+    this.admission = new Admission(deps.store, deps.audit, deps.options.maxActiveTasksPerPrincipal ?? 0, deps.clock);
     this.policy = new RerunPolicy(deps.options.maxAttempts, deps.clock);
-    this.reaper = new Reaper(deps, this.policy, (task, message) => adoptOrphan(deps, this.owner, this.policy, task, message));
+    // A task the reaper ended, or a re-run that ended, no longer counts against its principal.
+    const ended = (task: TaskRecord) => void this.admission.release(task.principal, task.id);
+    this.reaper = new Reaper(deps, this.policy, (task, message) => adoptOrphan(deps, this.owner, this.policy, task, message, ended), ended);
+    this.sync = new SyncCalls(
+      deps,
+      (call, parked, started) => this.create(call, parked, started),
+      (id, owner) => this.owner.route(id, owner),
+      (call) => this.release(call),
+    );
+  }
+
+  /**
+   * Give a call its task id and count it against its principal's limit (TaskLimitError when
+   * full). detachNow does it itself; a front calls it first to refuse before anything is
+   * started or streamed.
+   */
+  admit(call: TaskCall): Promise<AdmittedCall> {
+    return this.admission.admit(call);
   }
 
   /** An upstream whose calls this engine may run again after their owner stopped. */
@@ -60,39 +79,31 @@ export class TaskEngine {
     return this.owner.calls.size;
   }
 
-  /**
-   * Call upstream; an answer within `detachAfterMs` is returned inline, else the call becomes a
-   * task. With `detachOnInput`, a question from the upstream before that detaches at once: the
-   * front wire cannot carry it, the task can (as input_required).
-   */
-  async raceOrDetach(call: TaskCall, detachAfterMs: number, front: MessageSink, { detachOnInput = false } = {}): Promise<RaceOutcome> {
-    if (this.draining) throw new ShuttingDownError();
-    let inputArrived!: () => void;
-    const input = new Promise<undefined>((resolve) => (inputArrived = () => resolve(undefined)));
-    const sink = new SwitchSink(front, detachOnInput ? inputArrived : undefined);
-    const running = call.caller.call(call.client, call.request, sink, { trackProgress: true });
-    const early = await Promise.race([running, delay(detachAfterMs), input]);
-    if (early) return { inline: early };
-    const owned = await this.create(call);
-    sink.detachTo(owned.sink);
-    owned.run(running);
-    return { task: owned.task };
-  }
-
   /** Make the task first, then start the call (policy `required`, or dialect A). */
-  async detachNow(call: TaskCall): Promise<TaskRecord> {
+  async detachNow(asked: TaskCall): Promise<TaskRecord> {
     if (this.draining) throw new ShuttingDownError();
+    const call = await this.admission.admit(asked);
     const owned = await this.create(call);
     owned.run(call.caller.call(call.client, call.request, owned.sink, { trackProgress: true }));
     return owned.task;
   }
 
-  get(taskId: string, principal: string | null): Promise<TaskRecord | undefined> {
-    return this.deps.store.getTask(taskId, principal);
+  /**
+   * A client's lookup; a miss (unknown, expired or another principal's: one answer) is audited.
+   * A parked call (an MRTR round, not yet detached) is no task of the client's: undefined.
+   */
+  async get(taskId: string, principal: string | null): Promise<TaskRecord | undefined> {
+    const task = await this.deps.store.getTask(taskId, principal);
+    return this.audited(taskId, principal, task?.parked ? undefined : task);
   }
 
   list(principal: string, page: { cursor?: string; limit: number }) {
     return this.deps.store.listTasks(principal, page);
+  }
+
+  /** Operators (admin API): every principal's tasks, filtered. */
+  listAll(filter: TaskFilter, page: { cursor?: string; limit: number }) {
+    return this.deps.store.listAllTasks(filter, page);
   }
 
   /**
@@ -102,7 +113,8 @@ export class TaskEngine {
   async requestCancel(taskId: string, principal: string): Promise<TaskRecord | undefined> {
     const change = { from: NON_TERMINAL, cancelRequested: true as const, principal, now: this.deps.clock() };
     const result = await this.deps.store.transitionTask(taskId, change);
-    if (!result.ok) return result.reason === "not_found" ? undefined : result.task;
+    if (!result.ok) return result.reason === "not_found" ? this.audited(taskId, principal, undefined) : result.task;
+    this.deps.audit.record("task.cancel", principal, { taskId });
     await this.owner.route(taskId, result.task.owner);
     return result.task;
   }
@@ -114,7 +126,9 @@ export class TaskEngine {
   async cancelNow(taskId: string, principal: string): Promise<{ task: TaskRecord } | { terminal: TaskRecord } | undefined> {
     const change = { from: NON_TERMINAL, to: "cancelled" as const, cancelRequested: true as const, principal, statusMessage: "Client cancelled task execution.", now: this.deps.clock() };
     const result = await this.deps.store.transitionTask(taskId, change);
-    if (!result.ok) return result.reason === "not_found" ? undefined : { terminal: result.task };
+    if (!result.ok) return result.reason === "not_found" ? this.audited(taskId, principal, undefined) : { terminal: result.task };
+    this.deps.metrics.taskEnded(result.task.upstream, result.task.tool, "cancelled");
+    this.deps.audit.record("task.cancel", principal, { taskId });
     await this.owner.route(taskId, result.task.owner);
     return { task: result.task };
   }
@@ -125,31 +139,20 @@ export class TaskEngine {
    * `onChange` sees every new revision. Undefined when the task is unknown or expires.
    */
   async follow(taskId: string, principal: string, onChange: (task: TaskRecord) => void, signal?: AbortSignal): Promise<TaskRecord | undefined> {
-    let dirty = false;
-    let wake: () => void = () => undefined;
-    const unsubscribe = await this.deps.store.bus.subscribe(taskChannel(taskId), () => {
-      dirty = true;
-      wake();
-    });
-    try {
-      let revision = -1;
-      while (!signal?.aborted) {
-        dirty = false;
-        const task = await this.deps.store.getTask(taskId, principal);
-        if (!task) return undefined;
+    let revision = -1;
+    const end = await settle<TaskRecord | "gone">(
+      this.deps.store,
+      taskId,
+      principal,
+      (task) => {
+        if (!task) return "gone";
         if (task.revision !== revision) onChange(task);
         revision = task.revision;
-        if (isTerminal(task.status)) return task;
-        if (!dirty) await new Promise<void>((resolve) => {
-          wake = resolve;
-          setTimeout(resolve, 2_000).unref();
-          signal?.addEventListener("abort", () => resolve(), { once: true });
-        });
-      }
-      return undefined;
-    } finally {
-      await unsubscribe();
-    }
+        return isTerminal(task.status) ? task : undefined;
+      },
+      signal ? { clock: this.deps.clock, signal } : { clock: this.deps.clock },
+    );
+    return end === "gone" ? undefined : end;
   }
 
   /**
@@ -158,7 +161,7 @@ export class TaskEngine {
    */
   async answer(taskId: string, principal: string, responses: Record<string, unknown>): Promise<TaskRecord | undefined> {
     const written = await this.deps.store.addInputResponses(taskId, principal, responses, this.deps.clock());
-    if (!written) return undefined;
+    if (!written) return this.audited(taskId, principal, undefined);
     if (written.accepted.length > 0) await this.owner.route(taskId, written.task.owner);
     return written.task;
   }
@@ -191,23 +194,63 @@ export class TaskEngine {
     };
   }
 
-  private async create(call: TaskCall): Promise<OwnedCall> {
+  private audited<T>(taskId: string, principal: string | null, found: T | undefined): T | undefined {
+    if (found === undefined) this.deps.audit.record("task.lookup_failed", principal ?? undefined, { taskId: taskId.slice(0, 100) });
+    return found;
+  }
+
+  /** A call that ended inline no longer counts against its principal's task limit. */
+  private async release(call: TaskCall | AdmittedCall): Promise<void> {
+    if ("taskId" in call) await this.admission.release(call.principal, call.taskId);
+  }
+
+  /**
+   * `started`: when the client's call began (performance.now()), for the time-to-detach
+   * histogram. A parked call (MRTR) is not yet a task: it is counted when it detaches. A call
+   * that was not admitted (an MRTR round of a client that cannot hold tasks) gets its id here
+   * and is bounded by tasks.mrtrTimeoutMs instead of the task limit.
+   */
+  private async create(asked: TaskCall | AdmittedCall, parked = false, started = performance.now()): Promise<OwnedCall> {
     const { store, options, clock } = this.deps;
     const now = clock();
+    const call: AdmittedCall = "taskId" in asked ? asked : { ...asked, taskId: newTaskId(now) };
     const token = newLeaseToken();
-    const task = await store.createTask(newTask(call, now, options.replicaId), { owner: options.replicaId, token, leaseMs: options.leaseMs });
-    await store.bus.publish(principalChannel(task.principal), task.id).catch(() => undefined);
-    const owned = new OwnedCall(task, token, call, this.deps, (id) => this.owner.remove(id));
+    const lease = { owner: options.replicaId, token, leaseMs: options.leaseMs };
+    const rerunnable = await this.policy.mayRerun(call.upstream, toolOf(call));
+    const task = await store.createTask({ ...newTask(call, now, options.replicaId, rerunnable), parked }, lease).catch(async (err: unknown) => {
+      await this.admission.release(call.principal, call.taskId);
+      throw err;
+    });
+    if (!parked) this.announce(task, started);
+    const owned = new OwnedCall(task, token, call, this.deps, (id) => {
+      this.owner.remove(id);
+      void this.admission.release(task.principal, id);
+    });
     this.owner.add(owned);
     return owned;
   }
+
+  /** A new task, known to the client from now on: counted, logged, audited, announced. */
+  private announce(task: TaskRecord, started: number): void {
+    const { store, metrics, logger, audit } = this.deps;
+    metrics.taskCreated(task.upstream, task.tool);
+    metrics.detached(task.upstream, (performance.now() - started) / 1000);
+    logger.info({ taskId: task.id, upstream: task.upstream, tool: task.tool, dialect: task.dialect }, "task created");
+    audit.record("task.create", task.principal, { taskId: task.id, tool: task.tool, dialect: task.dialect });
+    void store.bus.publish(principalChannel(task.principal), task.id).catch(() => undefined);
+  }
 }
 
-function newTask(call: TaskCall, now: number, owner: string): NewTask {
+function toolOf(call: TaskCall): string {
+  const tool = call.request.params?.name;
+  return typeof tool === "string" ? tool : "";
+}
+
+function newTask(call: AdmittedCall, now: number, owner: string, rerunnable: boolean): NewTask {
   const tool = call.request.params?.name;
   const args = call.request.params?.arguments;
   return {
-    id: newTaskId(now),
+    id: call.taskId,
     principal: call.principal,
     dialect: call.dialect,
     upstream: call.upstream,
@@ -218,14 +261,10 @@ function newTask(call: TaskCall, now: number, owner: string): NewTask {
     pollIntervalMs: call.pollIntervalMs,
     owner,
     clientCapabilities: call.client.capabilities,
-    // Kept so a live replica can run the call again if this one stops (opt-in, RerunPolicy).
-    requestParams: { name: tool, ...(args !== undefined ? { arguments: args } : {}) },
+    // Kept only where a live replica may run the call again if this one stops (opt-in, RerunPolicy).
+    ...(rerunnable ? { requestParams: { name: tool, ...(args !== undefined ? { arguments: args } : {}) } } : {}),
   };
 }
 
 /** Where a principal's new tasks are announced (a hint; the store has the truth). */
 const principalChannel = (principal: string) => `principal:${principal}`;
-
-function delay(ms: number): Promise<undefined> {
-  return new Promise((resolve) => setTimeout(() => resolve(undefined), ms).unref());
-}

@@ -10,7 +10,14 @@ import type { EngineDeps, TaskCall } from "./types.js";
  * non-terminal, still unleased), then call the upstream with the params kept in the task.
  * Another replica that claimed it first wins; this one then does nothing.
  */
-export async function adoptOrphan(deps: EngineDeps, owner: Owner, policy: RerunPolicy, task: TaskRecord, statusMessage: string): Promise<void> {
+export async function adoptOrphan(
+  deps: EngineDeps,
+  owner: Owner,
+  policy: RerunPolicy,
+  task: TaskRecord,
+  statusMessage: string,
+  ended: (task: TaskRecord) => void,
+): Promise<void> {
   const caller = policy.caller(task.upstream);
   if (!caller || task.requestParams === undefined) return;
   const { store, options, clock } = deps;
@@ -28,7 +35,10 @@ export async function adoptOrphan(deps: EngineDeps, owner: Owner, policy: RerunP
     ttlMs: task.ttlMs,
     pollIntervalMs: task.pollIntervalMs,
   };
-  const owned = new OwnedCall(claimed.task, token, call, deps, (id) => owner.remove(id));
+  const owned = new OwnedCall(claimed.task, token, call, deps, (id) => {
+    owner.remove(id);
+    ended(claimed.task);
+  });
   owner.add(owned);
   deps.logger.info({ taskId: task.id, attempt: claimed.task.attempt, previousOwner: task.owner }, "running the call of a stopped replica again");
   owned.run(caller.call(call.client, call.request, owned.sink, { trackProgress: true }));

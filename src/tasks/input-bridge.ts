@@ -12,28 +12,35 @@ const RELATED_TASK = "io.modelcontextprotocol/related-task";
  * connection: each server→client request becomes an entry of `inputRequests` under a fresh key;
  * answers written by any replica (tasks/update) are taken by the owner and answered upstream.
  */
+/** How long a question waits: a parked call's (MRTR, §3.14) and a task's have their own bounds. */
+export interface InputTimeouts {
+  taskMs: number;
+  parkedMs: number;
+}
+
 export class InputBridge {
-  private readonly pending = new Map<string, { frontId: JsonRpcId; timer: NodeJS.Timeout }>();
+  private readonly pending = new Map<string, { frontId: JsonRpcId; timer?: NodeJS.Timeout }>();
 
   constructor(
     private readonly taskId: string,
     private readonly token: string,
     private readonly call: TaskCall,
     private readonly deps: EngineDeps,
-    private readonly inputTimeoutMs: number,
+    private readonly timeouts: InputTimeouts,
   ) {}
 
-  /** A server→client request the relay handed to the task (capabilities already checked). */
+  /**
+   * A server→client request the relay handed to the task (capabilities already checked). Its
+   * clock starts once it is written: whether the call is still parked decides which bound holds.
+   */
   offer(request: JsonRpcRequest): void {
     const key = `${request.method.split("/")[0]}-${randomBytes(6).toString("hex")}`;
-    const timer = setTimeout(() => void this.expire(key), this.inputTimeoutMs);
-    timer.unref();
-    this.pending.set(key, { frontId: request.id, timer });
+    this.pending.set(key, { frontId: request.id });
     const change = { from: NON_TERMINAL, to: "input_required" as const, addInputRequests: { [key]: inputRequestOf(request) }, leaseToken: this.token, now: this.deps.clock() };
     // A store that is briefly away must not turn the question into an error for the upstream:
     // keep trying while the question is pending (it times out, or the call ends, otherwise).
     void retryWhileUnavailable(() => this.deps.store.transitionTask(this.taskId, { ...change, now: this.deps.clock() }), () => this.pending.has(key)).then(
-      (r) => (r === undefined || r.ok ? undefined : this.refuse(key, "the task can no longer take input")),
+      (r) => (r === undefined ? undefined : r.ok ? this.startClock(key, r.task.parked) : this.refuse(key, "the task can no longer take input")),
       () => this.refuse(key, "the task could not record the question"),
     );
   }
@@ -60,13 +67,22 @@ export class InputBridge {
     this.pending.clear();
   }
 
-  /** Nobody answered within inputTimeoutMs: the upstream gets an error and the call goes on. */
-  private async expire(key: string): Promise<void> {
+  private startClock(key: string, parked: boolean): void {
+    const entry = this.pending.get(key);
+    if (!entry) return;
+    const ms = parked ? this.timeouts.parkedMs : this.timeouts.taskMs;
+    const why = parked ? `the client did not retry within mrtrTimeoutMs (${ms} ms)` : `no answer arrived within inputTimeoutMs (${ms} ms)`;
+    entry.timer = setTimeout(() => void this.expire(key, why), ms);
+    entry.timer.unref();
+  }
+
+  /** Nobody answered in time: the upstream gets an error and the call goes on. */
+  private async expire(key: string, why: string): Promise<void> {
     if (!this.pending.has(key)) return;
     await this.deps.store
       .transitionTask(this.taskId, { from: NON_TERMINAL, removeInputRequests: [key], leaseToken: this.token, now: this.deps.clock() })
       .catch(() => undefined);
-    await this.refuse(key, `no answer arrived within inputTimeoutMs (${this.inputTimeoutMs} ms)`);
+    await this.refuse(key, why);
   }
 
   private async refuse(key: string, message: string): Promise<void> {

@@ -38,8 +38,8 @@ export class OwnedCall {
     this.lastRenewedAt = deps.clock();
     this.throttle = new Throttle(deps.options.statusWriteIntervalMs, (message) => void this.writeStatus(message));
     const ttlLeft = task.createdAt + task.ttlMs - deps.clock();
-    const inputTimeoutMs = Math.max(1, Math.min(deps.options.inputTimeoutMs ?? ttlLeft, ttlLeft));
-    this.input = new InputBridge(task.id, token, call, deps, inputTimeoutMs);
+    const bound = (ms: number | undefined) => Math.max(1, Math.min(ms ?? ttlLeft, ttlLeft));
+    this.input = new InputBridge(task.id, token, call, deps, { taskMs: bound(deps.options.inputTimeoutMs), parkedMs: bound(deps.options.mrtrTimeoutMs) });
     this.sink = new TaskSink({
       progress: (params) => {
         const message = statusFromProgress(params);
@@ -76,6 +76,7 @@ export class OwnedCall {
   leaseLost(): void {
     if (this.lost) return;
     this.lost = true;
+    this.deps.metrics.leaseLost();
     this.deps.logger.warn({ taskId: this.task.id }, "lease lost: abandoning the local upstream call without writing its outcome");
     void this.call.caller.cancel(this.call.client, this.call.request.id, "owner lost its lease");
   }
@@ -109,7 +110,7 @@ export class OwnedCall {
     this.throttle.stop();
     this.input.close();
     try {
-      await this.writeUntilStored(this.ending(response));
+      await this.writeUntilStored(bounded(this.ending(response), this.deps.options.maxResultBytes));
     } catch (err) {
       this.deps.logger.error({ err, taskId: this.task.id }, "could not write the outcome of a task");
     } finally {
@@ -133,8 +134,18 @@ export class OwnedCall {
     if (end.outcome) change.outcome = end.outcome;
     if (end.statusMessage !== undefined) change.statusMessage = end.statusMessage;
     const result = await this.deps.store.transitionTask(this.task.id, change);
+    if (result.ok) {
+      this.ended(end);
+      this.deps.audit.record("task.end", this.task.principal, { taskId: this.task.id, status: result.task.status });
+    }
     if (!result.ok && result.reason === "stale_lease") this.deps.logger.warn({ taskId: this.task.id }, "outcome refused: the lease moved on");
     await this.deps.store.releaseLease(this.task.id, this.token).catch(() => undefined);
+  }
+
+  private ended(end: Ending): void {
+    const { upstream, tool, dialect, id: taskId } = this.task;
+    if (end.to === "completed" || end.to === "failed" || end.to === "cancelled") this.deps.metrics.taskEnded(upstream, tool, end.to);
+    this.deps.logger.info({ taskId, upstream, tool, dialect, status: end.to }, "task ended");
   }
 
   private ending(response: JsonRpcResponse): Ending {
@@ -162,4 +173,16 @@ export class OwnedCall {
     timer.unref();
     this.timers.push(timer);
   }
+}
+
+/**
+ * limits.maxResultBytes: a result too large to keep fails the task with a clear error instead of
+ * filling the store (the upstream's work is lost either way; this says so plainly).
+ */
+function bounded(end: Ending, maxBytes: number | undefined): Ending {
+  if (maxBytes === undefined || !end.outcome) return end;
+  const bytes = Buffer.byteLength(JSON.stringify(end.outcome));
+  if (bytes <= maxBytes) return end;
+  const message = `the result is ${bytes} bytes, over the limit of ${maxBytes} (limits.maxResultBytes)`;
+  return { to: "failed", outcome: { error: { code: -32603, message } }, statusMessage: message };
 }

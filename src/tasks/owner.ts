@@ -84,6 +84,7 @@ export class Owner {
     try {
       const states = await store.renewLeases(calls.map((c) => ({ taskId: c.task.id, token: c.token })), options.leaseMs);
       const now = clock();
+      this.deps.metrics.leaseRenewed(states.filter((s) => s.held).length);
       for (const state of states) {
         const call = this.calls.get(state.taskId);
         if (!call) continue;

@@ -24,6 +24,7 @@ export class Reaper {
     private readonly deps: EngineDeps,
     private readonly policy: RerunPolicy,
     private readonly adopt: Adopt,
+    private readonly ended: (task: TaskRecord) => void,
   ) {}
 
   start(): void {
@@ -56,7 +57,8 @@ export class Reaper {
     const run = this.policy.max > 1 ? ` (attempt ${task.attempt} of ${this.policy.max})` : "";
     if (task.cancelRequested) {
       const statusMessage = "Cancelled at the client's request; the replica running the call stopped before confirming it";
-      await store.reapTask(task.id, { to: "cancelled", statusMessage, now: clock() });
+      const cancelled = await store.reapTask(task.id, { to: "cancelled", statusMessage, now: clock() });
+      if (cancelled.ok) this.ended(cancelled.task);
     } else if (await this.policy.allows(task)) {
       await this.adopt(task, `The replica running this call stopped${run}; running it again: attempt ${task.attempt + 1} of ${this.policy.max}`);
     } else {
@@ -64,7 +66,9 @@ export class Reaper {
       const statusMessage = `The taskgate replica running this call stopped (or lost the task store) before it finished${run}`;
       const outcome = { error: { code: -32603, message: statusMessage } };
       const ended = await store.reapTask(task.id, { to: "failed", statusMessage, outcome, now: clock() });
-      if (ended.ok) logger.warn({ taskId: task.id, owner: task.owner }, "reaped a task whose owner stopped");
+      if (!ended.ok) return;
+      this.ended(ended.task);
+      logger.warn({ taskId: task.id, owner: task.owner }, "reaped a task whose owner stopped");
     }
   }
 }

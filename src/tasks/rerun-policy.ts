@@ -36,11 +36,21 @@ export class RerunPolicy {
   }
 
   async allows(task: TaskRecord): Promise<boolean> {
-    const known = this.upstreams.get(task.upstream);
-    if (!known || task.attempt >= this.maxAttempts || task.requestParams === undefined) return false;
-    const configured = known.entry.retryOnOwnerLoss(task.tool);
+    if (task.attempt >= this.maxAttempts || task.requestParams === undefined) return false;
+    return this.mayRerun(task.upstream, task.tool);
+  }
+
+  /**
+   * Whether a call of this tool could ever run again. Only then does a task keep its arguments
+   * (README, Upstream credentials: tool arguments are not stored otherwise); with re-runs off
+   * this answers at once, without asking the upstream anything.
+   */
+  async mayRerun(upstream: string, tool: string): Promise<boolean> {
+    const known = this.upstreams.get(upstream);
+    if (!known || this.maxAttempts <= 1) return false;
+    const configured = known.entry.retryOnOwnerLoss(tool);
     if (configured !== undefined) return configured;
-    const hints = await known.hints.of(task.tool).catch(() => undefined);
+    const hints = await known.hints.of(tool).catch(() => undefined);
     return hints?.readOnlyHint === true || hints?.idempotentHint === true;
   }
 }

@@ -11,8 +11,9 @@ export class SwitchSink implements MessageSink {
 
   /**
    * `onInputBeforeDetach` set: a server→client request before the call detached is held and the
-   * call detaches at once, so the question reaches the client through the task (the front wire
-   * could not carry it). Unset: it goes to the front like everything else.
+   * engine told, which parks the call (an MRTR round, digest §3.14; the front wire cannot carry
+   * the request itself); the held request then goes to the parked call's sink. Unset: it goes to
+   * the front like everything else.
    */
   constructor(
     private readonly front: MessageSink,

@@ -1,5 +1,7 @@
 import type { JsonRpcRequest } from "../jsonrpc/message.js";
+import type { Audit } from "../observability/audit.js";
 import type { Logger } from "../observability/logger.js";
+import type { Metrics } from "../observability/metrics.js";
 import type { Store, TaskDialect } from "../store/contract.js";
 import type { CallClient, UpstreamCaller } from "./caller.js";
 
@@ -14,11 +16,19 @@ export interface EngineOptions {
   reaperIntervalMs: number;
   /** Runs of one call at most; 1 = never run again after its owner stopped. */
   maxAttempts: number;
+  /** How long a call parked by an MRTR round waits for the client's retry (its requestState's life). */
+  mrtrTimeoutMs: number;
+  /** Non-terminal tasks one principal may hold; 0 or absent = no limit. */
+  maxActiveTasksPerPrincipal?: number;
+  /** A result (or error) larger than this, as JSON, fails the task instead of being stored. */
+  maxResultBytes?: number;
 }
 
 export interface EngineDeps {
   store: Store;
   logger: Logger;
+  metrics: Metrics;
+  audit: Audit;
   options: EngineOptions;
   clock: () => number;
 }

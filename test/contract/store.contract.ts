@@ -4,6 +4,7 @@ import { StoreUnavailableError, type SessionRecord, type Store } from "../../src
 import { waitFor } from "../helpers/wait-for.js";
 import { describeTaskInputs } from "./task-input.contract.js";
 import { describeOrphans } from "./task-orphans.contract.js";
+import { describeTaskQuota } from "./task-quota.contract.js";
 import { describeTasks, LEASE, newTask } from "./task-store.contract.js";
 
 export function sessionRecord(overrides: Partial<SessionRecord> = {}): SessionRecord {
@@ -44,6 +45,7 @@ export function describeStoreContract(name: string, makeStore: () => Promise<Sto
     describeTasks(() => store);
     describeTaskInputs(() => store);
     describeOrphans(() => store);
+    describeTaskQuota(() => store);
     describeBus(() => store);
 
     it("answers ping", async () => {

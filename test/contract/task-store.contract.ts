@@ -26,7 +26,7 @@ export function newTask(overrides: Partial<NewTask> = {}): NewTask {
 
 /** What createTask must have stored for `task`. */
 export function created(task: NewTask): TaskRecord {
-  return { ...task, lastUpdatedAt: task.createdAt, revision: 1, cancelRequested: false, inputRequests: {}, inputResponses: {}, attempt: 1 };
+  return { ...task, lastUpdatedAt: task.createdAt, revision: 1, cancelRequested: false, inputRequests: {}, inputResponses: {}, parked: task.parked ?? false, attempt: 1 };
 }
 
 /** The task half of the store contract: records, transitions, expiry (inputs and leases: task-input.contract.ts). */
@@ -51,6 +51,19 @@ export function describeTasks(current: () => Store): void {
       const { id } = await current().createTask(newTask(), LEASE);
       await expect(current().getTask(id, "")).rejects.toBeInstanceOf(RangeError);
       await expect(current().transitionTask(id, { from: ACTIVE, principal: "", now: Date.now() })).rejects.toBeInstanceOf(RangeError);
+    });
+
+    it("keeps a parked call parked until a change unparks it, and only from the statuses given", async () => {
+      const task = newTask({ parked: true });
+      expect(await current().createTask(task, LEASE)).toEqual(created(task));
+      const asked = await current().transitionTask(task.id, { from: ACTIVE, to: "input_required", addInputRequests: { q: { method: "roots/list" } }, now: Date.now() });
+      expect(asked).toMatchObject({ ok: true, task: { parked: true, status: "input_required" } });
+      const early = await current().transitionTask(task.id, { from: ["working"], unpark: true, principal: "alice", now: Date.now() });
+      expect(early).toMatchObject({ ok: false, reason: "wrong_status", task: { parked: true } });
+      await current().transitionTask(task.id, { from: ACTIVE, removeInputRequests: ["q"], now: Date.now() });
+      const unparked = await current().transitionTask(task.id, { from: ["working"], unpark: true, principal: "alice", now: Date.now() });
+      expect(unparked).toMatchObject({ ok: true, task: { parked: false, status: "working" } });
+      expect(await current().getTask(task.id, "alice")).toMatchObject({ parked: false });
     });
 
     it("refuses a second task with the same id", async () => {
@@ -82,6 +95,26 @@ export function describeTasks(current: () => Store): void {
       expect(rest?.tasks.map((t) => t.id)).toEqual([ids[2], ids[1], ids[0]]);
       expect(rest?.nextCursor).toBeUndefined();
       expect(await current().listTasks(principal, { limit: 2, cursor: "bogus" })).toBeUndefined();
+    });
+
+    it("lists every principal's tasks for operators, newest first, filtered by status, upstream and tool, in pages", async () => {
+      const upstream = `u-${randomUUID()}`;
+      const now = Date.now();
+      const make = (i: number, tool: string, principal: string) => newTask({ upstream, tool, principal, createdAt: now + i });
+      const tasks = [make(0, "sleep", "alice"), make(1, "deploy", "bob"), make(2, "sleep", "carol"), make(3, "sleep", "bob")];
+      for (const task of tasks) await current().createTask(task, LEASE);
+      await current().createTask(newTask(), LEASE); // another upstream: never listed below
+      await current().transitionTask(tasks[2]!.id, { from: ACTIVE, to: "completed", outcome: { result: {} }, leaseToken: LEASE.token, now });
+      const ids = (page?: { tasks: TaskRecord[] }) => page?.tasks.map((t) => t.id);
+
+      expect(ids(await current().listAllTasks({ upstream }, { limit: 10 }))).toEqual([tasks[3]!.id, tasks[2]!.id, tasks[1]!.id, tasks[0]!.id]);
+      const working = await current().listAllTasks({ upstream, status: ["working", "input_required"], tool: "sleep" }, { limit: 1 });
+      expect(ids(working)).toEqual([tasks[3]!.id]);
+      const next = await current().listAllTasks({ upstream, status: ["working", "input_required"], tool: "sleep" }, { limit: 5, cursor: working?.nextCursor });
+      expect(ids(next)).toEqual([tasks[0]!.id]);
+      expect(next?.nextCursor).toBeUndefined();
+      expect(ids(await current().listAllTasks({ upstream, status: ["completed"] }, { limit: 10 }))).toEqual([tasks[2]!.id]);
+      expect(await current().listAllTasks({}, { limit: 2, cursor: "bogus" })).toBeUndefined();
     });
   });
 }

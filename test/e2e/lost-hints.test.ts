@@ -2,6 +2,8 @@ import { pino } from "pino";
 import { afterEach, describe, expect, it } from "vitest";
 import { ConfigSchema } from "../../src/config/schema.js";
 import { Relay } from "../../src/dialects/passthrough/relay.js";
+import { Audit } from "../../src/observability/audit.js";
+import { Metrics } from "../../src/observability/metrics.js";
 import type { EventBus, Store } from "../../src/store/contract.js";
 import { MemoryStore } from "../../src/store/memory/memory-store.js";
 import { TaskEngine } from "../../src/tasks/engine.js";
@@ -31,9 +33,10 @@ describe("routing to the owner when every pub/sub hint is lost", () => {
   async function replica(store: Store, replicaId: string) {
     const connector: UpstreamConnector = createConnector(upstream, logger);
     await connector.start();
-    const relay = new Relay(connector, logger, replicaId);
-    const options = { replicaId, leaseMs: 900, cancelGraceMs: 200, statusWriteIntervalMs: 100, reaperIntervalMs: 300, maxAttempts: 1 };
-    const engine = new TaskEngine({ store, logger, options, clock: Date.now });
+    const metrics = new Metrics();
+    const relay = new Relay(connector, logger, replicaId, metrics);
+    const options = { replicaId, leaseMs: 900, cancelGraceMs: 200, statusWriteIntervalMs: 100, reaperIntervalMs: 300, maxAttempts: 1, mrtrTimeoutMs: 60_000 };
+    const engine = new TaskEngine({ store, logger, metrics, audit: new Audit(logger), options, clock: Date.now });
     await engine.start();
     cleanups.push(async () => (await engine.stop(), await connector.close()));
     return { engine, relay };

@@ -136,6 +136,19 @@ upstreams:
     );
   });
 
+  it("refuses isolation: per-call on an HTTP upstream, and a requestStateSecret too short to sign with", () => {
+    const { dir, file } = writeConfig(`
+tasks: { requestStateSecret: short }
+upstreams:
+  - http: { url: http://x.example/mcp }
+    isolation: per-call
+`);
+    expect(problems(load(["--config", file], {}, dir)).sort()).toEqual([
+      "tasks.requestStateSecret: Too small: expected string to have >=32 characters",
+      expect.stringMatching(/^upstreams\.0\.isolation: isolation: per-call needs a stdio upstream/),
+    ]);
+  });
+
   it("reports a YAML syntax error with its line and column", () => {
     const { dir, file } = writeConfig("listen:\n  port: 8080\n  port: 9090\n");
     expect(problems(load(["--config", file], {}, dir))).toEqual(["taskgate.yaml:3:3: Map keys must be unique"]);
@@ -194,5 +207,19 @@ describe("example configs", () => {
     const [demoUpstream] = ok(load(["--config", "config/demo-stdio.yaml"])).upstreams;
     expect(demoUpstream?.stdio).toMatchObject({ command: "node", args: ["dist/demo/main.js"] });
     expect(demoUpstream?.tools["deploy"]?.taskSupport).toBe("required");
+  });
+});
+
+describe("the admin listener's settings", () => {
+  it("is off by default, and needs a token of at least 16 characters once admin.port is set", () => {
+    expect(ok(load([])).admin).toEqual({ host: "127.0.0.1" });
+    const { dir, file } = writeConfig("admin: { port: 9090 }\nupstreams: [{ http: { url: http://up.example/mcp } }]\n");
+    expect(problems(load(["--config", file], {}, dir)).join("\n")).toMatch(/admin\.token.*required/);
+    expect(problems(load(["--config", file], { TASKGATE_ADMIN_TOKEN: "short" }, dir)).join("\n")).toMatch(/admin\.token/);
+    expect(ok(load(["--config", file], { TASKGATE_ADMIN_TOKEN: "a-long-enough-admin-token" }, dir)).admin).toEqual({
+      host: "127.0.0.1",
+      port: 9090,
+      token: "a-long-enough-admin-token",
+    });
   });
 });

@@ -20,4 +20,15 @@ describe("decoding untrusted JSON-RPC", () => {
     expect(decodeMessage('{"jsonrpc":"2.0","id":1,"method":"x","params":[1]}')).toMatchObject({ ok: false, kind: "invalid_request" });
     expect(decodeMessage("null")).toMatchObject({ ok: false, kind: "invalid_request", id: null });
   });
+
+  it("refuses a params._meta that is not an object, which an upstream might never answer", () => {
+    for (const meta of [[], "x", 1, null])
+      expect(decodeMessage(JSON.stringify({ jsonrpc: "2.0", id: 8, method: "tools/list", params: { _meta: meta } }))).toMatchObject({
+        ok: false,
+        kind: "invalid_request",
+        id: 8,
+        detail: expect.stringContaining("_meta"),
+      });
+    expect(decodeMessage(JSON.stringify({ jsonrpc: "2.0", id: 8, method: "tools/list", params: { _meta: { a: 1 } } }))).toMatchObject({ ok: true });
+  });
 });

@@ -15,3 +15,23 @@ describe("task ids", () => {
     expect(newTaskId(1_000) < newTaskId(2_000_000_000_000)).toBe(true);
   });
 });
+
+describe("task ids at scale", () => {
+  it("give 100,000 ids without a collision, each with 128 bits from the CSPRNG (≥ 122 required)", () => {
+    const ids = Array.from({ length: 100_000 }, () => newTaskId(1_700_000_000_000));
+    expect(new Set(ids).size).toBe(ids.length);
+    // By construction: after the 10-character time prefix, the id is 16 random bytes, base64url.
+    const bytes = ids.map((id) => Buffer.from(id.slice(10), "base64url"));
+    for (const b of bytes) expect(b.length * 8).toBeGreaterThanOrEqual(122);
+    // Every one of the 128 bit positions takes both values: no bit is fixed or derived from a counter.
+    const seenOne = new Uint8Array(16);
+    const seenZero = new Uint8Array(16);
+    for (const b of bytes)
+      for (let i = 0; i < 16; i++) {
+        seenOne[i]! |= b[i]!;
+        seenZero[i]! |= ~b[i]! & 0xff;
+      }
+    expect([...seenOne]).toEqual(new Array(16).fill(0xff));
+    expect([...seenZero]).toEqual(new Array(16).fill(0xff));
+  });
+});

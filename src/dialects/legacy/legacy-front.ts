@@ -24,6 +24,7 @@ export interface LegacyRequest {
   sessionId?: string;
   protocolVersion?: string;
   signal?: AbortSignal;
+  principal?: string;
 }
 
 /**
@@ -40,8 +41,8 @@ export class LegacyFront {
 
   async post(req: LegacyRequest): Promise<Response> {
     const { message } = req;
-    if (isRequest(message) && message.method === "initialize") return this.initialize(message, req.accepts);
-    const session = await this.sessions.require(req.sessionId);
+    if (isRequest(message) && message.method === "initialize") return this.initialize(message, req.accepts, req.principal);
+    const session = await this.sessions.require(req.sessionId, req.principal);
     if (req.protocolVersion !== undefined && !isLegacyVersion(req.protocolVersion))
       throw new GatewayError("unsupported_protocol_version", req.protocolVersion);
     const client = clientOf(session);
@@ -57,9 +58,9 @@ export class LegacyFront {
   }
 
   /** The session's standing server→client stream (notifications not tied to a call). */
-  async get(accepts: Accepts, sessionId: string | undefined): Promise<Response> {
+  async get(accepts: Accepts, sessionId: string | undefined, principal?: string): Promise<Response> {
     if (!accepts.sse) throw new GatewayError("not_acceptable", "GET needs Accept: text/event-stream");
-    const session = await this.sessions.require(sessionId);
+    const session = await this.sessions.require(sessionId, principal);
     const stream = new SseStream(this.keepAliveMs);
     if (!this.relay.streams.attach(session.id, stream)) throw new GatewayError("stream_conflict");
     const unwatch = await this.tasksA?.watch(session, stream).catch(() => undefined);
@@ -70,22 +71,25 @@ export class LegacyFront {
     return stream.response({ [SESSION_HEADER]: session.id });
   }
 
-  async delete(sessionId: string | undefined): Promise<Response> {
-    const session = await this.sessions.end(sessionId);
+  async delete(sessionId: string | undefined, principal?: string): Promise<Response> {
+    const session = await this.sessions.end(sessionId, principal);
     await this.relay.endSession(clientOf(session));
     return new Response(null, { status: 200 });
   }
 
-  private async initialize(message: JsonRpcRequest, accepts: Accepts): Promise<Response> {
+  private async initialize(message: JsonRpcRequest, accepts: Accepts, principal: string | undefined): Promise<Response> {
     const upstream = this.relay.connector.initializeResult();
     if (!upstream)
       throw new GatewayError("upstream_unavailable", this.relay.connector.lastError() ?? `'${this.relay.connector.name}' is not initialized`);
     const params = message.params ?? {};
-    const session = await this.sessions.open({
-      protocolVersion: negotiateVersion(params.protocolVersion),
-      clientCapabilities: asRecord(params.capabilities),
-      clientInfo: asRecord(params.clientInfo),
-    });
+    const session = await this.sessions.open(
+      {
+        protocolVersion: negotiateVersion(params.protocolVersion),
+        clientCapabilities: asRecord(params.capabilities),
+        clientInfo: asRecord(params.clientInfo),
+      },
+      principal,
+    );
     // Tasks exist only in 2025-11-25 sessions (dialect A); older versions see the upstream as it is.
     const { tasks: _upstreamTasks, ...upstreamCaps } = upstream.capabilities;
     const capabilities = this.tasksA && session.protocolVersion === DIALECT_A_VERSION ? { ...upstreamCaps, tasks: TASKS_A_CAPABILITY } : upstream.capabilities;

@@ -13,12 +13,16 @@ export class Sessions {
     private readonly idleTtlMs: number,
   ) {}
 
-  async open(fields: Pick<SessionRecord, "protocolVersion" | "clientCapabilities" | "clientInfo">): Promise<SessionRecord> {
+  /**
+   * A new session, bound to the authenticated principal; without auth, to itself (`session:<id>`),
+   * so the session id is then the handle to its tasks (digest §2.15: bind when a context exists).
+   */
+  async open(fields: Pick<SessionRecord, "protocolVersion" | "clientCapabilities" | "clientInfo">, principal?: string): Promise<SessionRecord> {
     const id = randomBytes(32).toString("base64url");
     const record: SessionRecord = {
       id,
       upstream: this.upstream,
-      principal: `session:${id}`,
+      principal: principal ?? `session:${id}`,
       createdAt: new Date().toISOString(),
       ...fields,
     };
@@ -26,19 +30,29 @@ export class Sessions {
     return record;
   }
 
-  /** The session named by the request's `Mcp-Session-Id` header; 400 without one, 404 when unknown or ended. */
-  async require(header: string | undefined): Promise<SessionRecord> {
+  /**
+   * The session named by the request's `Mcp-Session-Id` header; 400 without one, 404 when unknown
+   * or ended. With auth, another principal's session is unknown too: the same lookup, the same 404.
+   */
+  async require(header: string | undefined, principal?: string): Promise<SessionRecord> {
     if (!header) throw new GatewayError("session_required");
     const record = await storeCall(() => this.store.getSession(header, this.idleTtlMs));
     // A session opened at another path belongs to another upstream: it does not exist here.
-    if (!record || record.upstream !== this.upstream) throw new GatewayError("session_not_found");
+    if (!record || record.upstream !== this.upstream || !ownedBy(record, principal)) throw new GatewayError("session_not_found");
     return record;
   }
 
-  async end(header: string | undefined): Promise<SessionRecord> {
-    const record = await this.require(header);
+  async end(header: string | undefined, principal?: string): Promise<SessionRecord> {
+    const record = await this.require(header, principal);
     await storeCall(() => this.store.deleteSession(record.id));
     return record;
   }
 }
 
+/**
+ * Without auth (principal undefined) the session id alone is the handle. With auth, a session opened
+ * without it (mode changed on a running deployment) is no one's and not served.
+ */
+function ownedBy(record: SessionRecord, principal: string | undefined): boolean {
+  return principal === undefined || record.principal === principal;
+}

@@ -12,6 +12,7 @@ export interface ModernRequest {
   message: JsonRpcMessage;
   accepts: Accepts;
   headers: ModernHeaders;
+  principal?: string;
 }
 
 /** What the modern front hands a method handler. */
@@ -21,7 +22,12 @@ export interface ModernCall {
   upstreamRequest: JsonRpcRequest;
   client: CallClient;
   accepts: Accepts;
+  /** Whom the call's tasks are bound to (spec §3.12: checked on each task request). */
+  principal: string;
 }
+
+/** Without auth the modern wire has no caller identity: the unguessable task id is the only handle (§3.12). */
+export const ANONYMOUS = "anonymous";
 
 export type MethodHandler = (call: ModernCall, front: ModernFront) => Promise<Response>;
 
@@ -50,6 +56,7 @@ export class ModernFront {
       upstreamRequest: { ...message, params: upstreamParams(message.method, message.params) },
       client: { sessionId: `m:${randomUUID()}`, capabilities },
       accepts: req.accepts,
+      principal: req.principal ?? ANONYMOUS,
     };
     if (message.method === "server/discover") return this.discover(message);
     const handler = this.handlers.get(message.method);

@@ -28,6 +28,7 @@ export const MODERN_METHODS = new Set([
   "tasks/get",
   "tasks/update",
   "tasks/cancel",
+  "subscriptions/listen",
 ]);
 
 /** Results that must carry caching hints (2026-07-28 server/utilities/caching). */

@@ -1,4 +1,6 @@
 import type { Logger } from "../../observability/logger.js";
+import type { Metrics } from "../../observability/metrics.js";
+import { traced } from "../../observability/tracing.js";
 import {
   failure,
   type JsonRpcErrorObject,
@@ -56,13 +58,34 @@ export class Relay implements UpstreamCaller {
     readonly connector: UpstreamConnector,
     private readonly logger: Logger,
     private readonly idPrefix: string,
+    private readonly metrics: Metrics,
   ) {
     this.serverRequests = new ServerRequests(`${idPrefix}-s`);
     connector.onEvent((event) => this.onUpstreamEvent(event));
   }
 
-  /** Relay one request and resolve with the upstream's answer under the client's id. Never rejects. */
-  async call(client: FrontClient, request: JsonRpcRequest, sink: MessageSink, options: CallOptions = {}): Promise<JsonRpcResponse> {
+  /**
+   * Relay one request and resolve with the upstream's answer under the client's id. Never rejects.
+   * Measured and traced here, the one place every upstream request passes: the span is active while
+   * the request is sent, so an HTTP upstream receives its `traceparent`.
+   */
+  call(client: FrontClient, request: JsonRpcRequest, sink: MessageSink, options: CallOptions = {}): Promise<JsonRpcResponse> {
+    const upstream = this.connector.name;
+    const started = performance.now();
+    const attributes = { "mcp.method": request.method, "taskgate.upstream": upstream };
+    return traced(`upstream ${request.method}`, attributes, async (span) => {
+      const response = await this.relayCall(client, request, sink, options);
+      const seconds = (performance.now() - started) / 1000;
+      const ok = !("error" in response);
+      if (!ok) span.setStatus({ code: 2, message: response.error.message });
+      this.metrics.upstreamCall(upstream, request.method, seconds, ok);
+      // Task calls ask for progress (trackProgress); everything else is passthrough with the client waiting.
+      if (!options.trackProgress) this.metrics.passthrough(upstream, request.method, seconds);
+      return response;
+    });
+  }
+
+  private async relayCall(client: FrontClient, request: JsonRpcRequest, sink: MessageSink, options: CallOptions): Promise<JsonRpcResponse> {
     const key = frontKey(client.sessionId, request.id);
     if (this.byFront.has(key)) return failure(request.id, { code: -32600, message: `request id ${String(request.id)} is already in flight` });
     const local = this.answerLocally(client, request);
@@ -198,7 +221,7 @@ export class Relay implements UpstreamCaller {
     if (!call) {
       this.logger.warn(
         { method: request.method, upstream: this.connector.name },
-        "a server-to-client request could not be tied to one call (several calls were in flight on the shared stdio session); refused",
+        "a server-to-client request could not be tied to one call (several calls were in flight on the shared stdio session); refused. Set `isolation: per-call` on this upstream to run each task's call in a process of its own",
       );
       return this.refuse(request, "taskgate cannot tell which client call this request belongs to");
     }

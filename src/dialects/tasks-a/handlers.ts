@@ -5,17 +5,24 @@ import { CallReply, type Accepts } from "../../http/reply.js";
 import { failure, success, type JsonRpcRequest, type JsonRpcResponse } from "../../jsonrpc/message.js";
 import type { MessageSink } from "../../jsonrpc/sink.js";
 import { StoreUnavailableError, type SessionRecord, type TaskRecord } from "../../store/contract.js";
+import type { UpstreamCaller } from "../../tasks/caller.js";
 import type { TaskEngine } from "../../tasks/engine.js";
 import { toolPolicy } from "../../tasks/policy.js";
 import type { Relay } from "../passthrough/relay.js";
+import { TaskLimitError } from "../../tasks/admission.js";
+import { checkInputSize } from "../input-size.js";
 import { RELATED_TASK, taskA } from "./render.js";
 
 export interface TasksADeps {
   engine: TaskEngine;
   relay: Relay;
+  /** Who runs task calls; the relay over the shared session unless the upstream has `isolation: per-call`. */
+  caller?: UpstreamCaller;
   upstream: UpstreamConfig;
   tasks: Config["tasks"];
   keepAliveMs: number;
+  /** limits.maxInputResponsesBytes: the largest answer a client may send to an upstream question. */
+  maxInputResponsesBytes: number;
   listPageSize?: number;
 }
 
@@ -49,6 +56,7 @@ export class TasksA {
       }
     } catch (err) {
       if (err instanceof StoreUnavailableError) throw new GatewayError("store_unavailable");
+      if (err instanceof TaskLimitError) throw new GatewayError("too_many_tasks", err.message);
       throw err;
     }
   }
@@ -66,6 +74,7 @@ export class TasksA {
     const match = typeof response.id === "string" ? INPUT_ID.exec(response.id) : null;
     if (!match) return false;
     const value = "error" in response ? { $error: response.error } : response.result;
+    checkInputSize(value, this.deps.maxInputResponsesBytes);
     await this.deps.engine.answer(match[1]!, session.principal, { [match[2]!]: value });
     return true;
   }
@@ -81,7 +90,7 @@ export class TasksA {
     }
     if (policy.taskSupport === "forbidden") return Response.json(failure(request.id, { code: -32601, message: `Tool '${name}' does not support task-augmented calls` }));
     const created = await this.deps.engine.detachNow({
-      caller: this.deps.relay,
+      caller: this.deps.caller ?? this.deps.relay,
       upstream: this.deps.upstream.name,
       client: { sessionId: `a:${randomUUID()}`, capabilities: session.clientCapabilities },
       principal: session.principal,

@@ -7,10 +7,12 @@ import {
   type SessionRecord,
   type Store,
   type TaskChange,
+  type TaskFilter,
 } from "../contract.js";
 import { decodeSession, encodeSession } from "../session-json.js";
 import { assertTtlMs } from "../ttl.js";
 import { MemoryBus } from "./memory-bus.js";
+import { MemoryQuota } from "./memory-quota.js";
 import { MemoryTasks } from "./memory-tasks.js";
 
 export interface MemoryStoreOptions {
@@ -35,6 +37,7 @@ export class MemoryStore implements Store {
   private readonly sweepTimer: NodeJS.Timeout;
   private closed = false;
   private readonly tasks: MemoryTasks;
+  private readonly quota = new MemoryQuota();
 
   constructor(opts: MemoryStoreOptions = {}) {
     this.now = opts.now ?? Date.now;
@@ -125,6 +128,21 @@ export class MemoryStore implements Store {
   async acquireLock(name: string, holder: string, ttlMs: number) {
     this.assertOpen();
     return this.tasks.acquireLock(name, holder, ttlMs);
+  }
+
+  async listAllTasks(filter: TaskFilter, page: { cursor?: string; limit: number }) {
+    this.assertOpen();
+    return this.tasks.listAllTasks(filter, page);
+  }
+
+  async admitTask(principal: string, taskId: string, limit: number, until: number, now: number): Promise<boolean> {
+    this.assertOpen();
+    return this.quota.admit(principal, taskId, limit, until, now);
+  }
+
+  async releaseTask(principal: string, taskId: string): Promise<void> {
+    this.assertOpen();
+    this.quota.release(principal, taskId);
   }
 
   async ping(): Promise<void> {

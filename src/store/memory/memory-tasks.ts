@@ -8,9 +8,11 @@ import {
   type OrphanStore,
   type TaskChange,
   type TaskRecord,
+  type TaskFilter,
   type TaskStore,
   type TransitionResult,
 } from "../contract.js";
+import { filterPage } from "../task-filter.js";
 import { answerField, changeFields, decodeTask, encodeAnswer, encodeOutcome, expiresAt, inputRequestField, newTaskFields } from "../task-fields.js";
 import { assertChange, assertPrincipal, assertToken, isTerminal, refuseChange, taskExistsError, visibleTo } from "../task-rules.js";
 
@@ -184,6 +186,19 @@ export class MemoryTasks implements TaskStore, OrphanStore {
     return { ok: true, task: this.bump(id, entry, now) };
   }
 
+  /** Newest first, as the Redis index orders tasks of equal TTL. */
+  async listAllTasks(filter: TaskFilter, page: { cursor?: string; limit: number }) {
+    const ids = [...this.tasks.keys()]
+      .map((id) => this.live(id))
+      .filter((e): e is Entry => !!e)
+      .map((e) => decodeTask(e.fields, e.outcome))
+      .sort((a, b) => b.createdAt + b.ttlMs - (a.createdAt + a.ttlMs) || (a.id < b.id ? 1 : -1))
+      .map((t) => t.id);
+    const start = page.cursor === undefined ? 0 : ids.indexOf(page.cursor) + 1;
+    if (page.cursor !== undefined && start === 0) return undefined;
+    return filterPage(once(ids.slice(start)), (id) => this.getTask(id, null), filter, page.limit);
+  }
+
   sweep(): void {
     for (const id of [...this.tasks.keys()]) this.live(id);
   }
@@ -223,4 +238,8 @@ export class MemoryTasks implements TaskStore, OrphanStore {
     }
     return entry;
   }
+}
+
+async function* once(ids: string[]): AsyncIterable<string[]> {
+  if (ids.length) yield ids;
 }

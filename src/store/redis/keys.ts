@@ -11,6 +11,7 @@ import { taskChannel } from "../contract.js";
  *   its lease     <prefix>{t:<id>}:lease   the owner's token, PX leaseMs
  *   live index    <prefix>{live:<n>}       sorted set of task ids by createdAt, n < LIVE_SHARDS
  *   lock          <prefix>{lock:<name>}    SET NX PX holder (the reaper's guard)
+ *   all tasks     <prefix>{all}:tasks      sorted set by expiry (admin listing)
  *   channel       <prefix>ch:<name>        pub/sub is not slot-bound; no tag needed
  *
  * The live index is split over LIVE_SHARDS sorted sets, each its own hash tag, so in Redis
@@ -69,6 +70,16 @@ export class RedisKeys {
 
   lock(name: string): string {
     return `${this.prefix}{lock:${name}}`;
+  }
+
+  /** Every task, for operators (the admin API), a sorted set by expiry time. */
+  allTasks(): string {
+    return `${this.prefix}{all}:tasks`;
+  }
+
+  /** A principal's live tasks for limits.maxActiveTasksPerPrincipal: a sorted set, scored by expiry. */
+  principalQuota(principal: string): string {
+    return `${this.prefix}{q:${principal}}`;
   }
 
   channel(name: string): string {

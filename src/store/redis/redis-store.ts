@@ -1,10 +1,12 @@
 import type { Logger } from "pino";
-import type { Lease, NewTask, OrphanEnd, SessionRecord, Store, TaskChange } from "../contract.js";
+import type { Lease, NewTask, OrphanEnd, SessionRecord, Store, TaskChange, TaskFilter } from "../contract.js";
 import { decodeSession, encodeSession } from "../session-json.js";
 import { assertTtlMs } from "../ttl.js";
 import { RedisConnection, type RedisTarget } from "./connection.js";
 import { RedisKeys } from "./keys.js";
 import { allScripts } from "./lua/index.js";
+import { admitTask } from "./lua/admit-task-1.js";
+import { assertPrincipal } from "../task-rules.js";
 import { RedisBus } from "./redis-bus.js";
 import { RedisTasks } from "./redis-tasks.js";
 import { ScriptRunner } from "./scripts.js";
@@ -103,6 +105,19 @@ export class RedisStore implements Store {
 
   acquireLock(name: string, holder: string, ttlMs: number) {
     return this.tasks.orphans.acquireLock(name, holder, ttlMs);
+  }
+
+  listAllTasks(filter: TaskFilter, page: { cursor?: string; limit: number }) {
+    return this.tasks.listAllTasks(filter, page);
+  }
+
+  async admitTask(principal: string, taskId: string, limit: number, until: number, now: number): Promise<boolean> {
+    assertPrincipal(principal);
+    return (await this.scripts.run(admitTask, [this.keys.principalQuota(principal)], [taskId, limit, until, now])) === 1;
+  }
+
+  async releaseTask(principal: string, taskId: string): Promise<void> {
+    await this.connection.call((c) => c.zrem(this.keys.principalQuota(principal), taskId));
   }
 
   async ping(timeoutMs?: number): Promise<void> {

@@ -1,4 +1,4 @@
-import type { Lease, LeaseState, NewTask, TaskChange, TaskRecord, TaskStore, TransitionResult } from "../contract.js";
+import type { Lease, LeaseState, NewTask, TaskChange, TaskFilter, TaskRecord, TaskStore, TransitionResult } from "../contract.js";
 import { changeFields, decodeTask, encodeAnswer, encodeOutcome, expiresAt, inputRequestField, newTaskFields } from "../task-fields.js";
 import { assertChange, assertPrincipal, assertToken, taskExistsError } from "../task-rules.js";
 import type { RedisConnection } from "./connection.js";
@@ -102,6 +102,10 @@ export class RedisTasks implements TaskStore {
 
   async releaseLease(taskId: string, token: string): Promise<void> {
     await this.scripts.run(releaseLease, [this.keys.taskLease(taskId)], [token]);
+  }
+
+  listAllTasks(filter: TaskFilter, page: { cursor?: string; limit: number }) {
+    return this.index.all.list(filter, page, (id) => this.getTask(id, null));
   }
 
   listTasks(principal: string, page: { cursor?: string; limit: number }) {

@@ -2,6 +2,7 @@ import type { NewTask, TaskRecord } from "../contract.js";
 import { expiresAt } from "../task-fields.js";
 import type { RedisConnection } from "./connection.js";
 import type { RedisKeys } from "./keys.js";
+import { RedisAllTasksIndex } from "./all-tasks-index.js";
 
 type Page = { tasks: TaskRecord[]; nextCursor?: string };
 type ReadTask = (id: string, principal: string) => Promise<TaskRecord | undefined>;
@@ -12,18 +13,33 @@ type ReadTask = (id: string, principal: string) => Promise<TaskRecord | undefine
  * the script, and a listed id whose task is gone is one that expired (dropped when seen).
  */
 export class RedisTaskIndex {
+  readonly all: RedisAllTasksIndex;
+
   constructor(
     private readonly connection: RedisConnection,
     private readonly keys: RedisKeys,
-  ) {}
+  ) {
+    this.all = new RedisAllTasksIndex(connection, keys);
+  }
 
-  /** One round trip; the index lives as long as its newest task. */
+  /**
+   * One round trip for both indexes; the principal's lives as long as its newest task. In a
+   * cluster the two keys live in different slots, and a pipeline may hold one slot's keys only:
+   * there they go as two pipelines at once.
+   */
   async add(task: NewTask): Promise<void> {
     const index = this.keys.principalTasks(task.principal);
     const until = expiresAt(task);
-    await this.connection.call((c) =>
-      c.pipeline().zadd(index, task.createdAt, task.id).pexpireat(index, until, "NX").pexpireat(index, until, "GT").exec(),
-    );
+    await this.connection.call(async (c) => {
+      const pipeline = c.pipeline().zadd(index, task.createdAt, task.id).pexpireat(index, until, "NX").pexpireat(index, until, "GT");
+      if (!this.connection.isCluster) {
+        this.all.addTo(pipeline, task);
+        return pipeline.exec();
+      }
+      const all = c.pipeline();
+      this.all.addTo(all, task);
+      return Promise.all([pipeline.exec(), all.exec()]);
+    });
   }
 
   /** Newest first; an unknown cursor is undefined. */

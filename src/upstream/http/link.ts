@@ -2,6 +2,7 @@ import type { HttpUpstreamConfig } from "../../config/schema.js";
 import { decodeMessage } from "../../jsonrpc/decode.js";
 import { isRequest, type JsonRpcId, type JsonRpcMessage } from "../../jsonrpc/message.js";
 import type { Logger } from "../../observability/logger.js";
+import { injectTraceContext } from "../../observability/tracing.js";
 import { UpstreamError } from "../connector.js";
 import { unreachable } from "./errors.js";
 import { acceptResponse } from "./response.js";
@@ -55,6 +56,8 @@ export class HttpLink {
     const version = this.hooks.protocolVersion();
     if (version !== undefined) headers.set("mcp-protocol-version", version);
     if (this.sessionId !== undefined) headers.set("mcp-session-id", this.sessionId);
+    // W3C trace context of the active span (the upstream call's), a no-op unless tracing is on.
+    injectTraceContext(headers);
     return headers;
   }
 

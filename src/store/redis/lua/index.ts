@@ -1,5 +1,6 @@
 import type { LuaScript } from "../scripts.js";
 import { acquireLock } from "./acquire-lock-1.js";
+import { admitTask } from "./admit-task-1.js";
 import { addInputResponses } from "./add-input-responses-2.js";
 import { createTask } from "./create-task-2.js";
 import { getTask } from "./get-task-2.js";
@@ -25,4 +26,5 @@ export const allScripts: readonly LuaScript[] = [
   probeTask,
   reapTask,
   acquireLock,
+  admitTask,
 ];

@@ -1,0 +1,21 @@
+import type { Config, UpstreamConfig } from "../../config/schema.js";
+import type { UpstreamCaller } from "../../tasks/caller.js";
+import type { TaskEngine } from "../../tasks/engine.js";
+import type { RequestStateCodec } from "../../tasks/request-state.js";
+import type { Relay } from "../passthrough/relay.js";
+import { TASKS_EXTENSION } from "../modern/wire.js";
+
+export interface TasksBDeps {
+  engine: TaskEngine;
+  relay: Relay;
+  /** Who runs tools/call; the relay over the shared session unless the upstream has `isolation: per-call`. */
+  caller?: UpstreamCaller;
+  upstream: UpstreamConfig;
+  tasks: Config["tasks"];
+  /** Signs and checks MRTR requestState (one key shared by every replica). */
+  requestState: RequestStateCodec;
+  /** limits.maxInputResponsesBytes: the largest inputResponses (tasks/update, MRTR retry) taken. */
+  maxInputResponsesBytes: number;
+}
+
+export const REQUIRED_CAPABILITIES = { requiredCapabilities: { extensions: { [TASKS_EXTENSION]: {} } } };

@@ -1,0 +1,67 @@
+import { GatewayError, storeCall } from "../../http/errors.js";
+import { SseStream } from "../../http/sse.js";
+import type { JsonRpcId } from "../../jsonrpc/message.js";
+import type { TaskRecord } from "../../store/contract.js";
+import type { ModernCall, ModernFront } from "../modern/modern-front.js";
+import { declaresTasks, TASKS_EXTENSION } from "../modern/wire.js";
+import { REQUIRED_CAPABILITIES, type TasksBDeps } from "./deps.js";
+import { detailedTask } from "./render.js";
+
+const SUBSCRIPTION_ID = "io.modelcontextprotocol/subscriptionId";
+/** Input is bounded: one stream follows at most this many tasks. */
+const MAX_TASK_IDS = 100;
+
+/**
+ * `subscriptions/listen` with `notifications.taskIds` (digest §3.9): an SSE stream that first
+ * acknowledges the task ids taken (only the caller's own: unknown ones and another principal's, which read alike, are left out, as the ack
+ * allows), then pushes `notifications/tasks` with the full DetailedTask whenever it changes, from
+ * whichever replica owns the task (the store's hints, re-read each time). It ends when the client
+ * closes it. Other notification filters are not served: the ack names none of them.
+ */
+export async function listen(deps: TasksBDeps, call: ModernCall, front: ModernFront): Promise<Response> {
+  const requested = taskIdsOf(call.request.params?.notifications);
+  if (requested !== undefined && !declaresTasks(call.client.capabilities))
+    throw new GatewayError("missing_capability", `task notifications need the ${TASKS_EXTENSION} extension declared`, REQUIRED_CAPABILITIES);
+  if (!call.accepts.sse) throw new GatewayError("not_acceptable", "subscriptions/listen answers with text/event-stream");
+  const found = await storeCall(() => Promise.all((requested ?? []).map((id) => deps.engine.get(id, call.principal))));
+  const tasks = found.filter((t): t is TaskRecord => t !== undefined);
+  const subscriptionId = call.request.id;
+  const stream = new SseStream(front.keepAliveMs);
+  const notifications = requested === undefined ? {} : { taskIds: tasks.map((t) => t.id) };
+  stream.send({ jsonrpc: "2.0", method: "notifications/subscriptions/acknowledged", params: { _meta: meta(subscriptionId), notifications } });
+  const closed = new AbortController();
+  stream.onClose(() => closed.abort());
+  for (const task of tasks) void push(deps, task.id, call.principal, subscriptionId, stream, closed.signal);
+  return stream.response();
+}
+
+/** Each change of one task, as the DetailedTask tasks/get would give at that moment (no resultType). */
+async function push(deps: TasksBDeps, taskId: string, principal: string, subscriptionId: JsonRpcId, stream: SseStream, signal: AbortSignal): Promise<void> {
+  let last = "";
+  const send = (task: TaskRecord) => {
+    const params = detailedTask(task);
+    const shown = JSON.stringify(params);
+    // A revision the client cannot see (e.g. an answer written, not yet taken) is not news.
+    if (shown === last) return;
+    last = shown;
+    stream.send({ jsonrpc: "2.0", method: "notifications/tasks", params: { _meta: meta(subscriptionId), ...params } });
+  };
+  await deps.engine.follow(taskId, principal, send, signal).catch(() => undefined);
+}
+
+function meta(subscriptionId: JsonRpcId): Record<string, unknown> {
+  return { [SUBSCRIPTION_ID]: subscriptionId };
+}
+
+/** `notifications.taskIds`: absent, or a list of task ids (deduplicated, bounded). */
+function taskIdsOf(notifications: unknown): string[] | undefined {
+  if (notifications === undefined) return undefined;
+  if (typeof notifications !== "object" || notifications === null || Array.isArray(notifications))
+    throw new GatewayError("invalid_params", "params.notifications must be an object");
+  const ids = (notifications as Record<string, unknown>).taskIds;
+  if (ids === undefined) return undefined;
+  if (!Array.isArray(ids) || !ids.every((id) => typeof id === "string" && id.length > 0 && id.length <= 200))
+    throw new GatewayError("invalid_params", "params.notifications.taskIds must be a list of task ids");
+  if (ids.length > MAX_TASK_IDS) throw new GatewayError("invalid_params", `at most ${MAX_TASK_IDS} taskIds per subscription`);
+  return [...new Set(ids as string[])];
+}

@@ -1,0 +1,91 @@
+import type { LimitsConfig } from "../config/security-schema.js";
+import type { Audit } from "../observability/audit.js";
+import { GatewayError } from "./errors.js";
+
+/** Keys kept by the rate limiter before full (idle) buckets are dropped. */
+const MAX_BUCKETS = 10_000;
+
+/**
+ * Per-caller limits kept by each replica: open SSE streams (limits.maxSseStreamsPerPrincipal)
+ * and the rate of tasks/* requests (limits.taskRequestsPerSecond, a token bucket; digest §2.15
+ * "SHOULD rate-limit", §6 B6). Both answer 429 with -32000; the rate limit adds Retry-After.
+ */
+export class CallerLimits {
+  private readonly streams = new Map<string, number>();
+  private readonly buckets = new Map<string, { tokens: number; at: number }>();
+
+  constructor(
+    private readonly limits: LimitsConfig,
+    private readonly audit: Audit,
+    private readonly clock: () => number = Date.now,
+  ) {}
+
+  /** A 429 response when `key` spent its tasks/* budget; undefined to go on. */
+  rate(key: string, method: string): Response | undefined {
+    const perSecond = this.limits.taskRequestsPerSecond;
+    if (perSecond <= 0 || !method.startsWith("tasks/")) return undefined;
+    const now = this.clock();
+    const burst = this.limits.taskRequestBurst;
+    const bucket = this.buckets.get(key) ?? { tokens: burst, at: now };
+    bucket.tokens = Math.min(burst, bucket.tokens + ((now - bucket.at) / 1000) * perSecond);
+    bucket.at = now;
+    this.prune(now);
+    this.buckets.set(key, bucket);
+    if (bucket.tokens >= 1) {
+      bucket.tokens -= 1;
+      return undefined;
+    }
+    this.audit.record("limit.refused", key, { limit: "taskRequestsPerSecond", method });
+    const retryAfterS = Math.max(1, Math.ceil((1 - bucket.tokens) / perSecond));
+    return new GatewayError("rate_limited", `at most ${perSecond} tasks/* requests a second`).toResponse(null, { "retry-after": String(retryAfterS) });
+  }
+
+  /** Throws 429 when `key` holds as many open SSE streams on this replica as it may. */
+  checkStreams(key: string): void {
+    const max = this.limits.maxSseStreamsPerPrincipal;
+    if (max > 0 && (this.streams.get(key) ?? 0) >= max) {
+      this.audit.record("limit.refused", key, { limit: "maxSseStreamsPerPrincipal" });
+      throw new GatewayError("too_many_streams", `at most ${max} open streams`);
+    }
+  }
+
+  /** Counts an SSE response against `key` until its body ends or the client goes away. */
+  track(key: string, response: Response): Response {
+    if (!response.body || !(response.headers.get("content-type") ?? "").startsWith("text/event-stream")) return response;
+    this.streams.set(key, (this.streams.get(key) ?? 0) + 1);
+    let open = true;
+    const done = () => {
+      if (!open) return;
+      open = false;
+      const left = (this.streams.get(key) ?? 1) - 1;
+      if (left > 0) this.streams.set(key, left);
+      else this.streams.delete(key);
+    };
+    const reader = response.body.getReader();
+    const body = new ReadableStream<Uint8Array>({
+      async pull(controller) {
+        const chunk = await reader.read().catch(() => ({ done: true as const, value: undefined }));
+        if (chunk.done) {
+          done();
+          controller.close();
+        } else controller.enqueue(chunk.value);
+      },
+      cancel(reason) {
+        done();
+        return reader.cancel(reason);
+      },
+    });
+    return new Response(body, { status: response.status, headers: response.headers });
+  }
+
+  openStreams(key: string): number {
+    return this.streams.get(key) ?? 0;
+  }
+
+  /** Full buckets carry no state worth keeping. */
+  private prune(now: number): void {
+    if (this.buckets.size < MAX_BUCKETS) return;
+    const { taskRequestBurst: burst, taskRequestsPerSecond: perSecond } = this.limits;
+    for (const [key, b] of this.buckets) if (b.tokens + ((now - b.at) / 1000) * perSecond >= burst) this.buckets.delete(key);
+  }
+}

@@ -1,0 +1,72 @@
+import { randomUUID } from "node:crypto";
+import type { MiddlewareHandler } from "hono";
+import { currentLogContext, withLogContext, type LogContext } from "../observability/log-context.js";
+import type { Logger } from "../observability/logger.js";
+import type { Metrics } from "../observability/metrics.js";
+import { activeSpan, withFrontSpan } from "../observability/tracing.js";
+
+/** A caller's X-Request-Id is kept when it is a plain token; anything else gets a fresh id. */
+const REQUEST_ID = /^[\w.:-]{1,128}$/;
+
+/**
+ * Observing one front request, in order: a request id (echoed as X-Request-Id and on every log
+ * line written while serving it), a server span continuing the caller's `traceparent`, the count
+ * of open SSE responses, the tasks/get latency, and a debug access line.
+ */
+export function observeRequests(upstream: string, metrics: Metrics, logger: Logger): MiddlewareHandler {
+  return async (c, next) => {
+    const given = c.req.header("x-request-id");
+    const context: LogContext = { reqId: given && REQUEST_ID.test(given) ? given : randomUUID() };
+    const started = performance.now();
+    const attributes = { "http.request.method": c.req.method, "url.path": c.req.path, "taskgate.upstream": upstream };
+    await withLogContext(context, () =>
+      withFrontSpan(`${c.req.method} ${c.req.path}`, c.req.raw.headers, attributes, async (span) => {
+        await next();
+        span.setAttribute("http.response.status_code", c.res.status);
+      }),
+    );
+    const seconds = (performance.now() - started) / 1000;
+    if (context.method === "tasks/get") metrics.tasksGet(upstream, seconds);
+    c.res.headers.set("x-request-id", context.reqId);
+    if ((c.res.headers.get("content-type") ?? "").startsWith("text/event-stream") && c.res.body)
+      c.res = new Response(countedStream(c.res.body, metrics), c.res);
+    logger.debug({ ...context, upstream, status: c.res.status, ms: Math.round(seconds * 1000) }, "request");
+  };
+}
+
+/** Once the body is decoded: the method names the span and the log context. */
+export function noteMethod(method: string | undefined): void {
+  if (method === undefined) return;
+  const context = currentLogContext();
+  if (context) context.method = method;
+  activeSpan()?.setAttribute("rpc.method", method);
+}
+
+/** The SSE body, counted in `taskgate_sse_streams_open` from now until it ends or the client leaves. */
+function countedStream(body: ReadableStream<Uint8Array>, metrics: Metrics): ReadableStream<Uint8Array> {
+  const reader = body.getReader();
+  let open = true;
+  const close = () => {
+    if (open) metrics.sseClosed();
+    open = false;
+  };
+  metrics.sseOpened();
+  return new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      try {
+        const { done, value } = await reader.read();
+        if (done) {
+          close();
+          controller.close();
+        } else controller.enqueue(value);
+      } catch (err) {
+        close();
+        controller.error(err);
+      }
+    },
+    async cancel(reason) {
+      close();
+      await reader.cancel(reason);
+    },
+  });
+}

@@ -1,0 +1,115 @@
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from "prom-client";
+import { LabelGuard } from "./label-guard.js";
+
+/** Seconds; from 1 ms (a Redis read) to 5 minutes (a slow upstream call). */
+const BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300];
+
+export type TaskEnd = "completed" | "failed" | "cancelled";
+
+/**
+ * Every Prometheus series taskgate exports, behind named hooks, one registry per instance (no
+ * global state: two gateways in one process, as in tests, keep their own counts). Label values
+ * that come from clients (tool and method names) pass through a LabelGuard so a caller cannot
+ * grow the series without bound.
+ */
+export class Metrics {
+  readonly registry = new Registry();
+  private readonly labels = new LabelGuard(200);
+  private readonly created: Counter<"upstream" | "tool">;
+  private readonly ended: Counter<"upstream" | "tool" | "status">;
+  private readonly detach: Histogram<"upstream">;
+  private readonly upstreamCalls: Histogram<"upstream" | "method" | "outcome">;
+  private readonly tasksGetSeconds: Histogram<"upstream">;
+  private readonly passthroughSeconds: Histogram<"upstream" | "method">;
+  private readonly storeErrors: Counter<"operation">;
+  private readonly leaseRenewals: Counter;
+  private readonly leaseLosses: Counter;
+  private readonly reaper: Counter<"action">;
+  private readonly sse: Gauge;
+  private inFlight: () => number = () => 0;
+
+  constructor({ processMetrics = true }: { processMetrics?: boolean } = {}) {
+    const registers = [this.registry];
+    if (processMetrics) collectDefaultMetrics({ register: this.registry });
+    this.created = new Counter({ name: "taskgate_tasks_created_total", help: "Tasks created (detached calls), by upstream and tool.", labelNames: ["upstream", "tool"], registers });
+    this.ended = new Counter({ name: "taskgate_tasks_ended_total", help: "Tasks that reached a terminal status on this replica, by upstream, tool and status (completed, failed, cancelled).", labelNames: ["upstream", "tool", "status"], registers });
+    const inFlight = () => this.inFlight();
+    new Gauge({ name: "taskgate_tasks_in_flight", help: "Detached upstream calls this replica owns right now.", registers, collect() { this.set(inFlight()); } });
+    this.detach = new Histogram({ name: "taskgate_detach_seconds", help: "From the start of a tools/call to the task handle being written (the client's wait before detaching).", labelNames: ["upstream"], buckets: BUCKETS, registers });
+    this.upstreamCalls = new Histogram({ name: "taskgate_upstream_call_duration_seconds", help: "Every request sent upstream, until its answer, by upstream, method and outcome (ok, error).", labelNames: ["upstream", "method", "outcome"], buckets: BUCKETS, registers });
+    this.tasksGetSeconds = new Histogram({ name: "taskgate_tasks_get_duration_seconds", help: "tasks/get requests on the front side, until the answer.", labelNames: ["upstream"], buckets: BUCKETS, registers });
+    this.passthroughSeconds = new Histogram({ name: "taskgate_passthrough_duration_seconds", help: "Requests relayed to the upstream while the client waits (not task calls), by method; its _count is the number of requests.", labelNames: ["upstream", "method"], buckets: BUCKETS, registers });
+    this.storeErrors = new Counter({ name: "taskgate_store_errors_total", help: "Store operations that failed (store unreachable or a script error), by operation.", labelNames: ["operation"], registers });
+    this.leaseRenewals = new Counter({ name: "taskgate_lease_renewals_total", help: "Leases renewed by this replica's owner loop.", registers });
+    this.leaseLosses = new Counter({ name: "taskgate_lease_losses_total", help: "Detached calls this replica abandoned because their lease was lost.", registers });
+    this.reaper = new Counter({ name: "taskgate_reaper_actions_total", help: "Tasks the reaper acted on, by action.", labelNames: ["action"], registers });
+    this.sse = new Gauge({ name: "taskgate_sse_streams_open", help: "Server-sent-event responses open on the front side.", registers });
+  }
+
+  /** What `taskgate_tasks_in_flight` reads at each scrape. */
+  setInFlight(read: () => number): void {
+    this.inFlight = read;
+  }
+
+  taskCreated(upstream: string, tool: string): void {
+    this.created.inc({ upstream, tool: this.labels.admit("tool", tool) });
+  }
+
+  taskEnded(upstream: string, tool: string, status: TaskEnd): void {
+    this.ended.inc({ upstream, tool: this.labels.admit("tool", tool), status });
+  }
+
+  detached(upstream: string, seconds: number): void {
+    this.detach.observe({ upstream }, seconds);
+  }
+
+  upstreamCall(upstream: string, method: string, seconds: number, ok: boolean): void {
+    this.upstreamCalls.observe({ upstream, method: this.labels.admit("method", method), outcome: ok ? "ok" : "error" }, seconds);
+  }
+
+  tasksGet(upstream: string, seconds: number): void {
+    this.tasksGetSeconds.observe({ upstream }, seconds);
+  }
+
+  passthrough(upstream: string, method: string, seconds: number): void {
+    this.passthroughSeconds.observe({ upstream, method: this.labels.admit("method", method) }, seconds);
+  }
+
+  storeError(operation: string): void {
+    this.storeErrors.inc({ operation });
+  }
+
+  leaseRenewed(count = 1): void {
+    if (count > 0) this.leaseRenewals.inc(count);
+  }
+
+  leaseLost(): void {
+    this.leaseLosses.inc();
+  }
+
+  /** For the reaper: e.g. "failed" (owner gone) or "rerun" (a safe call started again). */
+  reaperAction(action: string): void {
+    this.reaper.inc({ action });
+  }
+
+  sseOpened(): void {
+    this.sse.inc();
+  }
+
+  sseClosed(): void {
+    this.sse.dec();
+  }
+
+  render(): Promise<string> {
+    return this.registry.metrics();
+  }
+
+  get contentType(): string {
+    return this.registry.contentType;
+  }
+}
+
+/** Seconds since `startMs` (from performance.now()). */
+export function secondsSince(startMs: number): number {
+  return (performance.now() - startMs) / 1000;
+}

@@ -1,0 +1,34 @@
+import { activeSpan, traced } from "../observability/tracing.js";
+import type { Store } from "./contract.js";
+
+export interface StoreObserver {
+  storeError(operation: string): void;
+}
+
+/** Not operations on the stored state: the bus has its own hints, ping is the probe. */
+const UNOBSERVED = new Set<PropertyKey>(["ping", "close", "bus", "kind", "constructor"]);
+
+/**
+ * The store with every operation counted when it fails and, inside a traced request or task, run
+ * in a span of its own. A proxy rather than a class that lists the methods, so an operation added
+ * to the contract is observed without touching this file. Operations outside any trace (the lease
+ * loop) open no span: a root trace every few seconds would bury the ones that matter.
+ */
+export function observeStore<S extends Store>(store: S, observer: StoreObserver): S {
+  return new Proxy(store, {
+    get(target, prop) {
+      const value: unknown = Reflect.get(target, prop, target);
+      if (typeof value !== "function") return value;
+      const method = value as (...args: unknown[]) => unknown;
+      if (UNOBSERVED.has(prop) || typeof prop !== "string") return method.bind(target);
+      return (...args: unknown[]) => {
+        const run = () => Promise.resolve(method.apply(target, args));
+        const work = activeSpan() ? traced(`store ${prop}`, { "db.system": target.kind, "db.operation": prop }, run) : run();
+        return work.catch((err: unknown) => {
+          observer.storeError(prop);
+          throw err;
+        });
+      };
+    },
+  });
+}

@@ -1,0 +1,48 @@
+import type { Audit } from "../observability/audit.js";
+import type { TaskQuota } from "../store/contract.js";
+import { newTaskId } from "./task-id.js";
+import type { TaskCall } from "./types.js";
+
+/** A call that has its task id and counts against its principal's limit until released. */
+export type AdmittedCall = TaskCall & { taskId: string };
+
+/** The principal holds limits.maxActiveTasksPerPrincipal non-terminal tasks already. */
+export class TaskLimitError extends Error {
+  constructor(readonly limit: number) {
+    super(`this caller holds ${limit} tasks that have not ended; wait for one to end or cancel one`);
+    this.name = "TaskLimitError";
+  }
+}
+
+/**
+ * The limit of non-terminal tasks per principal (design: Security). The id is minted here so the
+ * quota entry and the task are one name; a call that ends inline, or a task that ends, releases it.
+ */
+export class Admission {
+  constructor(
+    private readonly quota: TaskQuota,
+    private readonly audit: Audit,
+    private readonly limit: number,
+    private readonly clock: () => number,
+  ) {}
+
+  async admit(call: TaskCall | AdmittedCall): Promise<AdmittedCall> {
+    if ("taskId" in call) return call;
+    const now = this.clock();
+    const taskId = newTaskId(now);
+    if (this.limit > 0 && !(await this.quota.admitTask(call.principal, taskId, this.limit, now + call.ttlMs, now))) {
+      this.audit.record("limit.refused", call.principal, { limit: "maxActiveTasksPerPrincipal", tool: toolOf(call) });
+      throw new TaskLimitError(this.limit);
+    }
+    return { ...call, taskId };
+  }
+
+  async release(principal: string, taskId: string): Promise<void> {
+    if (this.limit > 0) await this.quota.releaseTask(principal, taskId).catch(() => undefined);
+  }
+}
+
+function toolOf(call: TaskCall): string | undefined {
+  const name = call.request.params?.name;
+  return typeof name === "string" ? name.slice(0, 200) : undefined;
+}

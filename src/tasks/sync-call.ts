@@ -1,0 +1,134 @@
+import type { JsonRpcId, JsonRpcResponse } from "../jsonrpc/message.js";
+import type { MessageSink } from "../jsonrpc/sink.js";
+import type { InputRequest, TaskRecord } from "../store/contract.js";
+import type { OwnedCall } from "./owned-call.js";
+import type { ParkTicket } from "./request-state.js";
+import { settle } from "./settle.js";
+import { SwitchSink } from "./sinks.js";
+import { isTerminal } from "./transitions.js";
+import type { EngineDeps, TaskCall } from "./types.js";
+
+/**
+ * Where a call that is still synchronous stands when the client gets an answer:
+ * - `inline`: it ended (its own result or error);
+ * - `task`: it detached into a task (`CreateTaskResult`);
+ * - `input`: the upstream asked something: an MRTR round (`input_required` + a signed
+ *   requestState naming the parked call; digest §3.14).
+ */
+export type SyncOutcome =
+  | { inline: JsonRpcResponse }
+  | { task: TaskRecord }
+  | { input: { inputRequests: Record<string, InputRequest>; ticket: ParkTicket } };
+
+/** How long the call may stay synchronous before it detaches; undefined: it never detaches. */
+export interface SyncOptions {
+  detachAfterMs?: number;
+}
+
+type Create = (call: TaskCall, parked: boolean, started: number) => Promise<OwnedCall>;
+type Route = (taskId: string, owner: string) => Promise<void>;
+type Release = (call: TaskCall) => Promise<void>;
+
+/**
+ * Calls on a wire without server→client requests (2026-07-28). A question before the call
+ * detached parks it: the upstream call stays open on this replica (the owner, under a lease, like
+ * a task), its questions wait in the store, and the client's retry on any replica writes the
+ * answers there and is routed to the owner, as tasks/update is. After the answers the call goes
+ * on and may still detach: MRTR rounds are resolved before a CreateTaskResult (§3.5).
+ */
+export class SyncCalls {
+  constructor(
+    private readonly deps: EngineDeps,
+    private readonly create: Create,
+    private readonly route: Route,
+    private readonly release: Release,
+  ) {}
+
+  async start(call: TaskCall, front: MessageSink, { detachAfterMs }: SyncOptions): Promise<SyncOutcome> {
+    const startedAt = this.deps.clock();
+    const started = performance.now();
+    let inputArrived!: () => void;
+    const input = new Promise<"input">((resolve) => (inputArrived = () => resolve("input")));
+    const sink = new SwitchSink(front, inputArrived);
+    const running = call.caller.call(call.client, call.request, sink, { trackProgress: true });
+    const racers: Promise<JsonRpcResponse | "input" | undefined>[] = [running, input];
+    if (detachAfterMs !== undefined) racers.push(delay(detachAfterMs));
+    const early = await Promise.race(racers);
+    if (early !== undefined && early !== "input") {
+      await this.release(call);
+      return { inline: early };
+    }
+    const owned = await this.create(call, early === "input", started);
+    sink.detachTo(owned.sink);
+    owned.run(running);
+    if (early !== "input") return { task: owned.task };
+    const deadline = detachAfterMs === undefined ? undefined : startedAt + detachAfterMs;
+    return (await this.round(owned.task.id, call.principal, call.request.id, deadline)) ?? gone(call.request.id);
+  }
+
+  /**
+   * The client's retry with `inputResponses`: written durably (only outstanding keys count, so a
+   * repeated retry changes nothing), routed to the owner, then the next round. Undefined when
+   * the parked call is gone (expired).
+   */
+  async resume(parkId: string, principal: string, requestId: JsonRpcId, responses: Record<string, unknown>, { detachAfterMs }: SyncOptions): Promise<SyncOutcome | undefined> {
+    const now = this.deps.clock();
+    const written = await this.deps.store.addInputResponses(parkId, principal, responses, now);
+    if (!written) return undefined;
+    if (written.accepted.length > 0) await this.route(parkId, written.task.owner);
+    return this.round(parkId, principal, requestId, detachAfterMs === undefined ? undefined : now + detachAfterMs);
+  }
+
+  /** Wait for the parked call's next state the client must hear of. */
+  private round(parkId: string, principal: string, requestId: JsonRpcId, deadline: number | undefined): Promise<SyncOutcome | undefined> {
+    const { store, clock } = this.deps;
+    return settle<SyncOutcome | "gone">(
+      store,
+      parkId,
+      principal,
+      async (task, late) => {
+        if (!task) return "gone";
+        if (isTerminal(task.status)) return { inline: endedAs(task, requestId) };
+        if (!task.parked) return { task };
+        const open = unanswered(task);
+        if (Object.keys(open).length > 0) return { input: { inputRequests: open, ticket: this.ticket(task) } };
+        if (!late) return undefined;
+        // Past detachAfterMs with nothing outstanding: detach now. Refused (a question just
+        // arrived, or answers are not taken yet): the next read decides.
+        const detached = await store.transitionTask(parkId, { from: ["working"], unpark: true, principal, now: clock() });
+        if (!detached.ok) return undefined;
+        this.deps.metrics.taskCreated(detached.task.upstream, detached.task.tool);
+        this.deps.audit.record("task.create", detached.task.principal, { taskId: parkId, tool: detached.task.tool, dialect: detached.task.dialect });
+        return { task: detached.task };
+      },
+      { deadline, clock },
+    ).then((o) => (o === "gone" ? undefined : o));
+  }
+
+  private ticket(task: TaskRecord): ParkTicket {
+    const ttlLeft = task.createdAt + task.ttlMs - this.deps.clock();
+    const life = Math.min(this.deps.options.mrtrTimeoutMs, ttlLeft);
+    return { parkId: task.id, replicaId: task.owner, tool: task.tool, expiresAt: this.deps.clock() + Math.max(1, life) };
+  }
+}
+
+/** Questions still waiting for an answer (answered ones stay listed until the owner takes them). */
+function unanswered(task: TaskRecord): Record<string, InputRequest> {
+  return Object.fromEntries(Object.entries(task.inputRequests).filter(([key]) => !Object.hasOwn(task.inputResponses, key)));
+}
+
+/** A call that ended while parked answers exactly as it would have inline. */
+function endedAs(task: TaskRecord, id: JsonRpcId): JsonRpcResponse {
+  const outcome = task.outcome;
+  if (outcome && "result" in outcome) return { jsonrpc: "2.0", id, result: outcome.result };
+  if (outcome) return { jsonrpc: "2.0", id, error: outcome.error };
+  return { jsonrpc: "2.0", id, error: { code: -32603, message: task.statusMessage ?? `the call ended ${task.status}` } };
+}
+
+function gone(id: JsonRpcId): SyncOutcome {
+  return { inline: { jsonrpc: "2.0", id, error: { code: -32603, message: "the parked call expired" } } };
+}
+
+function delay(ms: number): Promise<undefined> {
+  return new Promise((resolve) => setTimeout(() => resolve(undefined), ms).unref());
+}

@@ -1,0 +1,38 @@
+import { createServer, request, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { readBody } from "./otlp-receiver.js";
+
+export interface Recorded {
+  method?: string;
+  traceparent?: string;
+}
+
+/** A loopback forwarder in front of an HTTP upstream that records each POST's JSON-RPC method and traceparent. */
+export async function startRecordingProxy(target: string): Promise<{ mcpUrl: string; seen: Recorded[]; close(): Promise<void> }> {
+  const seen: Recorded[] = [];
+  const to = new URL(target);
+  const server: Server = createServer(async (req, res) => {
+    const body = await readBody(req);
+    if (req.method === "POST") {
+      const method = (JSON.parse(body) as { method?: string }).method;
+      seen.push({ method, traceparent: req.headers.traceparent as string | undefined });
+    }
+    const upstream = request({ hostname: to.hostname, port: to.port, path: to.pathname, method: req.method, headers: req.headers }, (up) => {
+      res.writeHead(up.statusCode ?? 502, up.headers);
+      up.pipe(res);
+    });
+    upstream.on("error", () => res.destroy());
+    res.on("close", () => upstream.destroy());
+    upstream.end(body);
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    mcpUrl: `http://127.0.0.1:${port}${to.pathname}`,
+    seen,
+    close: () => new Promise((resolve) => {
+      server.close(() => resolve());
+      server.closeAllConnections();
+    }),
+  };
+}
