@@ -24,6 +24,7 @@ export async function adoptOrphan(
   const token = newLeaseToken();
   const claimed = await store.claimTask(task.id, { owner: options.replicaId, token, leaseMs: options.leaseMs }, statusMessage, clock());
   if (!claimed.ok) return;
+  deps.metrics.reaperAction("rerun");
   const call: TaskCall = {
     caller,
     upstream: task.upstream,

@@ -1,4 +1,4 @@
-import type { TaskRecord } from "../store/contract.js";
+import type { OrphanEnd, TaskRecord } from "../store/contract.js";
 import type { RerunPolicy } from "./rerun-policy.js";
 import type { EngineDeps } from "./types.js";
 
@@ -53,22 +53,26 @@ export class Reaper {
   }
 
   private async settle(task: TaskRecord): Promise<void> {
-    const { store, clock, logger } = this.deps;
     const run = this.policy.max > 1 ? ` (attempt ${task.attempt} of ${this.policy.max})` : "";
     if (task.cancelRequested) {
       const statusMessage = "Cancelled at the client's request; the replica running the call stopped before confirming it";
-      const cancelled = await store.reapTask(task.id, { to: "cancelled", statusMessage, now: clock() });
-      if (cancelled.ok) this.ended(cancelled.task);
+      await this.end(task, { to: "cancelled", statusMessage, now: this.deps.clock() });
     } else if (await this.policy.allows(task)) {
       await this.adopt(task, `The replica running this call stopped${run}; running it again: attempt ${task.attempt + 1} of ${this.policy.max}`);
     } else {
       // "Or lost the task store": an owner cut off from Redis for leaseMs abandons its calls too.
       const statusMessage = `The taskgate replica running this call stopped (or lost the task store) before it finished${run}`;
-      const outcome = { error: { code: -32603, message: statusMessage } };
-      const ended = await store.reapTask(task.id, { to: "failed", statusMessage, outcome, now: clock() });
-      if (!ended.ok) return;
-      this.ended(ended.task);
-      logger.warn({ taskId: task.id, owner: task.owner }, "reaped a task whose owner stopped");
+      await this.end(task, { to: "failed", statusMessage, outcome: { error: { code: -32603, message: statusMessage } }, now: this.deps.clock() });
     }
+  }
+
+  /** One checked change; counted and logged only when this reaper made it. */
+  private async end(task: TaskRecord, end: OrphanEnd): Promise<void> {
+    const ended = await this.deps.store.reapTask(task.id, end);
+    if (!ended.ok) return;
+    this.ended(ended.task);
+    this.deps.metrics.reaperAction(end.to);
+    this.deps.metrics.taskEnded(task.upstream, task.tool, end.to);
+    this.deps.logger.warn({ taskId: task.id, owner: task.owner, status: end.to }, "reaped a task whose owner stopped");
   }
 }

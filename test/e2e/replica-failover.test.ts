@@ -25,6 +25,10 @@ describe("a replica that dies: its tasks end truthfully on the replicas that liv
       expect(task).toMatchObject({ status: "failed", error: { code: -32603 } });
       expect(task.statusMessage).toMatch(/replica running this call stopped/);
     }
+    // Whichever live replica swept counted it.
+    const scraped = await Promise.all([b, c].map(async (g) => (await fetch(`${g.url}/metrics`)).text()));
+    const reaped = scraped.map((text) => Number(/taskgate_reaper_actions_total\{action="failed"\} (\d+)/.exec(text)?.[1] ?? 0));
+    expect(reaped[0]! + reaped[1]!).toBe(doomed.length);
     // The live owner's task is untouched: still working, still its own, and it can still be cancelled.
     expect((await getTask(c.mcpUrl, alive)).body.result.status).toBe("working");
     await modern(c.mcpUrl, "tasks/cancel", { taskId: alive }, { capabilities: WITH_TASKS });
