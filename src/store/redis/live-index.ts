@@ -24,11 +24,11 @@ export class LiveIndex {
     );
   }
 
-  /** Oldest first, up to `limit` per shard, all shards read at once. */
-  async candidates(createdBefore: number, limit: number): Promise<string[]> {
+  /** Oldest first, `count` from `offset` in every shard, all shards read at once. */
+  async candidates(createdBefore: number, offset: number, count: number): Promise<string[]> {
     const shards = Array.from({ length: LIVE_SHARDS }, (_, n) => this.keys.liveShard(n));
     const found = await Promise.all(
-      shards.map((shard) => this.connection.call((c) => c.zrangebyscore(shard, "-inf", createdBefore, "LIMIT", 0, limit))),
+      shards.map((shard) => this.connection.call((c) => c.zrangebyscore(shard, "-inf", createdBefore, "LIMIT", offset, count))),
     );
     return found.flat();
   }

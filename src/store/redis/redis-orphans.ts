@@ -11,6 +11,9 @@ import { transitionResult } from "./task-replies.js";
 
 const GONE = 0;
 const ORPHAN = 2;
+/** Index entries read per shard and page; a sweep reads at most MAX_PAGES pages. */
+const PAGE = 500;
+const MAX_PAGES = 40;
 
 /** What the reaper asks of Redis: find orphans through the live index, end or claim them, its lock. */
 export class RedisOrphans {
@@ -19,19 +22,27 @@ export class RedisOrphans {
     private readonly keys: RedisKeys,
     private readonly index: LiveIndex,
     private readonly read: (id: string) => Promise<TaskRecord | undefined>,
+    private readonly pageSize = PAGE,
   ) {}
 
-  /** Candidates from every shard, probed in one pipelined batch; gone ones leave the index. */
+  /**
+   * Page through every shard (so live tasks at the head never hide orphans behind them), each
+   * page probed in one pipelined batch. Gone entries leave the index once the scan is over, so
+   * the offsets hold while it runs.
+   */
   async findOrphans(createdBefore: number, limit: number): Promise<TaskRecord[]> {
-    const ids = await this.index.candidates(createdBefore, limit);
-    const probes = await this.scripts.runEach(
-      probeTask,
-      ids.map((id) => ({ keys: [this.keys.task(id), this.keys.taskLease(id)], args: [] })),
-    );
-    const gone = ids.filter((_, i) => probes[i] === GONE);
+    const orphans: TaskRecord[] = [];
+    const gone: string[] = [];
+    for (let page = 0; page < MAX_PAGES && orphans.length < limit; page++) {
+      const ids = await this.index.candidates(createdBefore, page * this.pageSize, this.pageSize);
+      if (ids.length === 0) break;
+      const probes = await this.scripts.runEach(probeTask, ids.map((id) => ({ keys: [this.keys.task(id), this.keys.taskLease(id)], args: [] })));
+      gone.push(...ids.filter((_, i) => probes[i] === GONE));
+      const found = await Promise.all(ids.filter((_, i) => probes[i] === ORPHAN).map((id) => this.read(id)));
+      orphans.push(...found.filter((t): t is TaskRecord => t !== undefined));
+    }
     if (gone.length) await this.index.remove(gone);
-    const orphans = await Promise.all(ids.filter((_, i) => probes[i] === ORPHAN).map((id) => this.read(id)));
-    return orphans.filter((t): t is TaskRecord => t !== undefined).slice(0, limit);
+    return orphans.slice(0, limit);
   }
 
   async reapTask(id: string, end: OrphanEnd): Promise<TransitionResult> {

@@ -17,6 +17,8 @@ export interface RedisStoreOptions {
   logger?: Logger;
   /** Longest any store call may take while Redis is away, before StoreUnavailableError. */
   callTimeoutMs?: number;
+  /** Live-index entries the reaper reads per shard and page (tests make it small). */
+  orphanPageSize?: number;
 }
 
 /** The shared store: several replicas on one Redis (or Redis Cluster) see the same state. */
@@ -34,7 +36,7 @@ export class RedisStore implements Store {
     this.keys = new RedisKeys(opts.keyPrefix);
     this.connection = connect("taskgate");
     this.scripts = new ScriptRunner(this.connection, allScripts);
-    this.tasks = new RedisTasks(this.connection, this.scripts, this.keys);
+    this.tasks = new RedisTasks(this.connection, this.scripts, this.keys, opts.orphanPageSize);
     this.bus = new RedisBus({
       publisher: this.connection,
       openSubscriber: () => connect("taskgate:subscriber"),

@@ -26,10 +26,11 @@ export class RedisTasks implements TaskStore {
     connection: RedisConnection,
     private readonly scripts: ScriptRunner,
     private readonly keys: RedisKeys,
+    orphanPageSize?: number,
   ) {
     this.index = new RedisTaskIndex(connection, keys);
     this.live = new LiveIndex(connection, keys);
-    this.orphans = new RedisOrphans(scripts, keys, this.live, (id) => this.getTask(id, null));
+    this.orphans = new RedisOrphans(scripts, keys, this.live, (id) => this.getTask(id, null), orphanPageSize);
   }
 
   /**
