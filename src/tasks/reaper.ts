@@ -48,7 +48,9 @@ export class Reaper {
   async sweep(): Promise<void> {
     const { store, options, clock } = this.deps;
     if (!(await store.acquireLock(LOCK, options.replicaId, options.reaperIntervalMs))) return;
-    const orphans = await store.findOrphans(clock(), BATCH);
+    // Only tasks older than one lease: a younger one cannot have lost its first lease yet, and
+    // its index entry may be one whose task is still being written (created right after it).
+    const orphans = await store.findOrphans(clock() - options.leaseMs, BATCH);
     for (const task of orphans) await this.settle(task);
   }
 
