@@ -61,5 +61,5 @@ export async function drainOwned(deps: EngineDeps, owner: Owner, policy: RerunPo
 
 /** A re-run needs another replica on a shared store: in the in-process store nobody would pick it up. */
 async function releasable(deps: EngineDeps, policy: RerunPolicy, call: OwnedCall): Promise<boolean> {
-  return deps.store.kind !== "memory" && (await policy.allows(call.task).catch(() => false));
+  return deps.store.kind !== "memory" && !call.task.parked && (await policy.allows(call.task).catch(() => false));
 }

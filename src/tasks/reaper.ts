@@ -59,7 +59,9 @@ export class Reaper {
     if (task.cancelRequested) {
       const statusMessage = "Cancelled at the client's request; the replica running the call stopped before confirming it";
       await this.end(task, { to: "cancelled", statusMessage, now: this.deps.clock() });
-    } else if (await this.policy.allows(task)) {
+    } else if (!task.parked && (await this.policy.allows(task))) {
+      // A parked call (an MRTR round) is still the client's synchronous call: its retry goes to
+      // the parked call, which a re-run elsewhere would not be, so it is only ever ended.
       await this.adopt(task, `The replica running this call stopped${run}; running it again: attempt ${task.attempt + 1} of ${this.policy.max}`);
     } else {
       // "Or lost the task store": an owner cut off from Redis for leaseMs abandons its calls too.
