@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { getTask, modern, WITH_TASKS } from "../helpers/modern.js";
 import { demoStdio, startGateway, type GatewayProcess } from "../helpers/processes.js";
+import { messagesOf, openSession, post } from "../helpers/raw.js";
 import { startRedis, type RedisProcess } from "../helpers/redis.js";
 import { ended, startTask } from "../helpers/replicas.js";
 import { waitFor } from "../helpers/wait-for.js";
@@ -34,6 +35,7 @@ describe("Redis going away under a running taskgate (AOF, fsync always)", () => 
     const done = await startTask(url, "sleep", { seconds: 0 });
     const before = await ended([url], done);
     const running = await startTask(url, "sleep", { seconds: 1 });
+    const session = await openSession(url, {}, "2025-06-18");
     await redis.stop("SIGKILL");
 
     const started = Date.now();
@@ -45,6 +47,13 @@ describe("Redis going away under a running taskgate (AOF, fsync always)", () => 
     // Not about tasks, on the stateless wire: straight through to the upstream, no store needed.
     const echo = await fetchWithin(() => modern(url, "tools/call", { name: "echo", arguments: { text: "still here" } }));
     expect(echo.body.result).toMatchObject({ content: [{ type: "text", text: "still here" }] });
+    // A legacy session this replica already served goes on too (its record is remembered).
+    const legacyCall = { jsonrpc: "2.0", id: 7, method: "tools/call", params: { name: "echo", arguments: { text: "in a session" } } };
+    const [legacy] = await fetchWithin(async () => messagesOf(await post(url, legacyCall, { "mcp-session-id": session, "mcp-protocol-version": "2025-06-18" })));
+    expect(legacy.result).toMatchObject({ content: [{ type: "text", text: "in a session" }] });
+    // A new session cannot be opened: it must be stored for every replica to find it.
+    const opened = await fetchWithin(() => post(url, { jsonrpc: "2.0", id: 0, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "t", version: "1" } } }));
+    expect(opened.status).toBe(503);
     expect((await fetch(`${gateway.url}/readyz`)).status).toBe(503);
     expect(gateway.proc.exitCode).toBeNull();
 
