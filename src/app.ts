@@ -40,7 +40,7 @@ export async function startGateway(config: Config, logger: Logger): Promise<Gate
   const replicaId = randomBytes(4).toString("hex");
   const stopTracing = await startTracing(config.tracing, replicaId, logger);
   const metrics = new Metrics();
-  const store = observeStore(createStore({ redisUrl: config.store.redisUrl, keyPrefix: config.store.keyPrefix, logger }), metrics);
+  const store = observeStore(createStore({ redisUrl: config.store.redisUrl, cluster: config.store.cluster, keyPrefix: config.store.keyPrefix, logger }), metrics);
   if (store.kind === "memory")
     logger.warn("NO REDIS CONFIGURED: sessions and tasks live in this process only and are lost when it stops; set store.redisUrl for anything but development");
   const { tasks } = config;
@@ -50,6 +50,8 @@ export async function startGateway(config: Config, logger: Logger): Promise<Gate
     cancelGraceMs: tasks.cancelGraceMs,
     statusWriteIntervalMs: tasks.statusWriteIntervalMs,
     mrtrTimeoutMs: tasks.mrtrTimeoutMs,
+    reaperIntervalMs: tasks.reaperIntervalMs,
+    maxAttempts: tasks.maxAttempts,
     ...(tasks.inputTimeoutMs !== undefined ? { inputTimeoutMs: tasks.inputTimeoutMs } : {}),
     maxActiveTasksPerPrincipal: config.limits.maxActiveTasksPerPrincipal,
     maxResultBytes: config.limits.maxResultBytes,
@@ -66,6 +68,7 @@ export async function startGateway(config: Config, logger: Logger): Promise<Gate
     const relay = new Relay(connectors[i]!, logger.child({ upstream: u.name }), replicaId, metrics);
     const caller = perCall[i];
     const { maxInputResponsesBytes } = config.limits;
+    engine.addUpstream(u.name, { caller: caller ?? relay, retryOnOwnerLoss: (tool) => (Object.hasOwn(u.tools, tool) ? u.tools[tool]?.retryOnOwnerLoss : undefined) });
     const tasksA = new TasksA({ engine, relay, upstream: u, tasks, keepAliveMs, maxInputResponsesBytes, ...(caller ? { caller } : {}) });
     const legacy = new LegacyFront(new Sessions(store, u.name, config.sessions.idleTtlMs), relay, keepAliveMs, tasksA);
     const modern = new ModernFront(relay, tasksBHandlers({ engine, relay, upstream: u, tasks, requestState, maxInputResponsesBytes, ...(caller ? { caller } : {}) }), keepAliveMs);
@@ -73,7 +76,12 @@ export async function startGateway(config: Config, logger: Logger): Promise<Gate
   });
   const security = await securityOf(config, audit, logger);
   const httpOptions = { ...config.http, metricsEnabled: config.metrics.enabled };
-  const app = buildHttpApp(endpoints, { problems: () => problems(store, connectors) }, httpOptions, logger, metrics, security);
+  const health = {
+    // Draining answers 503 at once, before any other check, so load balancers stop sending work.
+    problems: async () => (engine.isDraining ? ["shutting down"] : problems(store, connectors)),
+    draining: () => engine.isDraining,
+  };
+  const app = buildHttpApp(endpoints, health, httpOptions, logger, metrics, security);
   const server = await listen(app.fetch, config.listen.host, config.listen.port);
   const port = (server.address() as AddressInfo).port;
   const url = `http://${hostForUrl(config.listen.host)}:${port}`;
@@ -82,6 +90,7 @@ export async function startGateway(config: Config, logger: Logger): Promise<Gate
   await startConnectors(connectors, logger);
   const closeables = [...connectors, ...perCall.filter((c) => c !== undefined)];
   const close = async () => {
+    await engine.drain(config.tasks.drainMs);
     await admin?.close();
     await shutdown(server, engine, closeables, store).finally(stopTracing);
   };

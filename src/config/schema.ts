@@ -13,6 +13,10 @@ const ToolPolicy = z
     taskSupport: TaskSupport.optional().describe("Overrides tasks.defaultTaskSupport for this tool."),
     detachAfterMs: z.number().int().nonnegative().optional().describe("Overrides tasks.detachAfterMs for this tool."),
     maxDurationMs: z.number().int().positive().optional().describe("A detached call running longer fails."),
+    retryOnOwnerLoss: z
+      .boolean()
+      .optional()
+      .describe("Run the call again on a live replica when its owner stops (needs tasks.maxAttempts > 1). Omitted: the upstream's readOnlyHint/idempotentHint annotations decide."),
   })
   .strict();
 
@@ -89,6 +93,11 @@ export const ConfigSchema = z
     store: z
       .object({
         redisUrl: z.string().optional().describe("Omitted: the in-process store (tasks live in this process only)."),
+        cluster: z
+          .array(z.string().regex(/^(rediss?:\/\/)?[^\s/]+:\d+\/?$/, "host:port or redis://host:port"))
+          .min(1)
+          .optional()
+          .describe("Redis Cluster seed nodes (host:port or redis://[user:pass@]host:port); instead of redisUrl."),
         keyPrefix: z.string().default("taskgate:").describe("Prefix of every Redis key and channel; several gateways may share one Redis with different prefixes. No braces."),
       })
       .strict()
@@ -108,6 +117,14 @@ export const ConfigSchema = z
         cancelGraceMs: z.number().int().nonnegative().default(3_000).describe("After tasks/cancel, how long a result may still win before the call is abandoned."),
         inputTimeoutMs: z.number().int().positive().optional().describe("How long an upstream question waits for tasks/update; never longer than the task's TTL (the default)."),
         statusWriteIntervalMs: z.number().int().positive().default(250).describe("Upstream progress is written to statusMessage at most this often."),
+        reaperIntervalMs: z.number().int().positive().default(5_000).describe("How often one replica looks for tasks whose owner stopped renewing its lease."),
+        maxAttempts: z.number().int().min(1).max(10).default(1).describe("Runs of one call at most. 1: a task whose owner stopped is failed; more: tools safe to repeat run again on a live replica."),
+        drainMs: z
+          .number()
+          .int()
+          .nonnegative()
+          .default(25_000)
+          .describe("On SIGTERM/SIGINT, how long owned calls may still finish before they are failed (or released for a re-run). Keep it under the orchestrator's grace period (30 s by default)."),
         mrtrTimeoutMs: z.number().int().positive().default(300_000).describe("How long a call parked by an MRTR round (a question before it detached, 2026-07-28) waits for the client's retry; its requestState expires then and the upstream's question gets an error. Never longer than the task's TTL."),
         requestStateSecret: z.string().min(32).optional().describe("HMAC-SHA256 key signing MRTR requestState; every replica must share it. Omitted: a random key per process, so a retry reaching another replica is refused."),
       })
@@ -151,6 +168,8 @@ export const ConfigSchema = z
       paths.add(u.path);
       names.add(u.name);
     });
+    if (c.store.redisUrl !== undefined && c.store.cluster !== undefined)
+      ctx.addIssue({ code: "custom", path: ["store", "cluster"], message: "give either store.redisUrl or store.cluster, not both" });
     if (c.admin.port !== undefined && c.admin.token === undefined)
       ctx.addIssue({ code: "custom", path: ["admin", "token"], message: "is required when admin.port is set (or set TASKGATE_ADMIN_TOKEN)" });
     if (c.tasks.defaultTtlMs > c.tasks.maxTtlMs)

@@ -9,6 +9,7 @@ import type { Authenticator } from "../auth/index.js";
 import type { Audit } from "../observability/audit.js";
 import { authGuard, type CallerEnv } from "./auth-guard.js";
 import type { CallerLimits } from "./caller-limits.js";
+import { ShuttingDownError } from "../tasks/types.js";
 import { GatewayError } from "./errors.js";
 import { hostGuard, jsonContentType, originGuard } from "./guards.js";
 import { noteMethod, observeRequests } from "./observe.js";
@@ -43,6 +44,8 @@ export interface Endpoint {
 export interface Health {
   /** Empty when ready; otherwise why not, one line each. */
   problems(): Promise<string[]>;
+  /** True once SIGTERM/SIGINT arrived: no new sessions (nor tasks, refused by the engine). */
+  draining(): boolean;
 }
 
 /**
@@ -61,7 +64,7 @@ export function buildHttpApp(endpoints: readonly Endpoint[], health: Health, opt
   });
   for (const { name, path, front } of endpoints) {
     app.use(path, observeRequests(name, metrics, logger));
-    mount(app, path, front, options, logger, security);
+    mount(app, path, front, options, logger, security, health);
   }
   app.onError((err, c) => {
     if (err instanceof GatewayError) return err.toResponse();
@@ -75,7 +78,7 @@ export function buildHttpApp(endpoints: readonly Endpoint[], health: Health, opt
  * Steps in order: Host, Origin, authentication (the principal), then per method. Every entry point
  * below receives `principal` from the one auth step; a new one binds by passing it on.
  */
-function mount(app: Hono<CallerEnv>, path: string, front: Front, options: HttpOptions, logger: Logger, security: Security): void {
+function mount(app: Hono<CallerEnv>, path: string, front: Front, options: HttpOptions, logger: Logger, security: Security, health: Health): void {
   const tooLarge = () => new GatewayError("payload_too_large", `the limit is ${options.maxBodyBytes} bytes`).toResponse();
   const { limits } = security;
   app.use(path, hostGuard(options.allowedHosts, security.listenHost));
@@ -92,6 +95,8 @@ function mount(app: Hono<CallerEnv>, path: string, front: Front, options: HttpOp
     const key = limitKey(principal, c.req.header("mcp-session-id"));
     const method = "method" in decoded.message ? decoded.message.method : "";
     noteMethod(method || undefined);
+    // Draining: the load balancer has seen /readyz fail; a new session belongs on another replica.
+    if (health.draining() && method === "initialize") return new GatewayError("shutting_down").toResponse(id);
     try {
       const limited = limits.rate(key, method);
       if (limited) return limited;
@@ -108,6 +113,7 @@ function mount(app: Hono<CallerEnv>, path: string, front: Front, options: HttpOp
       }));
     } catch (err) {
       if (err instanceof GatewayError) return err.toResponse(id);
+      if (err instanceof ShuttingDownError) return new GatewayError("shutting_down").toResponse(id);
       logger.error({ err }, "unexpected error while relaying a message");
       return new GatewayError("internal").toResponse(id);
     }

@@ -70,6 +70,10 @@ export interface TaskRecord {
   inputResponses: Record<string, unknown>;
   /** Present once terminal (completed/failed); kept in a key of its own. */
   outcome?: TaskOutcome;
+  /** Which run of the call this is: 1, then one more each time a live replica re-runs it after its owner stopped. */
+  attempt: number;
+  /** The `tools/call` params (name, arguments) the upstream received, kept so another replica can run it again. */
+  requestParams?: Record<string, unknown>;
   /**
    * A call still synchronous, parked by an MRTR round (digest §3.14): its questions wait here
    * for the client's retry, and it is not a task the client knows of until it detaches.
@@ -84,7 +88,7 @@ export interface TaskFilter {
   tool?: string;
 }
 
-export type NewTask = Omit<TaskRecord, "revision" | "cancelRequested" | "inputRequests" | "inputResponses" | "outcome" | "lastUpdatedAt" | "parked"> & {
+export type NewTask = Omit<TaskRecord, "revision" | "cancelRequested" | "inputRequests" | "inputResponses" | "outcome" | "lastUpdatedAt" | "parked" | "attempt"> & {
   parked?: boolean;
 };
 
@@ -157,9 +161,11 @@ export interface TaskStore {
   /**
    * The owner takes the answers waiting for delivery, atomically removing them from inputResponses
    * and their keys from inputRequests; an input_required task with nothing left outstanding goes
-   * back to working. Fenced by the lease token.
+   * back to working. Fenced by the lease token. Taken answers are kept aside, and those for the
+   * `waitingFor` keys (questions the owner has not answered upstream yet) are returned again:
+   * a take whose reply was lost (the store crashed after running it) is then retried safely.
    */
-  takeInputResponses(id: string, leaseToken: string, now: number): Promise<{ ok: true; responses: Record<string, unknown>; task: TaskRecord } | { ok: false; reason: "not_found" | "stale_lease" }>;
+  takeInputResponses(id: string, leaseToken: string, now: number, waitingFor?: readonly string[]): Promise<{ ok: true; responses: Record<string, unknown>; task: TaskRecord } | { ok: false; reason: "not_found" | "stale_lease" }>;
   /** Renew many leases in ONE round trip; tells per task whether it is still held and what waits. */
   renewLeases(leases: ReadonlyArray<{ taskId: string; token: string }>, leaseMs: number): Promise<LeaseState[]>;
   /**
@@ -175,6 +181,40 @@ export interface TaskStore {
   listAllTasks(filter: TaskFilter, page: { cursor?: string; limit: number }): Promise<{ tasks: TaskRecord[]; nextCursor?: string } | undefined>;
   /** Drop the lease if this token holds it (after the outcome is written). */
   releaseLease(taskId: string, token: string): Promise<void>;
+}
+
+/**
+ * What the reaper needs (design: Replicas): tasks whose owner stopped, found in a way that works
+ * in Redis Cluster, and ended or taken over by one atomic, checked change each.
+ */
+export interface OrphanStore {
+  /**
+   * Non-terminal tasks created before `createdBefore` whose lease has expired (their
+   * owner stopped renewing). At most `limit`. Index entries of tasks that ended or expired are
+   * dropped on the way.
+   */
+  findOrphans(createdBefore: number, limit: number): Promise<TaskRecord[]>;
+  /**
+   * End an orphan — only while it is still non-terminal and unleased, checked atomically,
+   * so an owner that renewed meanwhile keeps its task. "wrong_status" when it ended; "stale_lease"
+   * when a lease holds it again.
+   */
+  reapTask(id: string, end: OrphanEnd): Promise<TransitionResult>;
+  /**
+   * Take over an orphan to run its call again: a fresh lease for `lease.owner`, the next
+   * attempt, back to `working` with no outstanding input. Same atomic checks as reapTask.
+   */
+  claimTask(id: string, lease: Lease, statusMessage: string, now: number): Promise<TransitionResult>;
+  /** A lock across replicas (SET NX PX): true when `holder` has it now, fresh for `ttlMs`. */
+  acquireLock(name: string, holder: string, ttlMs: number): Promise<boolean>;
+}
+
+/** How the reaper ends an orphan: failed with an error, or cancelled (a cancel was asked for). */
+export interface OrphanEnd {
+  to: "failed" | "cancelled";
+  statusMessage: string;
+  outcome?: TaskOutcome;
+  now: number;
 }
 
 /** Hints between replicas. A lost message only delays: readers always re-read the store. */
@@ -196,7 +236,7 @@ export interface TaskQuota {
   releaseTask(principal: string, taskId: string): Promise<void>;
 }
 
-export interface Store extends SessionStore, TaskStore, TaskQuota {
+export interface Store extends SessionStore, TaskStore, OrphanStore, TaskQuota {
   readonly kind: "memory" | "redis";
   readonly bus: EventBus;
   /** Resolves when the backing store answers (for /readyz); rejects otherwise, within `timeoutMs`. */

@@ -7,8 +7,10 @@ export type { EventBus, SessionRecord, SessionStore, Store } from "./contract.js
 export { StoreUnavailableError } from "./contract.js";
 
 export interface CreateStoreOptions {
-  /** From `store.redisUrl`; without it, the in-process store. */
+  /** From `store.redisUrl`; without it (and without `cluster`), the in-process store. */
   redisUrl?: string;
+  /** From `store.cluster`: Redis Cluster seed nodes. */
+  cluster?: readonly string[];
   /** From `store.keyPrefix`; used by Redis only. */
   keyPrefix: string;
   logger?: Logger;
@@ -19,6 +21,7 @@ export interface CreateStoreOptions {
  * State) belongs to the composition root, which knows it is starting a server, not a test.
  */
 export function createStore(opts: CreateStoreOptions): Store {
-  if (opts.redisUrl) return new RedisStore({ url: opts.redisUrl, keyPrefix: opts.keyPrefix, logger: opts.logger });
+  if (opts.cluster?.length) return new RedisStore({ target: { cluster: opts.cluster }, keyPrefix: opts.keyPrefix, logger: opts.logger });
+  if (opts.redisUrl) return new RedisStore({ target: { url: opts.redisUrl }, keyPrefix: opts.keyPrefix, logger: opts.logger });
   return new MemoryStore({ logger: opts.logger });
 }

@@ -27,8 +27,9 @@ export function newTaskFields(task: NewTask): FieldPairs {
     ["lastUpdatedAt", String(task.createdAt)], ["ttlMs", String(task.ttlMs)],
     ["pollIntervalMs", String(task.pollIntervalMs)], ["revision", "1"], ["owner", task.owner],
     ["cancelRequested", "0"], ["clientCapabilities", JSON.stringify(task.clientCapabilities)],
-    [EXPIRES_AT, String(expiresAt(task))],
+    [EXPIRES_AT, String(expiresAt(task))], ["attempt", "1"],
   ];
+  if (task.requestParams !== undefined) pairs.push(["requestParams", JSON.stringify(task.requestParams)]);
   if (task.statusMessage !== undefined) pairs.push(["statusMessage", task.statusMessage]);
   if (task.upstreamRequestId !== undefined) pairs.push(["upstreamRequestId", task.upstreamRequestId]);
   if (task.parked) pairs.push(["parked", "1"]);
@@ -69,6 +70,9 @@ const Scalars = z.object({
   cancelRequested: z.enum(["0", "1"]).transform((v) => v === "1"),
   parked: z.literal("1").optional().transform((v) => v === "1"),
   clientCapabilities: z.string().transform((json) => z.record(z.string(), z.unknown()).parse(JSON.parse(json))),
+  // Tasks written before attempts were counted read as the first.
+  attempt: int.default(1),
+  requestParams: z.string().transform((json) => z.record(z.string(), z.unknown()).parse(JSON.parse(json))).optional(),
 });
 const InputRequestJson = z.object({ method: z.string(), params: z.record(z.string(), z.unknown()).optional() }) satisfies z.ZodType<InputRequest>;
 const OutcomeJson = z.union([

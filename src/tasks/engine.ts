@@ -1,12 +1,15 @@
 import { taskChannel, type NewTask, type TaskFilter, type TaskRecord } from "../store/contract.js";
 import { Admission, type AdmittedCall } from "./admission.js";
+import { adoptOrphan, drainOwned } from "./handover.js";
 import { OwnedCall } from "./owned-call.js";
 import { Owner } from "./owner.js";
+import { Reaper } from "./reaper.js";
+import { RerunPolicy, type UpstreamEntry } from "./rerun-policy.js";
 import { settle } from "./settle.js";
 import { SyncCalls } from "./sync-call.js";
 import { newLeaseToken, newTaskId } from "./task-id.js";
 import { isTerminal, NON_TERMINAL } from "./transitions.js";
-import type { EngineDeps, TaskCall } from "./types.js";
+import { ShuttingDownError, type EngineDeps, type TaskCall } from "./types.js";
 
 /**
  * The task engine: decides nothing about dialects, only runs calls that may become tasks.
@@ -18,10 +21,17 @@ export class TaskEngine {
   /** Calls still synchronous: inline, MRTR rounds, or detached into a task after `detachAfterMs`. */
   readonly sync: SyncCalls;
   private readonly admission: Admission;
+  private readonly policy: RerunPolicy;
+  private readonly reaper: Reaper;
+  private draining = false;
 
   constructor(private readonly deps: EngineDeps) {
     this.owner = new Owner(deps);
     this.admission = new Admission(deps.store, deps.audit, deps.options.maxActiveTasksPerPrincipal ?? 0, deps.clock);
+    this.policy = new RerunPolicy(deps.options.maxAttempts, deps.clock);
+    // A task the reaper ended, or a re-run that ended, no longer counts against its principal.
+    const ended = (task: TaskRecord) => void this.admission.release(task.principal, task.id);
+    this.reaper = new Reaper(deps, this.policy, (task, message) => adoptOrphan(deps, this.owner, this.policy, task, message, ended), ended);
     this.sync = new SyncCalls(
       deps,
       (call, parked, started) => this.create(call, parked, started),
@@ -39,12 +49,30 @@ export class TaskEngine {
     return this.admission.admit(call);
   }
 
-  start(): Promise<void> {
-    return this.owner.start();
+  /** An upstream whose calls this engine may run again after their owner stopped. */
+  addUpstream(name: string, entry: UpstreamEntry): void {
+    this.policy.add(name, entry);
   }
 
-  stop(): Promise<void> {
-    return this.owner.stop();
+  async start(): Promise<void> {
+    await this.owner.start();
+    this.reaper.start();
+  }
+
+  async stop(): Promise<void> {
+    await this.reaper.stop();
+    await this.owner.stop();
+  }
+
+  /** SIGTERM: take no new task, give owned calls `drainMs`, then hand over what is left. */
+  async drain(drainMs: number): Promise<void> {
+    this.draining = true;
+    await this.reaper.stop();
+    await drainOwned(this.deps, this.owner, this.policy, drainMs);
+  }
+
+  get isDraining(): boolean {
+    return this.draining;
   }
 
   get ownedCount(): number {
@@ -53,6 +81,7 @@ export class TaskEngine {
 
   /** Make the task first, then start the call (policy `required`, or dialect A). */
   async detachNow(asked: TaskCall): Promise<TaskRecord> {
+    if (this.draining) throw new ShuttingDownError();
     const call = await this.admission.admit(asked);
     const owned = await this.create(call);
     owned.run(call.caller.call(call.client, call.request, owned.sink, { trackProgress: true }));
@@ -187,7 +216,8 @@ export class TaskEngine {
     const call: AdmittedCall = "taskId" in asked ? asked : { ...asked, taskId: newTaskId(now) };
     const token = newLeaseToken();
     const lease = { owner: options.replicaId, token, leaseMs: options.leaseMs };
-    const task = await store.createTask({ ...newTask(call, now, options.replicaId), parked }, lease).catch(async (err: unknown) => {
+    const rerunnable = await this.policy.mayRerun(call.upstream, toolOf(call));
+    const task = await store.createTask({ ...newTask(call, now, options.replicaId, rerunnable), parked }, lease).catch(async (err: unknown) => {
       await this.admission.release(call.principal, call.taskId);
       throw err;
     });
@@ -211,8 +241,14 @@ export class TaskEngine {
   }
 }
 
-function newTask(call: AdmittedCall, now: number, owner: string): NewTask {
+function toolOf(call: TaskCall): string {
   const tool = call.request.params?.name;
+  return typeof tool === "string" ? tool : "";
+}
+
+function newTask(call: AdmittedCall, now: number, owner: string, rerunnable: boolean): NewTask {
+  const tool = call.request.params?.name;
+  const args = call.request.params?.arguments;
   return {
     id: call.taskId,
     principal: call.principal,
@@ -225,6 +261,8 @@ function newTask(call: AdmittedCall, now: number, owner: string): NewTask {
     pollIntervalMs: call.pollIntervalMs,
     owner,
     clientCapabilities: call.client.capabilities,
+    // Kept only where a live replica may run the call again if this one stops (opt-in, RerunPolicy).
+    ...(rerunnable ? { requestParams: { name: tool, ...(args !== undefined ? { arguments: args } : {}) } } : {}),
   };
 }
 

@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto";
 import type { JsonRpcErrorObject, JsonRpcId, JsonRpcRequest } from "../jsonrpc/message.js";
 import type { InputRequest } from "../store/contract.js";
+import { retryWhileUnavailable } from "./store-retry.js";
 import { NON_TERMINAL } from "./transitions.js";
 import type { EngineDeps, TaskCall } from "./types.js";
 
@@ -36,16 +37,19 @@ export class InputBridge {
     const key = `${request.method.split("/")[0]}-${randomBytes(6).toString("hex")}`;
     this.pending.set(key, { frontId: request.id });
     const change = { from: NON_TERMINAL, to: "input_required" as const, addInputRequests: { [key]: inputRequestOf(request) }, leaseToken: this.token, now: this.deps.clock() };
-    void this.deps.store.transitionTask(this.taskId, change).then(
-      (r) => (r.ok ? this.startClock(key, r.task.parked) : this.refuse(key, "the task can no longer take input")),
-      () => this.refuse(key, "task store unavailable"),
+    // A store that is briefly away must not turn the question into an error for the upstream:
+    // keep trying while the question is pending (it times out, or the call ends, otherwise).
+    void retryWhileUnavailable(() => this.deps.store.transitionTask(this.taskId, { ...change, now: this.deps.clock() }), () => this.pending.has(key)).then(
+      (r) => (r === undefined ? undefined : r.ok ? this.startClock(key, r.task.parked) : this.refuse(key, "the task can no longer take input")),
+      () => this.refuse(key, "the task could not record the question"),
     );
   }
 
   /** Deliver what tasks/update wrote: take the answers from the store, answer the upstream. */
   async deliver(): Promise<void> {
     if (this.pending.size === 0) return;
-    const taken = await this.deps.store.takeInputResponses(this.taskId, this.token, this.deps.clock());
+    // The keys still waited for: answers a lost reply already took come back with them.
+    const taken = await this.deps.store.takeInputResponses(this.taskId, this.token, this.deps.clock(), [...this.pending.keys()]);
     if (!taken.ok) return;
     for (const [key, value] of Object.entries(taken.responses)) {
       const entry = this.take(key);

@@ -4,6 +4,7 @@ import { CANCELLED_CODE } from "./caller.js";
 import { InputBridge } from "./input-bridge.js";
 import { TaskSink } from "./sinks.js";
 import { statusFromProgress, Throttle } from "./status-message.js";
+import { retryWhileUnavailable } from "./store-retry.js";
 import { allowedFrom, NON_TERMINAL } from "./transitions.js";
 import type { EngineDeps, TaskCall } from "./types.js";
 
@@ -50,7 +51,8 @@ export class OwnedCall {
 
   /** Answers may be waiting in the store (a hint or a lease renewal said so). */
   deliverInput(): void {
-    void this.input.deliver().catch((err: unknown) => this.deps.logger.warn({ err, taskId: this.task.id }, "could not deliver input answers"));
+    // Retried while the store is away: an answer taken by a take whose reply was lost comes back.
+    void retryWhileUnavailable(() => this.input.deliver(), () => this.input.waiting && !this.lost).catch((err: unknown) => this.deps.logger.warn({ err, taskId: this.task.id }, "could not deliver input answers"));
   }
 
   /** Follow the running upstream call to its end. */
@@ -79,6 +81,25 @@ export class OwnedCall {
     void this.call.caller.cancel(this.call.client, this.call.request.id, "owner lost its lease");
   }
 
+  /**
+   * Shutdown, after the drain period: either fail the task now with `message`, or drop the lease
+   * so the reaper of a live replica runs the call again (`release`, only where re-runs are
+   * allowed). Either way this run writes nothing more, and the upstream call is cancelled.
+   */
+  async handOver(release: boolean, message: string): Promise<void> {
+    if (this.lost) return;
+    this.lost = true;
+    this.timers.forEach(clearTimeout);
+    this.throttle.stop();
+    this.input.close();
+    try {
+      if (release) await this.deps.store.releaseLease(this.task.id, this.token);
+      else await this.write({ to: "failed", outcome: { error: { code: -32603, message } }, statusMessage: message });
+    } finally {
+      void this.call.caller.cancel(this.call.client, this.call.request.id, "taskgate is shutting down");
+    }
+  }
+
   private abandon(reason: string): void {
     this.failReason = reason;
     void this.call.caller.cancel(this.call.client, this.call.request.id, reason);
@@ -89,12 +110,23 @@ export class OwnedCall {
     this.throttle.stop();
     this.input.close();
     try {
-      if (!this.lost) await this.write(bounded(this.ending(response), this.deps.options.maxResultBytes));
+      await this.writeUntilStored(bounded(this.ending(response), this.deps.options.maxResultBytes));
     } catch (err) {
       this.deps.logger.error({ err, taskId: this.task.id }, "could not write the outcome of a task");
     } finally {
       this.onDone(this.task.id);
     }
+  }
+
+  /**
+   * The outcome is what the client is waiting for: while the store is away, keep trying (the
+   * lease renewals go on meanwhile). Only a lost lease ends the attempts: then the reaper (or
+   * the replica that took over) decides what the task says.
+   */
+  private async writeUntilStored(end: Ending): Promise<void> {
+    if (this.lost) return;
+    const written = await retryWhileUnavailable(() => this.write(end).then(() => true), () => !this.lost);
+    if (!written) this.deps.logger.warn({ taskId: this.task.id }, "outcome not written: the lease was lost while the store was unavailable");
   }
 
   private async write(end: Ending): Promise<void> {

@@ -15,6 +15,7 @@ export class Owner {
   readonly calls = new Map<string, OwnedCall>();
   private timer?: NodeJS.Timeout;
   private unsubscribe?: () => Promise<void>;
+  private readonly onIdle: (() => void)[] = [];
 
   constructor(private readonly deps: EngineDeps) {}
 
@@ -36,6 +37,19 @@ export class Owner {
 
   remove(taskId: string): void {
     this.calls.delete(taskId);
+    if (this.calls.size === 0) for (const resolve of this.onIdle.splice(0)) resolve();
+  }
+
+  /** Resolves when no call is owned any more, or after `timeoutMs`, whichever is first. */
+  whenIdle(timeoutMs: number): Promise<void> {
+    if (this.calls.size === 0) return Promise.resolve();
+    return new Promise((resolve) => {
+      const timer = setTimeout(resolve, timeoutMs);
+      this.onIdle.push(() => {
+        clearTimeout(timer);
+        resolve();
+      });
+    });
   }
 
   /** Route work to a task's owner: locally when that is us, else over the bus. */

@@ -12,6 +12,10 @@ export interface EngineOptions {
   statusWriteIntervalMs: number;
   /** Upper bound for an unanswered input request; the task's TTL bounds it anyway. */
   inputTimeoutMs?: number;
+  /** How often the reaper looks for tasks whose owner stopped. */
+  reaperIntervalMs: number;
+  /** Runs of one call at most; 1 = never run again after its owner stopped. */
+  maxAttempts: number;
   /** How long a call parked by an MRTR round waits for the client's retry (its requestState's life). */
   mrtrTimeoutMs: number;
   /** Non-terminal tasks one principal may hold; 0 or absent = no limit. */
@@ -44,3 +48,11 @@ export interface TaskCall {
 
 /** The bus channel a replica listens on for work routed to the calls it owns. */
 export const ownerChannel = (replicaId: string) => `owner:${replicaId}`;
+
+/** The replica is draining (SIGTERM): it takes no new task; the caller answers "shutting down". */
+export class ShuttingDownError extends Error {
+  constructor() {
+    super("taskgate is shutting down");
+    this.name = "ShuttingDownError";
+  }
+}

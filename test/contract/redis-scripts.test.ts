@@ -20,7 +20,7 @@ const broken: LuaScript = { name: "broken", numberOfKeys: 0, lua: `return redis.
 let connection: RedisConnection;
 let scripts: ScriptRunner;
 beforeEach(() => {
-  connection = new RedisConnection({ url: redisUrl(), name: "scripts-test", callTimeoutMs: 1_000 });
+  connection = new RedisConnection({ target: { url: redisUrl() }, name: "scripts-test", callTimeoutMs: 1_000 });
   scripts = new ScriptRunner(connection, [setNonEmpty, broken]);
 });
 afterEach(async () => {

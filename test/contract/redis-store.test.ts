@@ -4,7 +4,9 @@ import type { Store } from "../../src/store/contract.js";
 import { createStore } from "../../src/store/index.js";
 import { RedisStore } from "../../src/store/redis/redis-store.js";
 import { redisUrl, uniquePrefix } from "../helpers/redis.js";
+import { waitFor } from "../helpers/wait-for.js";
 import { describeStoreContract, sessionRecord } from "./store.contract.js";
+import { LEASE, newTask } from "./task-store.contract.js";
 
 describeStoreContract("redis", async () => createStore({ redisUrl: redisUrl(), keyPrefix: uniquePrefix() }));
 
@@ -33,6 +35,31 @@ describe("redis store", () => {
   });
 
   it("refuses a key prefix with braces, which would put every key in one slot", () => {
-    expect(() => new RedisStore({ url: redisUrl(), keyPrefix: "a{b}:" })).toThrow(RangeError);
+    expect(() => new RedisStore({ target: { url: redisUrl() }, keyPrefix: "a{b}:" })).toThrow(RangeError);
+  });
+});
+
+describe("redis store: the reaper's live index", () => {
+  it("pages through a shard, so an orphan behind a page of live tasks is still found", async () => {
+    const prefix = uniquePrefix();
+    const store = new RedisStore({ target: { url: redisUrl() }, keyPrefix: prefix, orphanPageSize: 3 });
+    try {
+      // Every task in one shard: ids chosen by the shard their hash lands in.
+      const shard = store.keys.liveShardOf("anchor");
+      const inShard = () => {
+        for (;;) {
+          const task = newTask();
+          if (store.keys.liveShardOf(task.id) === shard) return task;
+        }
+      };
+      const createdAt = Date.now() - 1_000;
+      for (let i = 0; i < 7; i++) await store.createTask({ ...inShard(), createdAt: createdAt + i }, { ...LEASE, token: `live-${i}` });
+      const orphan = { ...inShard(), createdAt: createdAt + 10 };
+      await store.createTask(orphan, { owner: "gone", token: "short", leaseMs: 100 });
+      const found = await waitFor(async () => (await store.findOrphans(Date.now(), 10)).find((t) => t.id === orphan.id), { timeoutMs: 5_000, what: "the orphan" });
+      expect(found.id).toBe(orphan.id);
+    } finally {
+      await store.close();
+    }
   });
 });

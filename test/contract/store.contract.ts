@@ -3,6 +3,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { StoreUnavailableError, type SessionRecord, type Store } from "../../src/store/contract.js";
 import { waitFor } from "../helpers/wait-for.js";
 import { describeTaskInputs } from "./task-input.contract.js";
+import { describeOrphans } from "./task-orphans.contract.js";
 import { describeTaskQuota } from "./task-quota.contract.js";
 import { describeTasks, LEASE, newTask } from "./task-store.contract.js";
 
@@ -43,6 +44,7 @@ export function describeStoreContract(name: string, makeStore: () => Promise<Sto
     describeSessions(() => store);
     describeTasks(() => store);
     describeTaskInputs(() => store);
+    describeOrphans(() => store);
     describeTaskQuota(() => store);
     describeBus(() => store);
 

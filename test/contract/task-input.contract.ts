@@ -50,6 +50,18 @@ export function describeTaskInputs(current: () => Store): void {
       expect(last).toMatchObject({ ok: true, responses: { b: { roots: [] } }, task: { status: "working", inputRequests: {}, inputResponses: {} } });
     });
 
+    it("gives taken answers again for the keys the owner still waits for, so a lost reply loses nothing", async () => {
+      const id = await asking(current());
+      await current().addInputResponses(id, "alice", { a: { action: "accept" } }, Date.now());
+      const first = await current().takeInputResponses(id, LEASE.token, Date.now());
+      expect(first).toMatchObject({ ok: true, responses: { a: { action: "accept" } } });
+      // The owner never saw that reply: it still waits for a, and asks again.
+      const again = await current().takeInputResponses(id, LEASE.token, Date.now(), ["a", "b"]);
+      expect(again).toMatchObject({ ok: true, responses: { a: { action: "accept" } }, task: { revision: first.ok ? first.task.revision : -1, inputResponses: {} } });
+      expect(again.ok && again.task.inputRequests).toEqual({ b: ASK.b });
+      expect(await current().takeInputResponses(id, LEASE.token, Date.now())).toMatchObject({ ok: true, responses: {} });
+    });
+
     it("fences taking answers by the lease", async () => {
       const id = await asking(current());
       await current().addInputResponses(id, "alice", { a: {} }, Date.now());

@@ -26,7 +26,7 @@ export function newTask(overrides: Partial<NewTask> = {}): NewTask {
 
 /** What createTask must have stored for `task`. */
 export function created(task: NewTask): TaskRecord {
-  return { ...task, lastUpdatedAt: task.createdAt, revision: 1, cancelRequested: false, inputRequests: {}, inputResponses: {}, parked: task.parked ?? false };
+  return { ...task, lastUpdatedAt: task.createdAt, revision: 1, cancelRequested: false, inputRequests: {}, inputResponses: {}, parked: task.parked ?? false, attempt: 1 };
 }
 
 /** The task half of the store contract: records, transitions, expiry (inputs and leases: task-input.contract.ts). */

@@ -52,7 +52,9 @@ export async function startGateway(config: Record<string, unknown>, env: NodeJS.
   const port = await freePort();
   const dir = mkdtempSync(join(tmpdir(), "taskgate-test-"));
   const file = join(dir, "taskgate.yaml");
-  writeFileSync(file, stringify({ log: { level: "debug" }, ...config, listen: { host: "127.0.0.1", port } }));
+  // A short drain unless the test sets one: stopping a gateway with calls in flight stays quick.
+  const tasks = { drainMs: 300, ...(config.tasks as Record<string, unknown> | undefined) };
+  writeFileSync(file, stringify({ log: { level: "debug" }, ...config, tasks, listen: { host: "127.0.0.1", port } }));
   const running = runNode([CLI, "--config", file], env);
   const url = `http://127.0.0.1:${port}`;
   await waitFor(

@@ -1,12 +1,15 @@
 import { randomBytes } from "node:crypto";
 import { GatewayError, storeCall } from "../../http/errors.js";
-import type { SessionRecord, SessionStore } from "../../store/contract.js";
+import { StoreUnavailableError, type SessionRecord, type SessionStore } from "../../store/contract.js";
+import { SessionCache } from "./session-cache.js";
 
 /**
  * Front sessions of the legacy era, kept in the store so any replica serves any session.
  * Ids are 256 random bits, base64url: unguessable, never sequential.
  */
 export class Sessions {
+  private readonly cache = new SessionCache();
+
   constructor(
     private readonly store: SessionStore,
     private readonly upstream: string,
@@ -27,6 +30,7 @@ export class Sessions {
       ...fields,
     };
     await storeCall(() => this.store.createSession(record, this.idleTtlMs));
+    this.cache.remember(record);
     return record;
   }
 
@@ -36,7 +40,7 @@ export class Sessions {
    */
   async require(header: string | undefined, principal?: string): Promise<SessionRecord> {
     if (!header) throw new GatewayError("session_required");
-    const record = await storeCall(() => this.store.getSession(header, this.idleTtlMs));
+    const record = await storeCall(() => this.read(header));
     // A session opened at another path belongs to another upstream: it does not exist here.
     if (!record || record.upstream !== this.upstream || !ownedBy(record, principal)) throw new GatewayError("session_not_found");
     return record;
@@ -44,8 +48,23 @@ export class Sessions {
 
   async end(header: string | undefined, principal?: string): Promise<SessionRecord> {
     const record = await this.require(header, principal);
+    this.cache.forget(record.id);
     await storeCall(() => this.store.deleteSession(record.id));
     return record;
+  }
+
+  /** From the store; only while it does not answer, from the sessions this replica served lately. */
+  private async read(id: string): Promise<SessionRecord | undefined> {
+    try {
+      const record = await this.store.getSession(id, this.idleTtlMs);
+      if (record) this.cache.remember(record);
+      else this.cache.forget(id);
+      return record;
+    } catch (err) {
+      const cached = err instanceof StoreUnavailableError ? this.cache.recall(id) : undefined;
+      if (cached) return cached;
+      throw err;
+    }
   }
 }
 

@@ -29,6 +29,8 @@ export async function toolsCall(deps: TasksBDeps, call: ModernCall, front: Moder
     throw new GatewayError("missing_capability", `tool '${name}' runs only as a task: declare ${TASKS_EXTENSION}`, REQUIRED_CAPABILITIES);
   const retry = retryOf(deps, call.request, name);
   const mayBeTask = declared && policy.taskSupport !== "forbidden";
+  // Draining: no new task here; the client retries on a replica that stays (HTTP 503).
+  if (mayBeTask && !retry && deps.engine.isDraining) throw new GatewayError("shutting_down");
   const asked = taskCall(deps, call, policy.maxDurationMs);
   // Counted against the caller's task limit before anything starts, so a refusal is a clean 429.
   const task = mayBeTask && !retry ? await storeCall(() => deps.engine.admit(asked)) : asked;

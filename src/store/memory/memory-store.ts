@@ -3,6 +3,7 @@ import {
   StoreUnavailableError,
   type Lease,
   type NewTask,
+  type OrphanEnd,
   type SessionRecord,
   type Store,
   type TaskChange,
@@ -89,9 +90,9 @@ export class MemoryStore implements Store {
     return this.tasks.addInputResponses(id, principal, responses, now);
   }
 
-  async takeInputResponses(id: string, leaseToken: string, now: number) {
+  async takeInputResponses(id: string, leaseToken: string, now: number, waitingFor?: readonly string[]) {
     this.assertOpen();
-    return this.tasks.takeInputResponses(id, leaseToken, now);
+    return this.tasks.takeInputResponses(id, leaseToken, now, waitingFor);
   }
 
   async renewLeases(leases: ReadonlyArray<{ taskId: string; token: string }>, leaseMs: number) {
@@ -107,6 +108,26 @@ export class MemoryStore implements Store {
   async listTasks(principal: string, page: { cursor?: string; limit: number }) {
     this.assertOpen();
     return this.tasks.listTasks(principal, page);
+  }
+
+  async findOrphans(createdBefore: number, limit: number) {
+    this.assertOpen();
+    return this.tasks.findOrphans(createdBefore, limit);
+  }
+
+  async reapTask(id: string, end: OrphanEnd) {
+    this.assertOpen();
+    return this.tasks.reapTask(id, end);
+  }
+
+  async claimTask(id: string, lease: Lease, statusMessage: string, now: number) {
+    this.assertOpen();
+    return this.tasks.claimTask(id, lease, statusMessage, now);
+  }
+
+  async acquireLock(name: string, holder: string, ttlMs: number) {
+    this.assertOpen();
+    return this.tasks.acquireLock(name, holder, ttlMs);
   }
 
   async listAllTasks(filter: TaskFilter, page: { cursor?: string; limit: number }) {

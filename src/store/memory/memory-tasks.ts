@@ -4,6 +4,8 @@ import {
   type Lease,
   type LeaseState,
   type NewTask,
+  type OrphanEnd,
+  type OrphanStore,
   type TaskChange,
   type TaskRecord,
   type TaskFilter,
@@ -26,8 +28,9 @@ interface Entry {
  * (task-rules.ts), every change a copy and a hint on the bus. Single-threaded JavaScript makes
  * each method atomic as long as it does not await in the middle — none does before writing.
  */
-export class MemoryTasks implements TaskStore {
+export class MemoryTasks implements TaskStore, OrphanStore {
   private readonly tasks = new Map<string, Entry>();
+  private readonly locks = new Map<string, { holder: string; expiresAt: number }>();
 
   constructor(
     private readonly bus: EventBus,
@@ -79,20 +82,28 @@ export class MemoryTasks implements TaskStore {
     return { accepted, task };
   }
 
-  async takeInputResponses(id: string, leaseToken: string, now: number) {
+  async takeInputResponses(id: string, leaseToken: string, now: number, waitingFor: readonly string[] = []) {
     assertToken(leaseToken);
     const entry = this.live(id);
     if (!entry) return { ok: false as const, reason: "not_found" as const };
     if (this.leaseHolder(entry) !== leaseToken) return { ok: false as const, reason: "stale_lease" as const };
     const responses: Record<string, unknown> = {};
+    // As take-input-responses-3: taken answers are kept as took:<key>, returned again while waited for.
+    for (const key of waitingFor) {
+      const again = entry.fields.get(`took:${key}`);
+      if (again !== undefined) responses[key] = JSON.parse(again) as unknown;
+    }
+    let moved = false;
     for (const [field, value] of [...entry.fields]) {
       if (!field.startsWith("ans:")) continue;
       const key = field.slice(4);
-      responses[key] = JSON.parse(value) as unknown;
+      responses[key] ??= JSON.parse(value) as unknown;
+      entry.fields.set(`took:${key}`, value);
       entry.fields.delete(field);
       entry.fields.delete(inputRequestField(key));
+      moved = true;
     }
-    if (Object.keys(responses).length === 0) return { ok: true as const, responses, task: decodeTask(entry.fields, entry.outcome) };
+    if (!moved) return { ok: true as const, responses, task: decodeTask(entry.fields, entry.outcome) };
     this.backToWorking(entry);
     return { ok: true as const, responses, task: this.bump(id, entry, now) };
   }
@@ -124,6 +135,55 @@ export class MemoryTasks implements TaskStore {
     const tasks = mine.slice(start, start + page.limit);
     const more = start + page.limit < mine.length;
     return more ? { tasks, nextCursor: tasks[tasks.length - 1]!.id } : { tasks };
+  }
+
+  async findOrphans(createdBefore: number, limit: number): Promise<TaskRecord[]> {
+    return [...this.tasks.keys()]
+      .map((id) => this.live(id))
+      .filter((e): e is Entry => !!e && !this.leaseHolder(e) && Number(e.fields.get("createdAt")) < createdBefore)
+      .map((e) => decodeTask(e.fields, e.outcome))
+      .filter((t) => !isTerminal(t.status))
+      .slice(0, limit);
+  }
+
+  /** As reap-task-3 'end': only a non-terminal task no lease holds. */
+  async reapTask(id: string, end: OrphanEnd): Promise<TransitionResult> {
+    return this.orphanChange(id, end.now, (entry) => {
+      entry.fields.set("status", end.to);
+      entry.fields.set("statusMessage", end.statusMessage);
+      if (end.outcome) entry.outcome = encodeOutcome(end.outcome);
+    });
+  }
+
+  /** As reap-task-3 'claim': a fresh lease, the next attempt, no outstanding input. */
+  async claimTask(id: string, lease: Lease, statusMessage: string, now: number): Promise<TransitionResult> {
+    assertToken(lease.token);
+    return this.orphanChange(id, now, (entry) => {
+      for (const field of [...entry.fields.keys()]) if (/^(in|ans):/.test(field)) entry.fields.delete(field);
+      entry.fields.delete("upstreamRequestId");
+      entry.fields.set("status", "working");
+      entry.fields.set("owner", lease.owner);
+      entry.fields.set("statusMessage", statusMessage);
+      entry.fields.set("attempt", String(Number(entry.fields.get("attempt") ?? "0") + 1));
+      entry.lease = { token: lease.token, expiresAt: this.now() + lease.leaseMs };
+    });
+  }
+
+  async acquireLock(name: string, holder: string, ttlMs: number): Promise<boolean> {
+    const lock = this.locks.get(name);
+    if (lock && lock.expiresAt > this.now() && lock.holder !== holder) return false;
+    this.locks.set(name, { holder, expiresAt: this.now() + ttlMs });
+    return true;
+  }
+
+  private orphanChange(id: string, now: number, apply: (entry: Entry) => void): TransitionResult {
+    const entry = this.live(id);
+    if (!entry) return { ok: false, reason: "not_found" };
+    const task = decodeTask(entry.fields, entry.outcome);
+    if (isTerminal(task.status)) return { ok: false, reason: "wrong_status", task };
+    if (this.leaseHolder(entry)) return { ok: false, reason: "stale_lease", task };
+    apply(entry);
+    return { ok: true, task: this.bump(id, entry, now) };
   }
 
   /** Newest first, as the Redis index orders tasks of equal TTL. */

@@ -1,10 +1,13 @@
-import { Redis } from "ioredis";
+import { Cluster, Redis } from "ioredis";
 import type { Logger } from "pino";
 import { StoreUnavailableError } from "../contract.js";
 import { toStoreError } from "./errors.js";
 
+/** Where Redis is: one server by URL, or a Redis Cluster by its seed nodes. */
+export type RedisTarget = { url: string } | { cluster: readonly string[] };
+
 export interface ConnectionOptions {
-  url: string;
+  target: RedisTarget;
   /** Shown by `CLIENT LIST`, so operators can tell our connections apart. */
   name: string;
   logger?: Logger;
@@ -23,7 +26,7 @@ export function reconnectDelayMs(attempt: number): number {
  * replayed minutes later. Each call has one deadline; ioredis keeps reconnecting in the background.
  */
 export class RedisConnection {
-  readonly client: Redis;
+  readonly client: Redis | Cluster;
   private readonly callTimeoutMs: number;
   /** Shared by every call waiting during one outage: one listener, however many callers. */
   private ready: Promise<void> | undefined;
@@ -31,7 +34,7 @@ export class RedisConnection {
 
   constructor(opts: ConnectionOptions) {
     this.callTimeoutMs = opts.callTimeoutMs;
-    this.client = new Redis(opts.url, {
+    const options = {
       connectionName: opts.name,
       retryStrategy: reconnectDelayMs,
       maxRetriesPerRequest: 1,
@@ -39,12 +42,28 @@ export class RedisConnection {
       autoResendUnfulfilledCommands: false,
       commandTimeout: opts.callTimeoutMs,
       connectTimeout: 2_000,
-    });
+    };
+    this.client =
+      "url" in opts.target
+        ? new Redis(opts.target.url, options)
+        : new Cluster([...opts.target.cluster], {
+            redisOptions: options,
+            clusterRetryStrategy: reconnectDelayMs,
+            enableOfflineQueue: false,
+            // Concurrent commands to one node leave in one write: a batch of per-task scripts
+            // (lease renewal, the reaper's probes) costs one round trip per node, not per task.
+            enableAutoPipelining: true,
+          });
     watchHealth(this.client, opts.name, opts.logger);
   }
 
+  /** A cluster routes by key slot: a pipeline may only hold keys of one node. */
+  get isCluster(): boolean {
+    return this.client instanceof Cluster;
+  }
+
   /** Run `fn` once the connection is ready; rejects with StoreUnavailableError by the deadline. */
-  async call<T>(fn: (client: Redis) => Promise<T>, timeoutMs = this.callTimeoutMs): Promise<T> {
+  async call<T>(fn: (client: Redis | Cluster) => Promise<T>, timeoutMs = this.callTimeoutMs): Promise<T> {
     try {
       return await withDeadline(
         this.whenReady().then(() => fn(this.client)),
@@ -97,7 +116,7 @@ async function withDeadline<T>(work: Promise<T>, timeoutMs: number): Promise<T> 
 }
 
 /** One warning per outage and one line when it is over, not one per reconnect attempt. */
-function watchHealth(client: Redis, name: string, logger?: Logger): void {
+function watchHealth(client: Redis | Cluster, name: string, logger?: Logger): void {
   let healthy = true;
   client.on("error", (err: Error) => {
     if (healthy) logger?.warn({ err, connection: name }, "redis unavailable; reconnecting");

@@ -9,9 +9,17 @@ import { taskChannel } from "../contract.js";
  *   task          <prefix>{t:<id>}         hash: scalar fields, `in:<key>`, `ans:<key>`
  *   its outcome   <prefix>{t:<id>}:out     JSON (large payloads stay out of the hash)
  *   its lease     <prefix>{t:<id>}:lease   the owner's token, PX leaseMs
+ *   live index    <prefix>{live:<n>}       sorted set of task ids by createdAt, n < LIVE_SHARDS
+ *   lock          <prefix>{lock:<name>}    SET NX PX holder (the reaper's guard)
  *   all tasks     <prefix>{all}:tasks      sorted set by expiry (admin listing)
  *   channel       <prefix>ch:<name>        pub/sub is not slot-bound; no tag needed
+ *
+ * The live index is split over LIVE_SHARDS sorted sets, each its own hash tag, so in Redis
+ * Cluster it spreads over slots (and nodes) instead of making one hot key; the reaper reads
+ * every shard, each in its own slot.
  */
+export const LIVE_SHARDS = 16;
+
 export class RedisKeys {
   constructor(readonly prefix: string) {
     // A brace in the prefix would become the hash tag of every key and put all in one slot.
@@ -47,6 +55,21 @@ export class RedisKeys {
   /** A principal's task index (dialect A tasks/list), a sorted set by creation time. */
   principalTasks(principal: string): string {
     return `${this.prefix}{p:${principal}}`;
+  }
+
+  /** The live-index shard a task belongs to: a stable hash of its id. */
+  liveShardOf(taskId: string): string {
+    let h = 0;
+    for (let i = 0; i < taskId.length; i++) h = (h * 31 + taskId.charCodeAt(i)) >>> 0;
+    return this.liveShard(h % LIVE_SHARDS);
+  }
+
+  liveShard(n: number): string {
+    return `${this.prefix}{live:${n}}`;
+  }
+
+  lock(name: string): string {
+    return `${this.prefix}{lock:${name}}`;
   }
 
   /** Every task, for operators (the admin API), a sorted set by expiry time. */

@@ -1,8 +1,8 @@
 import type { Logger } from "pino";
-import type { Lease, NewTask, SessionRecord, Store, TaskChange, TaskFilter } from "../contract.js";
+import type { Lease, NewTask, OrphanEnd, SessionRecord, Store, TaskChange, TaskFilter } from "../contract.js";
 import { decodeSession, encodeSession } from "../session-json.js";
 import { assertTtlMs } from "../ttl.js";
-import { RedisConnection } from "./connection.js";
+import { RedisConnection, type RedisTarget } from "./connection.js";
 import { RedisKeys } from "./keys.js";
 import { allScripts } from "./lua/index.js";
 import { admitTask } from "./lua/admit-task-1.js";
@@ -12,11 +12,13 @@ import { RedisTasks } from "./redis-tasks.js";
 import { ScriptRunner } from "./scripts.js";
 
 export interface RedisStoreOptions {
-  url: string;
+  target: RedisTarget;
   keyPrefix: string;
   logger?: Logger;
   /** Longest any store call may take while Redis is away, before StoreUnavailableError. */
   callTimeoutMs?: number;
+  /** Live-index entries the reaper reads per shard and page (tests make it small). */
+  orphanPageSize?: number;
 }
 
 /** The shared store: several replicas on one Redis (or Redis Cluster) see the same state. */
@@ -30,11 +32,11 @@ export class RedisStore implements Store {
 
   constructor(opts: RedisStoreOptions) {
     const callTimeoutMs = opts.callTimeoutMs ?? 1_000;
-    const connect = (name: string) => new RedisConnection({ url: opts.url, name, logger: opts.logger, callTimeoutMs });
+    const connect = (name: string) => new RedisConnection({ target: opts.target, name, logger: opts.logger, callTimeoutMs });
     this.keys = new RedisKeys(opts.keyPrefix);
     this.connection = connect("taskgate");
     this.scripts = new ScriptRunner(this.connection, allScripts);
-    this.tasks = new RedisTasks(this.connection, this.scripts, this.keys);
+    this.tasks = new RedisTasks(this.connection, this.scripts, this.keys, opts.orphanPageSize);
     this.bus = new RedisBus({
       publisher: this.connection,
       openSubscriber: () => connect("taskgate:subscriber"),
@@ -75,8 +77,8 @@ export class RedisStore implements Store {
     return this.tasks.addInputResponses(id, principal, responses, now);
   }
 
-  takeInputResponses(id: string, leaseToken: string, now: number) {
-    return this.tasks.takeInputResponses(id, leaseToken, now);
+  takeInputResponses(id: string, leaseToken: string, now: number, waitingFor?: readonly string[]) {
+    return this.tasks.takeInputResponses(id, leaseToken, now, waitingFor);
   }
 
   renewLeases(leases: ReadonlyArray<{ taskId: string; token: string }>, leaseMs: number) {
@@ -89,6 +91,22 @@ export class RedisStore implements Store {
 
   listTasks(principal: string, page: { cursor?: string; limit: number }) {
     return this.tasks.listTasks(principal, page);
+  }
+
+  findOrphans(createdBefore: number, limit: number) {
+    return this.tasks.orphans.findOrphans(createdBefore, limit);
+  }
+
+  reapTask(id: string, end: OrphanEnd) {
+    return this.tasks.orphans.reapTask(id, end);
+  }
+
+  claimTask(id: string, lease: Lease, statusMessage: string, now: number) {
+    return this.tasks.orphans.claimTask(id, lease, statusMessage, now);
+  }
+
+  acquireLock(name: string, holder: string, ttlMs: number) {
+    return this.tasks.orphans.acquireLock(name, holder, ttlMs);
   }
 
   listAllTasks(filter: TaskFilter, page: { cursor?: string; limit: number }) {

@@ -11,24 +11,35 @@ import { renewLease } from "./lua/renew-lease-2.js";
 import { takeInputResponses } from "./lua/take-input-responses-3.js";
 import { transitionTask } from "./lua/transition-task-3.js";
 import type { ScriptRunner } from "./scripts.js";
+import { LiveIndex } from "./live-index.js";
+import { RedisOrphans } from "./redis-orphans.js";
 import { RedisTaskIndex } from "./task-index.js";
 import { answersOf, array, leaseState, readCode, taskOf, transitionResult } from "./task-replies.js";
 
 /** Tasks in Redis: every change one Lua script (lua/), every read and every renewal one round trip. */
 export class RedisTasks implements TaskStore {
   private readonly index: RedisTaskIndex;
+  private readonly live: LiveIndex;
+  readonly orphans: RedisOrphans;
 
   constructor(
     connection: RedisConnection,
     private readonly scripts: ScriptRunner,
     private readonly keys: RedisKeys,
+    orphanPageSize?: number,
   ) {
     this.index = new RedisTaskIndex(connection, keys);
+    this.live = new LiveIndex(connection, keys);
+    this.orphans = new RedisOrphans(scripts, keys, this.live, (id) => this.getTask(id, null), orphanPageSize);
   }
 
-  /** The task is durable once the script answers; the list index follows (tasks/list only). */
+  /**
+   * The live index first (the reaper must be able to find every task that exists), then the
+   * task: durable once the script answers. The list index follows (tasks/list only).
+   */
   async createTask(task: NewTask, lease: Lease): Promise<TaskRecord> {
     assertToken(lease.token);
+    await this.live.add(task);
     const k = this.keys.taskKeys(task.id);
     const pairs = newTaskFields(task);
     const args = [lease.token, lease.leaseMs, expiresAt(task), this.keys.taskChannel(task.id), ...pairs.flat()];
@@ -70,10 +81,10 @@ export class RedisTasks implements TaskStore {
     return { accepted: array(accepted) as string[], task: taskOf(fields, outcome) };
   }
 
-  async takeInputResponses(id: string, leaseToken: string, now: number) {
+  async takeInputResponses(id: string, leaseToken: string, now: number, waitingFor: readonly string[] = []) {
     assertToken(leaseToken);
     const k = this.keys.taskKeys(id);
-    const reply = await this.scripts.run(takeInputResponses, [k.hash, k.outcome, k.lease], [leaseToken, now, this.keys.taskChannel(id)]);
+    const reply = await this.scripts.run(takeInputResponses, [k.hash, k.outcome, k.lease], [leaseToken, now, this.keys.taskChannel(id), ...waitingFor]);
     const read = readCode(takeInputResponses.name, reply, ["ok", "not_found", "stale_lease"]);
     if (read !== "ok") return { ok: false as const, reason: read as "not_found" | "stale_lease" };
     const [, taken, fields, outcome] = array(reply);

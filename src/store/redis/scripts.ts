@@ -55,6 +55,8 @@ export class ScriptRunner {
   async runEach(script: LuaScript, calls: readonly ScriptCall[]): Promise<unknown[]> {
     this.check(script, calls);
     if (calls.length === 0) return [];
+    // In a cluster the calls go out one by one and auto-pipelining batches them per node.
+    if (this.connection.isCluster) return Promise.all(calls.map(({ keys, args }) => this.run(script, keys, args)));
     return this.connection.call(async (client) => {
       const pipeline = client.pipeline();
       const command = commandOf(pipeline, script);

@@ -22,14 +22,23 @@ export class RedisTaskIndex {
     this.all = new RedisAllTasksIndex(connection, keys);
   }
 
-  /** One round trip for both indexes; the principal's lives as long as its newest task. */
+  /**
+   * One round trip for both indexes; the principal's lives as long as its newest task. In a
+   * cluster the two keys live in different slots, and a pipeline may hold one slot's keys only:
+   * there they go as two pipelines at once.
+   */
   async add(task: NewTask): Promise<void> {
     const index = this.keys.principalTasks(task.principal);
     const until = expiresAt(task);
-    await this.connection.call((c) => {
+    await this.connection.call(async (c) => {
       const pipeline = c.pipeline().zadd(index, task.createdAt, task.id).pexpireat(index, until, "NX").pexpireat(index, until, "GT");
-      this.all.addTo(pipeline, task);
-      return pipeline.exec();
+      if (!this.connection.isCluster) {
+        this.all.addTo(pipeline, task);
+        return pipeline.exec();
+      }
+      const all = c.pipeline();
+      this.all.addTo(all, task);
+      return Promise.all([pipeline.exec(), all.exec()]);
     });
   }
 

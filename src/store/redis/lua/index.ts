@@ -1,8 +1,11 @@
 import type { LuaScript } from "../scripts.js";
+import { acquireLock } from "./acquire-lock-1.js";
 import { admitTask } from "./admit-task-1.js";
 import { addInputResponses } from "./add-input-responses-2.js";
 import { createTask } from "./create-task-2.js";
 import { getTask } from "./get-task-2.js";
+import { probeTask } from "./probe-task-2.js";
+import { reapTask } from "./reap-task-3.js";
 import { releaseLease } from "./release-lease-1.js";
 import { renewLease } from "./renew-lease-2.js";
 import { takeInputResponses } from "./take-input-responses-3.js";
@@ -20,5 +23,8 @@ export const allScripts: readonly LuaScript[] = [
   takeInputResponses,
   renewLease,
   releaseLease,
+  probeTask,
+  reapTask,
+  acquireLock,
   admitTask,
 ];

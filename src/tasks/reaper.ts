@@ -1,0 +1,84 @@
+import type { OrphanEnd, TaskRecord } from "../store/contract.js";
+import type { RerunPolicy } from "./rerun-policy.js";
+import type { EngineDeps } from "./types.js";
+
+/** Orphans handled per sweep; the rest wait for the next one. */
+const BATCH = 500;
+const LOCK = "reaper";
+
+/** What the reaper hands back to the engine: run an orphan's call again here. */
+export type Adopt = (task: TaskRecord, statusMessage: string) => Promise<void>;
+
+/**
+ * Finds non-terminal tasks whose owner stopped renewing its lease, and ends them truthfully
+ * (design: Replicas). One replica at a time sweeps, guarded by a lock that lapses after one
+ * interval, so when the sweeping replica dies another takes over. Every change it makes is
+ * checked in the store (non-terminal, no lease), so an owner that comes back in time keeps its
+ * task, and two sweepers can never both act on one task.
+ */
+export class Reaper {
+  private timer?: NodeJS.Timeout;
+  private sweeping?: Promise<void>;
+
+  constructor(
+    private readonly deps: EngineDeps,
+    private readonly policy: RerunPolicy,
+    private readonly adopt: Adopt,
+    private readonly ended: (task: TaskRecord) => void,
+  ) {}
+
+  start(): void {
+    const { reaperIntervalMs } = this.deps.options;
+    this.timer = setInterval(() => void this.tick(), reaperIntervalMs);
+    this.timer.unref();
+  }
+
+  async stop(): Promise<void> {
+    clearInterval(this.timer);
+    await this.sweeping;
+  }
+
+  private tick(): void {
+    this.sweeping ??= this.sweep()
+      .catch((err: unknown) => this.deps.logger.warn({ err }, "reaper sweep failed"))
+      .finally(() => (this.sweeping = undefined));
+  }
+
+  /** One pass: take (or keep) the lock, then settle every orphan found. */
+  async sweep(): Promise<void> {
+    const { store, options, clock } = this.deps;
+    if (!(await store.acquireLock(LOCK, options.replicaId, options.reaperIntervalMs))) return;
+    // Only tasks older than one lease: a younger one cannot have lost its first lease yet, and
+    // its index entry may be one whose task is still being written (created right after it).
+    const orphans = await store.findOrphans(clock() - options.leaseMs, BATCH);
+    for (const task of orphans) await this.settle(task);
+  }
+
+  private async settle(task: TaskRecord): Promise<void> {
+    const run = this.policy.max > 1 ? ` (attempt ${task.attempt} of ${this.policy.max})` : "";
+    if (task.cancelRequested) {
+      const statusMessage = "Cancelled at the client's request; the replica running the call stopped before confirming it";
+      await this.end(task, { to: "cancelled", statusMessage, now: this.deps.clock() });
+    } else if (!task.parked && (await this.policy.allows(task))) {
+      // A parked call (an MRTR round) is still the client's synchronous call: its retry goes to
+      // the parked call, which a re-run elsewhere would not be, so it is only ever ended.
+      await this.adopt(task, `The replica running this call stopped${run}; running it again: attempt ${task.attempt + 1} of ${this.policy.max}`);
+    } else {
+      // -32603 is the internal error of both dialects (digest §2.14, §3.11); a failed task carries
+      // its error and a statusMessage (§3.6). "Or lost the task store": an owner cut off from
+      // Redis for leaseMs abandons its calls too.
+      const statusMessage = `The taskgate replica running this call stopped (or lost the task store) before it finished${run}`;
+      await this.end(task, { to: "failed", statusMessage, outcome: { error: { code: -32603, message: statusMessage } }, now: this.deps.clock() });
+    }
+  }
+
+  /** One checked change; counted and logged only when this reaper made it. */
+  private async end(task: TaskRecord, end: OrphanEnd): Promise<void> {
+    const ended = await this.deps.store.reapTask(task.id, end);
+    if (!ended.ok) return;
+    this.ended(ended.task);
+    this.deps.metrics.reaperAction(end.to);
+    this.deps.metrics.taskEnded(task.upstream, task.tool, end.to);
+    this.deps.logger.warn({ taskId: task.id, owner: task.owner, status: end.to }, "reaped a task whose owner stopped");
+  }
+}

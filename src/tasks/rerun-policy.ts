@@ -1,0 +1,56 @@
+import type { TaskRecord } from "../store/contract.js";
+import type { UpstreamCaller } from "./caller.js";
+import { ToolHints } from "./tool-hints.js";
+
+/** One upstream as the engine knows it: how to call it, and the config's word on re-running a tool. */
+export interface UpstreamEntry {
+  caller: UpstreamCaller;
+  /** `upstreams[].tools.<name>.retryOnOwnerLoss`: true or false overrides the annotations. */
+  retryOnOwnerLoss(tool: string): boolean | undefined;
+}
+
+/**
+ * Whether a task whose owner stopped may run again on a live replica (design: Replicas). Off
+ * unless `tasks.maxAttempts` > 1; then for tools the config marks `retryOnOwnerLoss: true`, or
+ * (unless the config says false) whose upstream annotations say `readOnlyHint` or
+ * `idempotentHint`. Never past `maxAttempts` runs, and never without the call's params.
+ */
+export class RerunPolicy {
+  private readonly upstreams = new Map<string, { entry: UpstreamEntry; hints: ToolHints }>();
+
+  constructor(
+    private readonly maxAttempts: number,
+    private readonly clock: () => number,
+  ) {}
+
+  add(name: string, entry: UpstreamEntry): void {
+    this.upstreams.set(name, { entry, hints: new ToolHints(entry.caller, this.clock) });
+  }
+
+  caller(upstream: string): UpstreamCaller | undefined {
+    return this.upstreams.get(upstream)?.entry.caller;
+  }
+
+  get max(): number {
+    return this.maxAttempts;
+  }
+
+  async allows(task: TaskRecord): Promise<boolean> {
+    if (task.attempt >= this.maxAttempts || task.requestParams === undefined) return false;
+    return this.mayRerun(task.upstream, task.tool);
+  }
+
+  /**
+   * Whether a call of this tool could ever run again. Only then does a task keep its arguments
+   * (README, Upstream credentials: tool arguments are not stored otherwise); with re-runs off
+   * this answers at once, without asking the upstream anything.
+   */
+  async mayRerun(upstream: string, tool: string): Promise<boolean> {
+    const known = this.upstreams.get(upstream);
+    if (!known || this.maxAttempts <= 1) return false;
+    const configured = known.entry.retryOnOwnerLoss(tool);
+    if (configured !== undefined) return configured;
+    const hints = await known.hints.of(tool).catch(() => undefined);
+    return hints?.readOnlyHint === true || hints?.idempotentHint === true;
+  }
+}

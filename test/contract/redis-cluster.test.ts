@@ -1,0 +1,47 @@
+import { Cluster } from "ioredis";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createStore } from "../../src/store/index.js";
+import { RedisKeys } from "../../src/store/redis/keys.js";
+import { startRedisCluster, type RedisClusterProcess } from "../helpers/redis-cluster.js";
+import { uniquePrefix } from "../helpers/redis.js";
+import { describeStoreContract } from "./store.contract.js";
+import { LEASE, newTask } from "./task-store.contract.js";
+
+let cluster: RedisClusterProcess;
+beforeAll(async () => {
+  cluster = await startRedisCluster(3);
+}, 60_000);
+afterAll(async () => cluster?.stop());
+
+// The same suite the single server and memory pass, on a real 3-master cluster.
+describeStoreContract("redis cluster", async () => createStore({ cluster: cluster.nodes, keyPrefix: uniquePrefix() }));
+
+describe("redis cluster layout", () => {
+  it("spreads tasks over the masters, each task's keys in one slot", async () => {
+    const prefix = uniquePrefix();
+    const store = createStore({ cluster: cluster.nodes, keyPrefix: prefix });
+    const raw = new Cluster(cluster.nodes);
+    try {
+      const tasks = Array.from({ length: 30 }, () => newTask());
+      for (const task of tasks) await store.createTask(task, LEASE);
+      const keys = new RedisKeys(prefix);
+      const slotOf = async (key: string) => Number(await raw.call("CLUSTER", "KEYSLOT", key));
+      const slots = new Set<number>();
+      for (const task of tasks) {
+        const k = keys.taskKeys(task.id);
+        const mine = await Promise.all([k.hash, k.outcome, k.lease].map(slotOf));
+        expect(new Set(mine).size).toBe(1);
+        slots.add(mine[0]!);
+      }
+      const masters = raw.nodes("master").length;
+      expect(masters).toBe(3);
+      expect(slots.size).toBeGreaterThan(1);
+      // Renewal of every lease still answers per task, across nodes.
+      const states = await store.renewLeases(tasks.map((t) => ({ taskId: t.id, token: LEASE.token })), 10_000);
+      expect(states.every((s) => s.held)).toBe(true);
+    } finally {
+      raw.disconnect();
+      await store.close();
+    }
+  });
+});
