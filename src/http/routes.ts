@@ -1,9 +1,9 @@
 import { Hono } from "hono";
-import { bodyLimit } from "hono/body-limit";
 import { decodeMessage } from "../jsonrpc/decode.js";
 import type { JsonRpcId } from "../jsonrpc/message.js";
 import type { Logger } from "../observability/logger.js";
 import type { Front } from "../dialects/front.js";
+import { bodySizeLimit } from "./body-size.js";
 import { GatewayError } from "./errors.js";
 import { jsonContentType, originGuard } from "./guards.js";
 import { parseAccept } from "./reply.js";
@@ -47,7 +47,7 @@ export function buildHttpApp(endpoints: readonly Endpoint[], health: Health, opt
 function mount(app: Hono, path: string, front: Front, options: HttpOptions, logger: Logger): void {
   const tooLarge = () => new GatewayError("payload_too_large", `the limit is ${options.maxBodyBytes} bytes`).toResponse();
   app.use(path, originGuard(options.allowedOrigins));
-  app.post(path, jsonContentType, bodyLimit({ maxSize: options.maxBodyBytes, onError: tooLarge }), async (c) => {
+  app.post(path, jsonContentType, bodySizeLimit(options.maxBodyBytes, tooLarge), async (c) => {
     const accepts = parseAccept(c.req.header("accept"));
     if (!accepts.json && !accepts.sse)
       return new GatewayError("not_acceptable", "Accept must include application/json or text/event-stream").toResponse();
@@ -62,7 +62,11 @@ function mount(app: Hono, path: string, front: Front, options: HttpOptions, logg
         protocolVersion: c.req.header("mcp-protocol-version"),
         mcpMethod: c.req.header("mcp-method"),
         mcpName: c.req.header("mcp-name"),
-        signal: c.req.raw.signal,
+        // A getter: the signal exists only for the few calls that wait on it (tasks/result), since
+        // creating it makes @hono/node-server build an AbortController for the request.
+        get signal() {
+          return c.req.raw.signal;
+        },
       });
     } catch (err) {
       if (err instanceof GatewayError) return err.toResponse(id);
