@@ -28,9 +28,9 @@ export class RedisStore implements Store {
 
   constructor(opts: RedisStoreOptions) {
     const callTimeoutMs = opts.callTimeoutMs ?? 1_000;
-    const connect = (name: string) => new RedisConnection({ url: opts.url, name, logger: opts.logger, callTimeoutMs });
+    const connect = (name: string, autoPipelining = false) => new RedisConnection({ url: opts.url, name, logger: opts.logger, callTimeoutMs, autoPipelining });
     this.keys = new RedisKeys(opts.keyPrefix);
-    this.connection = connect("taskgate");
+    this.connection = connect("taskgate", true);
     this.scripts = new ScriptRunner(this.connection, allScripts);
     this.tasks = new RedisTasks(this.connection, this.scripts, this.keys);
     this.bus = new RedisBus({
