@@ -12,7 +12,8 @@ const RELATED_TASK = "io.modelcontextprotocol/related-task";
  * answers written by any replica (tasks/update) are taken by the owner and answered upstream.
  */
 export class InputBridge {
-  private readonly pending = new Map<string, { frontId: JsonRpcId; timer: NodeJS.Timeout }>();
+  // Made at the first question: most calls never ask one, and an empty Map per held call adds up.
+  private pending?: Map<string, { frontId: JsonRpcId; timer: NodeJS.Timeout }>;
 
   constructor(
     private readonly taskId: string,
@@ -27,7 +28,7 @@ export class InputBridge {
     const key = `${request.method.split("/")[0]}-${randomBytes(6).toString("hex")}`;
     const timer = setTimeout(() => void this.expire(key), this.inputTimeoutMs);
     timer.unref();
-    this.pending.set(key, { frontId: request.id, timer });
+    (this.pending ??= new Map()).set(key, { frontId: request.id, timer });
     const change = { from: NON_TERMINAL, to: "input_required" as const, addInputRequests: { [key]: inputRequestOf(request) }, leaseToken: this.token, now: this.deps.clock() };
     void this.deps.store.transitionTask(this.taskId, change).then(
       (r) => (r.ok ? undefined : this.refuse(key, "the task can no longer take input")),
@@ -37,7 +38,7 @@ export class InputBridge {
 
   /** Deliver what tasks/update wrote: take the answers from the store, answer the upstream. */
   async deliver(): Promise<void> {
-    if (this.pending.size === 0) return;
+    if (!this.waiting) return;
     const taken = await this.deps.store.takeInputResponses(this.taskId, this.token, this.deps.clock());
     if (!taken.ok) return;
     for (const [key, value] of Object.entries(taken.responses)) {
@@ -48,17 +49,17 @@ export class InputBridge {
   }
 
   get waiting(): boolean {
-    return this.pending.size > 0;
+    return (this.pending?.size ?? 0) > 0;
   }
 
   close(): void {
-    for (const { timer } of this.pending.values()) clearTimeout(timer);
-    this.pending.clear();
+    for (const { timer } of this.pending?.values() ?? []) clearTimeout(timer);
+    this.pending?.clear();
   }
 
   /** Nobody answered within inputTimeoutMs: the upstream gets an error and the call goes on. */
   private async expire(key: string): Promise<void> {
-    if (!this.pending.has(key)) return;
+    if (!this.pending?.has(key)) return;
     await this.deps.store
       .transitionTask(this.taskId, { from: NON_TERMINAL, removeInputRequests: [key], leaseToken: this.token, now: this.deps.clock() })
       .catch(() => undefined);
@@ -73,10 +74,10 @@ export class InputBridge {
   }
 
   private take(key: string) {
-    const entry = this.pending.get(key);
+    const entry = this.pending?.get(key);
     if (!entry) return undefined;
     clearTimeout(entry.timer);
-    this.pending.delete(key);
+    this.pending?.delete(key);
     return entry;
   }
 }
