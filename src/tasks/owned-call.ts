@@ -23,8 +23,10 @@ export class OwnedCall {
   private failReason?: string;
   private lost = false;
   private readonly timers: NodeJS.Timeout[] = [];
-  private readonly throttle: Throttle;
-  private readonly input: InputBridge;
+  // Both made on first use: most calls send no progress and ask nothing, and 10,000 held calls
+  // would each carry them (with their closures) for nothing.
+  private throttle?: Throttle;
+  private input?: InputBridge;
   lastRenewedAt: number;
 
   constructor(
@@ -35,22 +37,20 @@ export class OwnedCall {
     private readonly onDone: (taskId: string) => void,
   ) {
     this.lastRenewedAt = deps.clock();
-    this.throttle = new Throttle(deps.options.statusWriteIntervalMs, (message) => void this.writeStatus(message));
-    const ttlLeft = task.createdAt + task.ttlMs - deps.clock();
-    const inputTimeoutMs = Math.max(1, Math.min(deps.options.inputTimeoutMs ?? ttlLeft, ttlLeft));
-    this.input = new InputBridge(task.id, token, call, deps, inputTimeoutMs);
     this.sink = new TaskSink({
       progress: (params) => {
         const message = statusFromProgress(params);
-        if (message) this.throttle.push(message);
+        if (!message) return;
+        this.throttle ??= new Throttle(deps.options.statusWriteIntervalMs, (m) => void this.writeStatus(m));
+        this.throttle.push(message);
       },
-      request: (request) => this.input.offer(request),
+      request: (request) => this.inputBridge().offer(request),
     });
   }
 
-  /** Answers may be waiting in the store (a hint or a lease renewal said so). */
+  /** Answers may be waiting in the store (a hint or a lease renewal said so); only a call that asked waits for any. */
   deliverInput(): void {
-    void this.input.deliver().catch((err: unknown) => this.deps.logger.warn({ err, taskId: this.task.id }, "could not deliver input answers"));
+    void this.input?.deliver().catch((err: unknown) => this.deps.logger.warn({ err, taskId: this.task.id }, "could not deliver input answers"));
   }
 
   /** Follow the running upstream call to its end. */
@@ -85,8 +85,8 @@ export class OwnedCall {
 
   private async finish(response: JsonRpcResponse): Promise<void> {
     this.timers.forEach(clearTimeout);
-    this.throttle.stop();
-    this.input.close();
+    this.throttle?.stop();
+    this.input?.close();
     try {
       if (!this.lost) await this.write(this.ending(response));
     } catch (err) {
@@ -123,6 +123,16 @@ export class OwnedCall {
     await this.deps.store.transitionTask(this.task.id, change).catch((err: unknown) => {
       this.deps.logger.debug({ err, taskId: this.task.id }, "statusMessage write failed");
     });
+  }
+
+  private inputBridge(): InputBridge {
+    if (!this.input) {
+      const { task, deps } = this;
+      const ttlLeft = task.createdAt + task.ttlMs - deps.clock();
+      const inputTimeoutMs = Math.max(1, Math.min(deps.options.inputTimeoutMs ?? ttlLeft, ttlLeft));
+      this.input = new InputBridge(task.id, this.token, this.call, deps, inputTimeoutMs);
+    }
+    return this.input;
   }
 
   private later(ms: number, fn: () => void): void {
