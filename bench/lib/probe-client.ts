@@ -5,6 +5,7 @@ import type { Tracked } from "./procs.js";
 /** What fixtures/probe.ts reports from inside a taskgate process. */
 export interface ProbeReading {
   redisWrites: number;
+  redisCommands: number;
   rss: number;
   heapUsed: number;
   heapTotal: number;

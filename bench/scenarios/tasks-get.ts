@@ -11,8 +11,9 @@ import { ratio, times } from "./compare.js";
 /**
  * b. Polling a completed task, the hottest path of a tasks client, against the cheapest thing the
  * same stack can answer. Redis round trips per poll are counted inside taskgate by the bench's
- * probe (writes of the Redis client); INFO commandstats around the same window says which
- * commands ran, a script's own included.
+ * probe (commands the Redis client sent: each one request and one reply; concurrent polls share
+ * socket writes, counted apart); INFO commandstats around the same window says which commands
+ * ran, a script's own included.
  */
 export const tasksGet: Scenario = {
   id: "b",
@@ -47,6 +48,7 @@ export const tasksGet: Scenario = {
       out.figure("tasks/get vs server/discover", times(ratio(polls.measurement, local)));
       const roundTrips = polls.roundTripsPerPoll;
       out.figure("Redis commands per poll (a script's own commands included)", describeCalls(polls.commands, polls.measurement));
+      out.figure("Redis socket writes per poll (concurrent polls share one)", `${polls.writesPerPoll}`);
       out.target("Redis round trips per poll", `${roundTrips}`, Math.abs(roundTrips - 1) <= 0.05);
     } finally {
       await Promise.all(servers.map((s) => s.proc.stop()));
@@ -60,13 +62,19 @@ export const tasksGet: Scenario = {
  */
 async function counted(ctx: BenchContext, server: Server, spec: LoadSpec) {
   if (ctx.load.warmupS > 0) await measure(spec, { ...ctx.load, durationS: ctx.load.warmupS, warmupS: 0 });
-  const before = { calls: await ctx.redis.commandCalls(), writes: (await readProbe(server.proc)).redisWrites };
+  const before = { calls: await ctx.redis.commandCalls(), ...(await readProbe(server.proc)) };
   const measurement = await measure(spec, { ...ctx.load, warmupS: 0 });
   // Let the last requests autocannon dropped at its deadline finish before counting.
   await sleep(200);
-  const after = { calls: await ctx.redis.commandCalls(), writes: (await readProbe(server.proc)).redisWrites };
+  const after = { calls: await ctx.redis.commandCalls(), ...(await readProbe(server.proc)) };
   const answered = Math.max(1, measurement.requests + measurement.failures);
-  return { measurement, commands: commandDelta(before.calls, after.calls), roundTripsPerPoll: round((after.writes - before.writes) / answered, 2) };
+  return {
+    measurement,
+    commands: commandDelta(before.calls, after.calls),
+    // Each command sent is one request and one reply: a poll that sends one waits one round trip.
+    roundTripsPerPoll: round((after.redisCommands - before.redisCommands) / answered, 2),
+    writesPerPoll: round((after.redisWrites - before.redisWrites) / answered, 2),
+  };
 }
 
 function describeCalls(commands: ReturnType<typeof commandDelta>, m: Measurement): string {

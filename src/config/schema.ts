@@ -103,7 +103,15 @@ export const ConfigSchema = z
       .strict()
       .prefault({}),
     sessions: z
-      .object({ idleTtlMs: z.number().int().positive().default(24 * 3600 * 1000).describe("A legacy-era session unused this long expires.") })
+      .object({
+        idleTtlMs: z.number().int().positive().default(24 * 3600 * 1000).describe("A legacy-era session unused this long expires."),
+        cacheMs: z
+          .number()
+          .int()
+          .nonnegative()
+          .default(1000)
+          .describe("How long a replica reuses a session record it read, instead of asking the store on every call (at most half of idleTtlMs). An ended session is dropped on every replica at once by a pub/sub hint; if that hint is lost, another replica may accept the ended session for up to this long. 0: read the store on every call."),
+      })
       .strict()
       .prefault({}),
     tasks: z

@@ -1,5 +1,4 @@
 import { Hono } from "hono";
-import { bodyLimit } from "hono/body-limit";
 import { decodeMessage } from "../jsonrpc/decode.js";
 import type { JsonRpcId } from "../jsonrpc/message.js";
 import type { Logger } from "../observability/logger.js";
@@ -10,6 +9,7 @@ import type { Audit } from "../observability/audit.js";
 import { authGuard, type CallerEnv } from "./auth-guard.js";
 import type { CallerLimits } from "./caller-limits.js";
 import { ShuttingDownError } from "../tasks/types.js";
+import { bodySizeLimit } from "./body-size.js";
 import { GatewayError } from "./errors.js";
 import { hostGuard, jsonContentType, originGuard } from "./guards.js";
 import { noteMethod, observeRequests } from "./observe.js";
@@ -84,7 +84,7 @@ function mount(app: Hono<CallerEnv>, path: string, front: Front, options: HttpOp
   app.use(path, hostGuard(options.allowedHosts, security.listenHost));
   app.use(path, originGuard(options.allowedOrigins));
   app.use(path, authGuard(security.auth, security.realm, security.audit));
-  app.post(path, jsonContentType, bodyLimit({ maxSize: options.maxBodyBytes, onError: tooLarge }), async (c) => {
+  app.post(path, jsonContentType, bodySizeLimit(options.maxBodyBytes, tooLarge), async (c) => {
     const accepts = parseAccept(c.req.header("accept"));
     if (!accepts.json && !accepts.sse)
       return new GatewayError("not_acceptable", "Accept must include application/json or text/event-stream").toResponse();
@@ -108,7 +108,11 @@ function mount(app: Hono<CallerEnv>, path: string, front: Front, options: HttpOp
         protocolVersion: c.req.header("mcp-protocol-version"),
         mcpMethod: c.req.header("mcp-method"),
         mcpName: c.req.header("mcp-name"),
-        signal: c.req.raw.signal,
+        // A getter: the signal exists only for the few calls that wait on it (tasks/result), since
+        // creating it makes @hono/node-server build an AbortController for the request.
+        get signal() {
+          return c.req.raw.signal;
+        },
         principal,
       }));
     } catch (err) {

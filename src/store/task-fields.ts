@@ -62,6 +62,8 @@ export function encodeAnswer(value: unknown): string {
 }
 
 const int = z.string().regex(/^-?\d+$/).transform(Number);
+// Built once: a schema built inside a transform would be rebuilt on every read of a task.
+const CapabilitiesJson = z.record(z.string(), z.unknown());
 const Scalars = z.object({
   id: z.string(), principal: z.string(), dialect: z.enum(["A", "B"]), upstream: z.string(), tool: z.string(),
   status: z.enum(["working", "input_required", "completed", "failed", "cancelled"]),
@@ -69,10 +71,10 @@ const Scalars = z.object({
   revision: int, owner: z.string(), upstreamRequestId: z.string().optional(),
   cancelRequested: z.enum(["0", "1"]).transform((v) => v === "1"),
   parked: z.literal("1").optional().transform((v) => v === "1"),
-  clientCapabilities: z.string().transform((json) => z.record(z.string(), z.unknown()).parse(JSON.parse(json))),
+  clientCapabilities: z.string().transform((json) => CapabilitiesJson.parse(JSON.parse(json))),
   // Tasks written before attempts were counted read as the first.
   attempt: int.default(1),
-  requestParams: z.string().transform((json) => z.record(z.string(), z.unknown()).parse(JSON.parse(json))).optional(),
+  requestParams: z.string().transform((json) => CapabilitiesJson.parse(JSON.parse(json))).optional(),
 });
 const InputRequestJson = z.object({ method: z.string(), params: z.record(z.string(), z.unknown()).optional() }) satisfies z.ZodType<InputRequest>;
 const OutcomeJson = z.union([

@@ -59,12 +59,12 @@ export class InputBridge {
   }
 
   get waiting(): boolean {
-    return this.pending.size > 0;
+    return (this.pending?.size ?? 0) > 0;
   }
 
   close(): void {
-    for (const { timer } of this.pending.values()) clearTimeout(timer);
-    this.pending.clear();
+    for (const { timer } of this.pending?.values() ?? []) clearTimeout(timer);
+    this.pending?.clear();
   }
 
   private startClock(key: string, parked: boolean): void {
@@ -93,10 +93,10 @@ export class InputBridge {
   }
 
   private take(key: string) {
-    const entry = this.pending.get(key);
+    const entry = this.pending?.get(key);
     if (!entry) return undefined;
     clearTimeout(entry.timer);
-    this.pending.delete(key);
+    this.pending?.delete(key);
     return entry;
   }
 }

@@ -24,8 +24,10 @@ export class OwnedCall {
   private failReason?: string;
   private lost = false;
   private readonly timers: NodeJS.Timeout[] = [];
-  private readonly throttle: Throttle;
-  private readonly input: InputBridge;
+  // Both made on first use: most calls send no progress and ask nothing, and 10,000 held calls
+  // would each carry them (with their closures) for nothing.
+  private throttle?: Throttle;
+  private input?: InputBridge;
   lastRenewedAt: number;
 
   constructor(
@@ -36,23 +38,23 @@ export class OwnedCall {
     private readonly onDone: (taskId: string) => void,
   ) {
     this.lastRenewedAt = deps.clock();
-    this.throttle = new Throttle(deps.options.statusWriteIntervalMs, (message) => void this.writeStatus(message));
-    const ttlLeft = task.createdAt + task.ttlMs - deps.clock();
-    const bound = (ms: number | undefined) => Math.max(1, Math.min(ms ?? ttlLeft, ttlLeft));
-    this.input = new InputBridge(task.id, token, call, deps, { taskMs: bound(deps.options.inputTimeoutMs), parkedMs: bound(deps.options.mrtrTimeoutMs) });
     this.sink = new TaskSink({
       progress: (params) => {
         const message = statusFromProgress(params);
-        if (message) this.throttle.push(message);
+        if (!message) return;
+        this.throttle ??= new Throttle(deps.options.statusWriteIntervalMs, (m) => void this.writeStatus(m));
+        this.throttle.push(message);
       },
-      request: (request) => this.input.offer(request),
+      request: (request) => this.inputBridge().offer(request),
     });
   }
 
-  /** Answers may be waiting in the store (a hint or a lease renewal said so). */
+  /** Answers may be waiting in the store (a hint or a lease renewal said so); only a call that asked waits for any. */
   deliverInput(): void {
     // Retried while the store is away: an answer taken by a take whose reply was lost comes back.
-    void retryWhileUnavailable(() => this.input.deliver(), () => this.input.waiting && !this.lost).catch((err: unknown) => this.deps.logger.warn({ err, taskId: this.task.id }, "could not deliver input answers"));
+    const input = this.input;
+    if (!input) return;
+    void retryWhileUnavailable(() => input.deliver(), () => input.waiting && !this.lost).catch((err: unknown) => this.deps.logger.warn({ err, taskId: this.task.id }, "could not deliver input answers"));
   }
 
   /** Follow the running upstream call to its end. */
@@ -90,8 +92,8 @@ export class OwnedCall {
     if (this.lost) return;
     this.lost = true;
     this.timers.forEach(clearTimeout);
-    this.throttle.stop();
-    this.input.close();
+    this.throttle?.stop();
+    this.input?.close();
     try {
       if (release) await this.deps.store.releaseLease(this.task.id, this.token);
       else await this.write({ to: "failed", outcome: { error: { code: -32603, message } }, statusMessage: message });
@@ -107,8 +109,8 @@ export class OwnedCall {
 
   private async finish(response: JsonRpcResponse): Promise<void> {
     this.timers.forEach(clearTimeout);
-    this.throttle.stop();
-    this.input.close();
+    this.throttle?.stop();
+    this.input?.close();
     try {
       await this.writeUntilStored(bounded(this.ending(response), this.deps.options.maxResultBytes));
     } catch (err) {
@@ -166,6 +168,17 @@ export class OwnedCall {
     await this.deps.store.transitionTask(this.task.id, change).catch((err: unknown) => {
       this.deps.logger.debug({ err, taskId: this.task.id }, "statusMessage write failed");
     });
+  }
+
+  private inputBridge(): InputBridge {
+    if (!this.input) {
+      const { task, deps } = this;
+      // Bounded by what is left of the task's TTL when the first question arrives.
+      const ttlLeft = task.createdAt + task.ttlMs - deps.clock();
+      const bound = (ms: number | undefined) => Math.max(1, Math.min(ms ?? ttlLeft, ttlLeft));
+      this.input = new InputBridge(task.id, this.token, this.call, deps, { taskMs: bound(deps.options.inputTimeoutMs), parkedMs: bound(deps.options.mrtrTimeoutMs) });
+    }
+    return this.input;
   }
 
   private later(ms: number, fn: () => void): void {

@@ -55,6 +55,12 @@ export interface UpstreamRequest {
    */
   signal?: AbortSignal;
   /**
+   * Called with a function that stops waiting, with the same effect as aborting `signal` (the
+   * argument becomes the error's `cause`). For callers that hold many requests: an AbortSignal with
+   * its listener costs about a kilobyte per request, this one closure.
+   */
+  stopWaiting?: (stop: (reason?: unknown) => void) => void;
+  /**
    * Called with the upstream id as soon as it is assigned, before the message is written, so the
    * caller can map notifications/cancelled and related messages to it.
    */

@@ -7,6 +7,8 @@ export interface WaitOptions {
   timeoutMs?: number | undefined;
   /** The connector gave up on its own (timeout): nobody else knows to cancel upstream. */
   onTimeout?: (() => void) | undefined;
+  /** Receives a function that stops waiting, like aborting `signal` (UpstreamRequest.stopWaiting). */
+  stopWaiting?: ((stop: (reason?: unknown) => void) => void) | undefined;
 }
 
 interface Entry {
@@ -48,17 +50,22 @@ export class PendingRequests {
         this.entries.delete(id);
         this.onRelease(id);
       };
-      const onAbort = (): void => {
+      const stop = (cause: unknown): void => {
+        if (this.entries.get(id) !== entry) return; // settled already
         cleanup();
-        reject(this.abortError(id, options.method, signal?.reason));
+        reject(this.abortError(id, options.method, cause));
       };
-      this.entries.set(id, {
+      const onAbort = (): void => stop(signal?.reason);
+      const entry: Entry = {
         resolve: (r) => (cleanup(), resolve(r)),
         reject: (e) => (cleanup(), reject(e)),
-      });
+      };
+      this.entries.set(id, entry);
       if (signal?.aborted) return onAbort();
       signal?.addEventListener("abort", onAbort, { once: true });
       if (options.timeoutMs !== undefined) timer = setTimeout(() => this.expire(id, options), options.timeoutMs);
+      // Last: a caller that has already given up stops at once, and cleanup() clears the timer.
+      options.stopWaiting?.(stop);
     });
   }
 

@@ -144,14 +144,15 @@ export class SessionCore {
   private call(
     method: string,
     params: Record<string, unknown> | undefined,
-    opts: Pick<UpstreamRequest, "signal" | "onId"> & { timeoutMs?: number },
+    opts: Pick<UpstreamRequest, "signal" | "onId" | "stopWaiting"> & { timeoutMs?: number },
   ): Promise<JsonRpcResponse> {
     const id = this.pending.allocate();
     opts.onId?.(id);
     const timeoutMs = opts.timeoutMs ?? this.options.requestTimeoutMs;
     const onTimeout = (): void => this.cancelAfterTimeout(id, timeoutMs);
-    const response = this.pending.wait(id, { method, signal: opts.signal, timeoutMs, onTimeout });
-    if (opts.signal?.aborted) return response;
+    const response = this.pending.wait(id, { method, signal: opts.signal, timeoutMs, onTimeout, stopWaiting: opts.stopWaiting });
+    // Stopped before it was sent (aborted, or stopped at once): the upstream never sees it.
+    if (!this.pending.has(id)) return response;
     const message = params === undefined ? { jsonrpc: "2.0" as const, id, method } : { jsonrpc: "2.0" as const, id, method, params };
     this.link.send(message).catch((err: unknown) => this.pending.fail(id, toUpstreamError(err, this.options.name)));
     return response;

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { demoStdio, startGateway, type GatewayProcess } from "../helpers/processes.js";
-import { messagesOf, openSession, post } from "../helpers/raw.js";
+import { ACCEPT_BOTH, messagesOf, openSession, post } from "../helpers/raw.js";
 
 describe("bad input gets a well-formed answer and taskgate keeps serving", () => {
   let gw: GatewayProcess;
@@ -68,6 +68,21 @@ describe("bad input gets a well-formed answer and taskgate keeps serving", () =>
   it("answers a body over the limit with 413", async () => {
     const huge = { jsonrpc: "2.0", id: 6, method: "tools/call", params: { name: "echo", arguments: { text: "x".repeat(100 * 1024) } } };
     await expectError(await post(gw.mcpUrl, huge, { "mcp-session-id": session }), 413, -32600);
+  });
+
+  it("counts a chunked body, which declares no length, against the limit too", async () => {
+    const chunked = (message: unknown) =>
+      fetch(gw.mcpUrl, {
+        method: "POST",
+        headers: { "content-type": "application/json", accept: ACCEPT_BOTH, "mcp-session-id": session },
+        body: new Blob([JSON.stringify(message)]).stream(),
+        duplex: "half",
+      } as RequestInit);
+    const huge = { jsonrpc: "2.0", id: 10, method: "tools/call", params: { name: "echo", arguments: { text: "x".repeat(100 * 1024) } } };
+    await expectError(await chunked(huge), 413, -32600);
+    const small = await chunked({ jsonrpc: "2.0", id: 11, method: "ping" });
+    expect(small.status).toBe(200);
+    expect((await messagesOf(small))[0]).toMatchObject({ id: 11, result: {} });
   });
 
   it("answers an Origin that is not allowed with 403, and lets an allowed one through", async () => {

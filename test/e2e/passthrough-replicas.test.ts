@@ -3,13 +3,16 @@ import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { connectClient, textOf } from "../helpers/mcp-client.js";
 import { demoStdio, startGateway, type GatewayProcess } from "../helpers/processes.js";
 import { post } from "../helpers/raw.js";
+import { waitFor } from "../helpers/wait-for.js";
 
 describe("a legacy session opened on one taskgate process is served by another on the same Redis", () => {
   let a: GatewayProcess;
   let b: GatewayProcess;
   beforeAll(async () => {
     const store = { redisUrl: inject("redisUrl"), keyPrefix: `t${randomBytes(4).toString("hex")}:` };
-    const config = { store, upstreams: [{ name: "demo", path: "/mcp", stdio: demoStdio() }] };
+    // Sessions cached far longer than the test's deadlines: only the "session ended" hint between
+    // the processes can end a session on the other one in time.
+    const config = { store, sessions: { cacheMs: 60_000 }, upstreams: [{ name: "demo", path: "/mcp", stdio: demoStdio() }] };
     [a, b] = await Promise.all([startGateway(config), startGateway(config)]);
   });
   afterAll(async () => Promise.all([a?.stop(), b?.stop()]));
@@ -24,7 +27,9 @@ describe("a legacy session opened on one taskgate process is served by another o
 
     const del = await fetch(b.mcpUrl, { method: "DELETE", headers: { "mcp-session-id": sessionId } });
     expect(del.status).toBe(200);
-    const after = await post(a.mcpUrl, { jsonrpc: "2.0", id: 1, method: "tools/list" }, { "mcp-session-id": sessionId });
-    expect(after.status).toBe(404);
+    // The first process has the session cached; the hint reaches it asynchronously, within moments.
+    const listOnA = () => post(a.mcpUrl, { jsonrpc: "2.0", id: 1, method: "tools/list" }, { "mcp-session-id": sessionId });
+    await waitFor(async () => (await listOnA()).status === 404, { timeoutMs: 5_000, what: "the ended session to be refused on the first process" });
+    expect((await fetch(b.mcpUrl, { method: "DELETE", headers: { "mcp-session-id": sessionId } })).status).toBe(404);
   });
 });

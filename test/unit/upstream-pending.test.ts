@@ -37,6 +37,32 @@ describe("PendingRequests", () => {
     await expect(pending.wait(1, { method: "m", signal: AbortSignal.abort() })).rejects.toMatchObject({ reason: "closed" });
   });
 
+  it("stops waiting through the function handed to stopWaiting, once, like an abort", async () => {
+    const released: JsonRpcId[] = [];
+    const pending = new PendingRequests("u", (id) => released.push(id));
+    let stop: ((reason?: unknown) => void) | undefined;
+    const waiting = pending.wait(4, { method: "tools/call", stopWaiting: (s) => (stop = s) });
+    expect(pending.has(4)).toBe(true);
+    const reason = new Error("task cancelled");
+    stop!(reason);
+    stop!(reason);
+    await expect(waiting).rejects.toMatchObject({ reason: "closed", cause: reason });
+    expect(pending.has(4)).toBe(false);
+    expect(released).toEqual([4]);
+    expect(pending.settle({ jsonrpc: "2.0", id: 4, result: {} })).toBe(false);
+  });
+
+  it("a stop after the answer changes nothing", async () => {
+    const released: JsonRpcId[] = [];
+    const pending = new PendingRequests("u", (id) => released.push(id));
+    let stop: ((reason?: unknown) => void) | undefined;
+    const waiting = pending.wait(5, { method: "tools/call", stopWaiting: (s) => (stop = s) });
+    pending.settle({ jsonrpc: "2.0", id: 5, result: { ok: true } });
+    stop!();
+    await expect(waiting).resolves.toMatchObject({ result: { ok: true } });
+    expect(released).toEqual([5]);
+  });
+
   it("times out with 'timeout' and tells the caller so it can cancel upstream", async () => {
     const pending = new PendingRequests("u");
     let timedOut = false;

@@ -1,19 +1,18 @@
 import { randomBytes } from "node:crypto";
 import { GatewayError, storeCall } from "../../http/errors.js";
 import { StoreUnavailableError, type SessionRecord, type SessionStore } from "../../store/contract.js";
-import { SessionCache } from "./session-cache.js";
+import type { SessionCache } from "./session-cache.js";
 
 /**
  * Front sessions of the legacy era, kept in the store so any replica serves any session.
  * Ids are 256 random bits, base64url: unguessable, never sequential.
  */
 export class Sessions {
-  private readonly cache = new SessionCache();
-
   constructor(
     private readonly store: SessionStore,
     private readonly upstream: string,
     private readonly idleTtlMs: number,
+    private readonly cache: SessionCache,
   ) {}
 
   /**
@@ -30,7 +29,7 @@ export class Sessions {
       ...fields,
     };
     await storeCall(() => this.store.createSession(record, this.idleTtlMs));
-    this.cache.remember(record);
+    this.cache.put(record);
     return record;
   }
 
@@ -40,25 +39,38 @@ export class Sessions {
    */
   async require(header: string | undefined, principal?: string): Promise<SessionRecord> {
     if (!header) throw new GatewayError("session_required");
-    const record = await storeCall(() => this.read(header));
-    // A session opened at another path belongs to another upstream: it does not exist here.
-    if (!record || record.upstream !== this.upstream || !ownedBy(record, principal)) throw new GatewayError("session_not_found");
+    const record = this.cache.get(header) ?? (await this.read(header));
+    if (!ownedBy(record, principal)) throw new GatewayError("session_not_found");
     return record;
   }
 
+  /** Ending always asks the store: a second DELETE answers 404 even on a replica that cached the session. */
   async end(header: string | undefined, principal?: string): Promise<SessionRecord> {
-    const record = await this.require(header, principal);
-    this.cache.forget(record.id);
+    if (!header) throw new GatewayError("session_required");
+    const record = await this.read(header);
+    if (!ownedBy(record, principal)) throw new GatewayError("session_not_found");
     await storeCall(() => this.store.deleteSession(record.id));
+    await this.cache.ended(record.id);
+    return record;
+  }
+
+  private async read(id: string): Promise<SessionRecord> {
+    const record = await storeCall(() => this.fromStore(id));
+    // A session opened at another path belongs to another upstream: it does not exist here.
+    if (!record || record.upstream !== this.upstream) {
+      this.cache.forget(id);
+      throw new GatewayError("session_not_found");
+    }
     return record;
   }
 
   /** From the store; only while it does not answer, from the sessions this replica served lately. */
-  private async read(id: string): Promise<SessionRecord | undefined> {
+  private async fromStore(id: string): Promise<SessionRecord | undefined> {
     try {
       const record = await this.store.getSession(id, this.idleTtlMs);
-      if (record) this.cache.remember(record);
-      else this.cache.forget(id);
+      // Only a store read starts an entry's time, so a busy session is still re-read (and its
+      // idle expiry pushed out) every cache period.
+      if (record) this.cache.put(record);
       return record;
     } catch (err) {
       const cached = err instanceof StoreUnavailableError ? this.cache.recall(id) : undefined;

@@ -26,7 +26,10 @@ interface InFlight {
   client: FrontClient;
   frontId: JsonRpcId;
   sink: MessageSink;
-  abort: AbortController;
+  /** Set by cancel(): the call is answered as cancelled. */
+  abandoned?: boolean;
+  /** Stops waiting for the upstream's answer (a closure rather than an AbortSignal: see UpstreamRequest). */
+  stop?: () => void;
   upstreamId?: JsonRpcId;
   frontProgressToken?: string | number;
   cancelSent?: boolean;
@@ -90,13 +93,16 @@ export class Relay implements UpstreamCaller {
     if (this.byFront.has(key)) return failure(request.id, { code: -32600, message: `request id ${String(request.id)} is already in flight` });
     const local = this.answerLocally(client, request);
     if (local) return local;
-    const call: InFlight = { client, frontId: request.id, sink, abort: new AbortController() };
+    const call: InFlight = { client, frontId: request.id, sink };
     this.byFront.set(key, call);
     try {
       const response = await this.connector.request({
         method: request.method,
         params: this.withUpstreamProgressToken(request.params, call, options.trackProgress ?? false),
-        signal: call.abort.signal,
+        stopWaiting: (stop) => {
+          call.stop = stop;
+          if (call.abandoned) stop();
+        },
         onId: (upstreamId) => {
           call.upstreamId = upstreamId;
           this.byUpstreamId.set(upstreamId, call);
@@ -105,7 +111,7 @@ export class Relay implements UpstreamCaller {
       this.afterSuccess(client, request, response);
       return { ...response, id: request.id };
     } catch (err) {
-      return failure(request.id, call.abort.signal.aborted ? CANCELLED : upstreamFailure(this.connector.name, err));
+      return failure(request.id, call.abandoned ? CANCELLED : upstreamFailure(this.connector.name, err));
     } finally {
       this.forget(key, call);
     }
@@ -125,7 +131,10 @@ export class Relay implements UpstreamCaller {
       if (reason !== undefined) params.reason = reason;
       await this.connector.notify({ method: "notifications/cancelled", params }).catch(() => undefined);
     }
-    if (abandon) call.abort.abort();
+    if (abandon) {
+      call.abandoned = true;
+      call.stop?.();
+    }
   }
 
   /** The client's answer to a server→client request relayed to it. False when nothing waits for it. */

@@ -13,6 +13,13 @@ export interface ConnectionOptions {
   logger?: Logger;
   /** Longest a store call may take, waiting for the connection included. */
   callTimeoutMs: number;
+  /**
+   * Send the commands of one event-loop turn in one write (ioredis auto-pipelining, flushed by
+   * setImmediate). Each command is still its own request and reply, so a caller waits on one round
+   * trip as before; concurrent requests share the system calls, in taskgate and in Redis.
+   * Not for a subscriber connection.
+   */
+  autoPipelining?: boolean;
 }
 
 /** Reconnect soon after a restart, without hammering a server that stays down. */
@@ -42,6 +49,8 @@ export class RedisConnection {
       autoResendUnfulfilledCommands: false,
       commandTimeout: opts.callTimeoutMs,
       connectTimeout: 2_000,
+      // Concurrent commands leave in one write (one round trip for the commands of many requests).
+      enableAutoPipelining: opts.autoPipelining ?? false,
     };
     this.client =
       "url" in opts.target

@@ -32,9 +32,9 @@ export class RedisStore implements Store {
 
   constructor(opts: RedisStoreOptions) {
     const callTimeoutMs = opts.callTimeoutMs ?? 1_000;
-    const connect = (name: string) => new RedisConnection({ target: opts.target, name, logger: opts.logger, callTimeoutMs });
+    const connect = (name: string, autoPipelining = false) => new RedisConnection({ target: opts.target, name, logger: opts.logger, callTimeoutMs, autoPipelining });
     this.keys = new RedisKeys(opts.keyPrefix);
-    this.connection = connect("taskgate");
+    this.connection = connect("taskgate", true);
     this.scripts = new ScriptRunner(this.connection, allScripts);
     this.tasks = new RedisTasks(this.connection, this.scripts, this.keys, opts.orphanPageSize);
     this.bus = new RedisBus({

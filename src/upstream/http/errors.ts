@@ -25,19 +25,14 @@ export function badStatus(upstreamName: string, method: string, status: number, 
 }
 
 /** A body read to its end, but never more than `maxBytes` of it. */
-export async function readBounded(response: Response, maxBytes: number): Promise<string> {
-  if (!response.body) return "";
-  const reader = response.body.getReader();
+export async function readBounded(body: AsyncIterable<Uint8Array>, maxBytes: number): Promise<string> {
   const chunks: Uint8Array[] = [];
   let size = 0;
-  try {
-    for (let chunk = await reader.read(); !chunk.done; chunk = await reader.read()) {
-      size += chunk.value.length;
-      if (size > maxBytes) throw new Error(`response body exceeds ${maxBytes} bytes`);
-      chunks.push(chunk.value);
-    }
-  } finally {
-    await reader.cancel().catch(() => undefined);
+  // Throwing out of the loop cancels the body.
+  for await (const chunk of body) {
+    size += chunk.length;
+    if (size > maxBytes) throw new Error(`response body exceeds ${maxBytes} bytes`);
+    chunks.push(chunk);
   }
   return Buffer.concat(chunks).toString("utf8");
 }

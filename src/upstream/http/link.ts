@@ -4,6 +4,7 @@ import { isRequest, type JsonRpcId, type JsonRpcMessage } from "../../jsonrpc/me
 import type { Logger } from "../../observability/logger.js";
 import { injectTraceContext } from "../../observability/tracing.js";
 import { UpstreamError } from "../connector.js";
+import { UpstreamClient, type UpstreamResponse } from "./client.js";
 import { unreachable } from "./errors.js";
 import { acceptResponse } from "./response.js";
 
@@ -18,6 +19,8 @@ export interface HttpLinkHooks {
   unreachable(error: UpstreamError): void;
 }
 
+const RELEASED = new Error("nobody waits for this response stream any more");
+
 /** Messages of the handshake itself: a 404 on them is an answer, not a lost session to renew. */
 const HANDSHAKE = new Set(["initialize", "notifications/initialized"]);
 
@@ -29,6 +32,7 @@ export class HttpLink {
   sessionId: string | undefined;
   private closed = false;
   private readonly streams = new Map<JsonRpcId, AbortController>();
+  private readonly client = new UpstreamClient();
 
   constructor(
     readonly name: string,
@@ -40,7 +44,7 @@ export class HttpLink {
   async send(message: JsonRpcMessage): Promise<void> {
     let { response, sessionId } = await this.post(message);
     if (response.status === 404 && sessionId !== undefined && !("method" in message && HANDSHAKE.has(message.method))) {
-      await response.body?.cancel();
+      await response.discard();
       await this.hooks.sessionLost(sessionId);
       // A notification or an answer belonged to the lost session; only a request is worth repeating.
       if (!isRequest(message)) return;
@@ -74,8 +78,12 @@ export class HttpLink {
   }
 
   release(id: JsonRpcId): void {
-    this.streams.get(id)?.abort();
+    const controller = this.streams.get(id);
     this.streams.delete(id);
+    // A response usually arrives with the end of its stream in the same read: a turn later that
+    // stream is finished and the abort costs nothing (it would otherwise close a reusable
+    // connection). One shared reason: an abort without one builds a DOMException and its stack.
+    if (controller) setImmediate(() => controller.abort(RELEASED));
   }
 
   /** Ends every open stream; later sends fail as closed. */
@@ -83,6 +91,7 @@ export class HttpLink {
     this.closed = true;
     for (const controller of this.streams.values()) controller.abort();
     this.streams.clear();
+    this.client.close();
   }
 
   /** Best effort: the upstream can free the session now rather than on its own timeout. */
@@ -92,7 +101,7 @@ export class HttpLink {
     await response.body?.cancel();
   }
 
-  private async post(message: JsonRpcMessage): Promise<{ response: Response; sessionId: string | undefined }> {
+  private async post(message: JsonRpcMessage): Promise<{ response: UpstreamResponse; sessionId: string | undefined }> {
     if (this.closed) throw new UpstreamError(`upstream '${this.name}' is closed`, "closed");
     const sessionId = this.sessionId;
     const controller = new AbortController();
@@ -102,9 +111,9 @@ export class HttpLink {
     const headers = this.headers(accept);
     if (isInitialize) headers.delete("mcp-protocol-version");
     try {
-      const response = await fetch(this.config.url, { method: "POST", headers, body: JSON.stringify(message), signal: controller.signal });
-      const assigned = response.headers.get("mcp-session-id");
-      if (isInitialize && assigned !== null && response.ok) this.sessionId = assigned;
+      const response = await this.client.post(this.config.url, { headers, body: JSON.stringify(message), signal: controller.signal });
+      const assigned = response.header("mcp-session-id");
+      if (isInitialize && assigned !== undefined && response.ok) this.sessionId = assigned;
       return { response, sessionId };
     } catch (err) {
       if (controller.signal.aborted) throw new UpstreamError(`upstream '${this.name}': request abandoned`, "closed");

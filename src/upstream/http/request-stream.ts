@@ -15,9 +15,9 @@ const MAX_IDLE_RESUMES = 3;
  * Everything on it is related to that request. When the stream ends early and the upstream gave
  * event ids, it is resumed with GET + `Last-Event-ID` (spec: resumability and redelivery).
  */
-export async function followStream(link: HttpLink, first: ReadableStream<Uint8Array>, request: JsonRpcRequest): Promise<void> {
+export async function followStream(link: HttpLink, first: AsyncIterable<Uint8Array>, request: JsonRpcRequest): Promise<void> {
   const state = { lastEventId: undefined as string | undefined, retryMs: DEFAULT_RETRY_MS, events: 0 };
-  let body: ReadableStream<Uint8Array> | undefined = first;
+  let body: AsyncIterable<Uint8Array> | undefined = first;
   for (let idle = 0; ; ) {
     const before = state.events;
     const broken = body ? await readOne(link, body, request, state) : new Error("the upstream did not resume it");
@@ -33,7 +33,7 @@ export async function followStream(link: HttpLink, first: ReadableStream<Uint8Ar
 /** Reads one stream; returns why it broke, if it did not end cleanly. */
 async function readOne(
   link: HttpLink,
-  body: ReadableStream<Uint8Array>,
+  body: AsyncIterable<Uint8Array>,
   request: JsonRpcRequest,
   state: { lastEventId: string | undefined; retryMs: number; events: number },
 ): Promise<Error | undefined> {

@@ -1,6 +1,7 @@
 import { decodeMessage } from "../../jsonrpc/decode.js";
 import { isRequest, isResponse, type JsonRpcMessage, type JsonRpcRequest } from "../../jsonrpc/message.js";
 import { UpstreamError } from "../connector.js";
+import type { UpstreamResponse } from "./client.js";
 import { badStatus, MAX_MESSAGE_BYTES, readBounded } from "./errors.js";
 import type { HttpLink } from "./link.js";
 import { followStream } from "./request-stream.js";
@@ -9,22 +10,22 @@ import { followStream } from "./request-stream.js";
  * What the upstream answered to one POST (Streamable HTTP): 202 for a notification or an answer,
  * one JSON message, or an SSE stream carrying the response and whatever belongs to the request.
  */
-export async function acceptResponse(link: HttpLink, response: Response, message: JsonRpcMessage): Promise<void> {
+export async function acceptResponse(link: HttpLink, response: UpstreamResponse, message: JsonRpcMessage): Promise<void> {
   const method = "method" in message ? message.method : "a response";
   if (!response.ok) return acceptError(link, response, message, method);
-  const type = response.headers.get("content-type") ?? "";
-  if (isRequest(message) && type.includes("text/event-stream") && response.body) {
+  const type = response.header("content-type") ?? "";
+  if (isRequest(message) && type.includes("text/event-stream")) {
     // Read in the background: send() only reports that the upstream took the request.
     void followStream(link, response.body, message);
     return;
   }
   if (isRequest(message) && type.includes("application/json")) return acceptJson(link, response, message);
-  await response.body?.cancel();
+  await response.discard();
   if (isRequest(message))
     throw new UpstreamError(`upstream '${link.name}' answered ${method} with HTTP ${response.status} and no response (${type || "no body"})`, "protocol");
 }
 
-async function acceptJson(link: HttpLink, response: Response, request: JsonRpcRequest): Promise<void> {
+async function acceptJson(link: HttpLink, response: UpstreamResponse, request: JsonRpcRequest): Promise<void> {
   const text = await readBody(link, response, request.method);
   link.deliver(text, request.id);
   if (link.hooks.isWaiting(request.id))
@@ -35,7 +36,7 @@ async function acceptJson(link: HttpLink, response: Response, request: JsonRpcRe
  * An HTTP error can still carry the JSON-RPC response to our request, naming its id:
  * then it is a normal response, relayed untouched. Otherwise it is a transport failure.
  */
-async function acceptError(link: HttpLink, response: Response, message: JsonRpcMessage, method: string): Promise<void> {
+async function acceptError(link: HttpLink, response: UpstreamResponse, message: JsonRpcMessage, method: string): Promise<void> {
   const text = await readBody(link, response, method);
   const decoded = decodeMessage(text);
   if (isRequest(message) && decoded.ok && isResponse(decoded.message) && decoded.message.id === message.id) {
@@ -45,9 +46,9 @@ async function acceptError(link: HttpLink, response: Response, message: JsonRpcM
   throw badStatus(link.name, method, response.status, text);
 }
 
-async function readBody(link: HttpLink, response: Response, method: string): Promise<string> {
+async function readBody(link: HttpLink, response: UpstreamResponse, method: string): Promise<string> {
   try {
-    return await readBounded(response, MAX_MESSAGE_BYTES);
+    return await readBounded(response.body, MAX_MESSAGE_BYTES);
   } catch (err) {
     const detail = err instanceof Error ? err.message : String(err);
     throw new UpstreamError(`upstream '${link.name}' sent an unreadable body for ${method}: ${detail}`, "protocol");

@@ -8,6 +8,7 @@ import { SessionCore } from "../session-core.js";
 import { reapGroup, spawnUpstream, stopUpstream, type ExitInfo, type UpstreamProcess } from "./process.js";
 import { readMessages } from "./stdout-reader.js";
 import { StderrLog } from "./stderr-log.js";
+import { coalescedWrite } from "./coalesced-write.js";
 
 const INITIALIZE_TIMEOUT_MS = 30_000;
 
@@ -116,7 +117,7 @@ export class StdioConnector extends CoreConnector {
     const proc = this.proc;
     if (!proc || proc.hasExited()) return Promise.reject(new UpstreamError(`upstream '${this.name}' has no running process`, "exited"));
     return new Promise((resolve, reject) =>
-      proc.stdin.write(`${JSON.stringify(message)}\n`, (err) =>
+      coalescedWrite(proc.stdin, `${JSON.stringify(message)}\n`, (err) =>
         err ? reject(new UpstreamError(`cannot write to upstream '${this.name}': ${err.message}`, "exited")) : resolve(),
       ),
     );
