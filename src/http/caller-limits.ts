@@ -51,7 +51,9 @@ export class CallerLimits {
 
   /** Counts an SSE response against `key` until its body ends or the client goes away. */
   track(key: string, response: Response): Response {
-    if (!response.body || !(response.headers.get("content-type") ?? "").startsWith("text/event-stream")) return response;
+    // Content type first: reading `body` of @hono/node-server's light Response turns it into a
+    // full web Response, which then takes the slow streamed write path for every plain reply.
+    if (!(response.headers.get("content-type") ?? "").startsWith("text/event-stream") || !response.body) return response;
     this.streams.set(key, (this.streams.get(key) ?? 0) + 1);
     let open = true;
     const done = () => {
