@@ -117,14 +117,27 @@ export class StdioConnector extends CoreConnector {
     const proc = this.proc;
     if (!proc || proc.hasExited()) return Promise.reject(new UpstreamError(`upstream '${this.name}' has no running process`, "exited"));
     return new Promise((resolve, reject) =>
-      coalescedWrite(proc.stdin, `${JSON.stringify(message)}\n`, (err) =>
-        err ? reject(new UpstreamError(`cannot write to upstream '${this.name}': ${err.message}`, "exited")) : resolve(),
-      ),
+      coalescedWrite(proc.stdin, `${JSON.stringify(message)}\n`, (err) => {
+        if (!err) return resolve();
+        // A write to a child that just died fails with EPIPE (writes of a turn are flushed
+        // together, so this can come after the child was killed): its exit, which fails every
+        // call in flight with the exit status, is the better answer. Only a child that stays
+        // up after a failed write is reported by the write error.
+        const failed = () => reject(new UpstreamError(`cannot write to upstream '${this.name}': ${err.message}`, "exited"));
+        const timer = setTimeout(failed, WRITE_FAILURE_EXIT_WAIT_MS);
+        timer.unref();
+        void proc.exited.then(() => {
+          clearTimeout(timer);
+          resolve();
+        });
+      }),
     );
   }
 }
 
 const MAX_STDERR_IN_MESSAGE = 300;
+/** After a failed write, how long the child's exit may take to be the one that reports it. */
+const WRITE_FAILURE_EXIT_WAIT_MS = 1_000;
 
 /** The last stderr line usually says why (a missing module, a bad flag): worth putting in the message. */
 function exitMessage(info: ExitInfo, lastStderr: string | undefined): string {
