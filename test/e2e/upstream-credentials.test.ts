@@ -1,6 +1,9 @@
 import { randomBytes } from "node:crypto";
 import { createServer, request, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { ElicitRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { as, bearerAuth, legacy, openSessionAs, sha256 } from "../helpers/auth.js";
@@ -64,6 +67,7 @@ const AUTH = {
       { sha256: sha256("tok-alice"), principal: "alice" },
       { sha256: sha256("tok-alice-phone"), principal: "alice" },
       { sha256: sha256("tok-bob"), principal: "bob" },
+      { sha256: sha256("tok-bob-renewed"), principal: "bob" },
     ],
   },
 };
@@ -189,11 +193,42 @@ describe("upstream credentials with http.forwardAuthorization on", () => {
     ]);
   });
 
+  it("answers a question on a 2025-11-25 session's own stream with the token of the call, even when the answer brings a newer one", async () => {
+    let token = "Bearer tok-bob";
+    // The real SDK client; its token is renewed between the call and its answer to the question.
+    const transport = new StreamableHTTPClientTransport(new URL(`${gw.url}/parked`), {
+      fetch: (url, init) => {
+        const headers = new Headers(init?.headers);
+        headers.set("authorization", token);
+        return fetch(url, { ...init, headers });
+      },
+    });
+    const client = new Client({ name: "taskgate-test", version: "1.0.0" }, { capabilities: { elicitation: {} } });
+    client.setRequestHandler(ElicitRequestSchema, async () => {
+      token = "Bearer tok-bob-renewed";
+      return { action: "accept", content: { confirm: true } };
+    });
+    await client.connect(transport);
+    try {
+      const before = proxy.seen.length;
+      const result = await client.callTool({ name: "deploy", arguments: { service: "mail", seconds: 0.1 } });
+      expect(result.content).toEqual([{ type: "text", text: "Deployed mail" }]);
+      const sent = proxy.seen.slice(before).filter((r) => r.httpMethod === "POST" && (r.method === "tools/call" || r.method === undefined));
+      expect(sent.map((r) => [r.method ?? "answer", r.authorization])).toEqual([
+        ["tools/call", "Bearer tok-bob"],
+        ["answer", "Bearer tok-bob"],
+      ]);
+    } finally {
+      await client.close();
+    }
+  });
+
   it("sends taskgate's own requests with the static header only", () => {
     const own = proxy.seen.filter((r) => r.method === "initialize" || r.method === "notifications/initialized" || r.method === "tools/list" || r.httpMethod === "GET");
     // initialize, initialized, the session's GET stream and the engine's own tools/list (tool annotations).
     expect(new Set(own.map((r) => r.method ?? r.httpMethod))).toEqual(new Set(["initialize", "notifications/initialized", "tools/list", "GET"]));
     expect(new Set(own.map((r) => r.authorization))).toEqual(new Set([STATIC]));
+    // Answers went with the call's token: the newer ones that answered never reached the upstream.
     expect(new Set(proxy.seen.map((r) => r.authorization))).toEqual(new Set([STATIC, "Bearer tok-alice", "Bearer tok-bob"]));
   });
 

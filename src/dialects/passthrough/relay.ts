@@ -141,7 +141,8 @@ export class Relay implements UpstreamCaller {
     const pending = this.serverRequests.take(response.id, client.sessionId);
     if (!pending) return false;
     const outcome = "error" in response ? { error: response.error } : { result: response.result };
-    await this.connector.respond(pending.upstreamId, outcome, onBehalfOf(client));
+    // On behalf of the client whose call asked (the answer may come with a newer token of its session).
+    await this.connector.respond(pending.upstreamId, outcome, onBehalfOf(pending.client));
     return true;
   }
 
@@ -234,7 +235,7 @@ export class Relay implements UpstreamCaller {
     }
     const missing = missingClientCapability(request.method, request.params, call.client.capabilities);
     if (missing) return this.refuse(request, `the client did not declare the ${missing} capability`, -32601);
-    if (this.serverRequests.relay(request, call.client.sessionId, call.sink) === undefined)
+    if (this.serverRequests.relay(request, call.client, call.sink) === undefined)
       return this.refuse(request, "the client has no open stream for this call (it accepts no text/event-stream)");
   }
 

@@ -5,7 +5,7 @@ import type { Logger } from "../../observability/logger.js";
 import { injectTraceContext } from "../../observability/tracing.js";
 import { UpstreamError, type OnBehalf } from "../connector.js";
 import { UpstreamClient, type UpstreamResponse } from "./client.js";
-import { unreachable } from "./errors.js";
+import { unreachable, withoutCredentials } from "./errors.js";
 import { acceptResponse } from "./response.js";
 
 /** Where the link hands what it learns: the session core and the connector. */
@@ -45,6 +45,13 @@ export class HttpLink {
 
   async send(message: JsonRpcMessage, onBehalf?: OnBehalf): Promise<void> {
     const authorization = onBehalf?.authorization;
+    const sent = authorization === undefined ? Object.values(this.config.headers) : [authorization, ...Object.values(this.config.headers)];
+    await this.exchange(message, authorization).catch((err: unknown) => {
+      throw withoutCredentials(err, sent);
+    });
+  }
+
+  private async exchange(message: JsonRpcMessage, authorization: string | undefined): Promise<void> {
     let { response, sessionId } = await this.post(message, authorization);
     if (response.status === 404 && sessionId !== undefined && !("method" in message && HANDSHAKE.has(message.method))) {
       await response.discard();
