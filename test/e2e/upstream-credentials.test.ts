@@ -7,6 +7,7 @@ import { ElicitRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { as, bearerAuth, legacy, openSessionAs, sha256 } from "../helpers/auth.js";
+import { messagesOf } from "../helpers/raw.js";
 import { modern, WITH_TASKS } from "../helpers/modern.js";
 import { startDemoHttp, startGateway, type GatewayProcess, type RunningProcess } from "../helpers/processes.js";
 import { startRecordingProxy } from "../helpers/recording-proxy.js";
@@ -155,6 +156,23 @@ describe("upstream credentials with http.forwardAuthorization on", () => {
     expect(created.body.result).toMatchObject({ resultType: "task", status: "working" });
     await until(gw.mcpUrl, "tok-alice", created.body.result.taskId, "completed");
     expect(proxy.seen.slice(before).filter((r) => r.method === "tools/call").map((r) => r.authorization)).toEqual(["Bearer tok-alice"]);
+  });
+
+  it("sends a 2025-11-25 task call (dialect A) with the caller's token", async () => {
+    const session = await openSessionAs(gw.mcpUrl, as("bob"));
+    const headers = { ...as("bob"), "mcp-session-id": session };
+    const before = proxy.seen.length;
+    const call = { jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: "sleep", arguments: { seconds: 0.2 }, task: { ttl: 60_000 } } };
+    const [created] = await messagesOf(await legacy(gw.mcpUrl, call, headers));
+    const taskId = created.result.task.taskId as string;
+    await waitFor(
+      async () => {
+        const [got] = await messagesOf(await legacy(gw.mcpUrl, { jsonrpc: "2.0", id: 3, method: "tasks/get", params: { taskId } }, headers));
+        return got.result?.status === "completed" ? got.result : undefined;
+      },
+      { timeoutMs: 15_000, intervalMs: 50, what: `dialect A task ${taskId} to complete` },
+    );
+    expect(proxy.seen.slice(before).filter((r) => r.method === "tools/call").map((r) => r.authorization)).toEqual(["Bearer tok-bob"]);
   });
 
   it("answers a task's question with the token of the client whose call it is, not of the one who answered", async () => {
