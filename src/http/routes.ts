@@ -117,6 +117,8 @@ function mount(app: Hono<CallerEnv>, { path, front, forwardAuthorization }: Endp
         },
         principal,
         // Read only where the upstream forwards it, so elsewhere the secret goes no further than auth.
+        // Off by default: MCP authorization (Token Handling) forbids passing through a token issued
+        // to taskgate itself; the switch is for an upstream that is the token's audience (README).
         ...(forwardAuthorization ? forwarded(c.req.header("authorization")) : {}),
       }));
     } catch (err) {
