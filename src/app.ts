@@ -75,7 +75,7 @@ export async function startGateway(config: Config, logger: Logger): Promise<Gate
     const sessionCache = new SessionCache(store.bus, Math.min(config.sessions.cacheMs, config.sessions.idleTtlMs / 2));
     const legacy = new LegacyFront(new Sessions(store, u.name, config.sessions.idleTtlMs, sessionCache), relay, keepAliveMs, tasksA);
     const modern = new ModernFront(relay, tasksBHandlers({ engine, relay, upstream: u, tasks, requestState, maxInputResponsesBytes, ...(caller ? { caller } : {}) }), keepAliveMs);
-    return { name: u.name, path: u.path, front: new Front(legacy, modern) };
+    return { name: u.name, path: u.path, front: new Front(legacy, modern), forwardAuthorization: u.http?.forwardAuthorization === true };
   });
   const security = await securityOf(config, audit, logger);
   const httpOptions = { ...config.http, metricsEnabled: config.metrics.enabled };

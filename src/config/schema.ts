@@ -41,6 +41,10 @@ const HttpUpstream = z
       .default({})
       .describe("Sent with every request upstream (credentials); values may be `${ENV_NAME}`. Never logged."),
     requestTimeoutMs: z.number().int().positive().optional().describe("No limit when omitted: calls may be long."),
+    forwardAuthorization: z
+      .boolean()
+      .default(false)
+      .describe("Send each client's own Authorization header (over a static one) with what taskgate sends for that client's calls; taskgate's own requests carry only `headers`. HTTP only (refused under stdio). Never logged or stored."),
   })
   .strict();
 

@@ -16,6 +16,8 @@ export interface FrontRequest {
   signal?: AbortSignal;
   /** From the auth step (src/auth); undefined in auth mode none. */
   principal?: string;
+  /** The client's Authorization header, only for an upstream with `http.forwardAuthorization`. */
+  authorization?: string;
 }
 
 /**
@@ -31,7 +33,8 @@ export class Front {
   post(req: FrontRequest): Promise<Response> {
     if (isModern(req)) {
       const headers = { protocolVersion: req.protocolVersion, method: req.mcpMethod, name: req.mcpName };
-      return this.modern.post({ message: req.message, accepts: req.accepts, headers, principal: req.principal });
+      const { authorization } = req;
+      return this.modern.post({ message: req.message, accepts: req.accepts, headers, principal: req.principal, ...(authorization !== undefined ? { authorization } : {}) });
     }
     return this.legacy.post(req);
   }

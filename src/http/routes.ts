@@ -39,6 +39,8 @@ export interface Endpoint {
   name: string;
   path: string;
   front: Front;
+  /** `http.forwardAuthorization`: hand the client's own Authorization header inward with its request. */
+  forwardAuthorization?: boolean;
 }
 
 export interface Health {
@@ -62,9 +64,9 @@ export function buildHttpApp(endpoints: readonly Endpoint[], health: Health, opt
     const problems = await health.problems();
     return c.json(problems.length ? { status: "not ready", problems } : { status: "ready" }, problems.length ? 503 : 200);
   });
-  for (const { name, path, front } of endpoints) {
-    app.use(path, observeRequests(name, metrics, logger));
-    mount(app, path, front, options, logger, security, health);
+  for (const endpoint of endpoints) {
+    app.use(endpoint.path, observeRequests(endpoint.name, metrics, logger));
+    mount(app, endpoint, options, logger, security, health);
   }
   app.onError((err, c) => {
     if (err instanceof GatewayError) return err.toResponse();
@@ -78,7 +80,7 @@ export function buildHttpApp(endpoints: readonly Endpoint[], health: Health, opt
  * Steps in order: Host, Origin, authentication (the principal), then per method. Every entry point
  * below receives `principal` from the one auth step; a new one binds by passing it on.
  */
-function mount(app: Hono<CallerEnv>, path: string, front: Front, options: HttpOptions, logger: Logger, security: Security, health: Health): void {
+function mount(app: Hono<CallerEnv>, { path, front, forwardAuthorization }: Endpoint, options: HttpOptions, logger: Logger, security: Security, health: Health): void {
   const tooLarge = () => new GatewayError("payload_too_large", `the limit is ${options.maxBodyBytes} bytes`).toResponse();
   const { limits } = security;
   app.use(path, hostGuard(options.allowedHosts, security.listenHost));
@@ -114,6 +116,10 @@ function mount(app: Hono<CallerEnv>, path: string, front: Front, options: HttpOp
           return c.req.raw.signal;
         },
         principal,
+        // Read only where the upstream forwards it, so elsewhere the secret goes no further than auth.
+        // Off by default: MCP authorization (Token Handling) forbids passing through a token issued
+        // to taskgate itself; the switch is for an upstream that is the token's audience (README).
+        ...(forwardAuthorization ? forwarded(c.req.header("authorization")) : {}),
       }));
     } catch (err) {
       if (err instanceof GatewayError) return err.toResponse(id);
@@ -130,6 +136,11 @@ function mount(app: Hono<CallerEnv>, path: string, front: Front, options: HttpOp
   });
   app.delete(path, (c) => front.delete(c.req.header("mcp-session-id"), c.req.header("mcp-protocol-version"), c.get("principal")));
   app.all(path, () => new GatewayError("method_not_allowed").toResponse(null, { allow: "GET, POST, DELETE" }));
+}
+
+/** The header as the client sent it; absent stays absent, so the static one is used. */
+function forwarded(authorization: string | undefined): { authorization?: string } {
+  return authorization === undefined ? {} : { authorization };
 }
 
 /** Limits count per principal; without auth per legacy session, and all modern callers as one. */

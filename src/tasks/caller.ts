@@ -5,6 +5,12 @@ import type { MessageSink } from "../jsonrpc/sink.js";
 export interface CallClient {
   sessionId: string;
   capabilities: Record<string, unknown>;
+  /**
+   * The client's own Authorization header, present only when its upstream forwards it
+   * (`http.forwardAuthorization`). In memory only: a task record keeps the capabilities, never
+   * this, so a call run again on another replica after its owner stopped runs without it.
+   */
+  authorization?: string;
 }
 
 /**

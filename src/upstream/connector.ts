@@ -32,13 +32,13 @@ export interface UpstreamConnector {
    */
   request(req: UpstreamRequest): Promise<JsonRpcResponse>;
   /** Send a notification upstream (e.g. notifications/cancelled with an upstream request id). */
-  notify(notification: Omit<JsonRpcNotification, "jsonrpc">): Promise<void>;
+  notify(notification: Omit<JsonRpcNotification, "jsonrpc">, onBehalf?: OnBehalf): Promise<void>;
   /**
    * Answer a server→client request the upstream made (a `request` event). An answer to a request
    * that is no longer open (already answered, cancelled by the upstream, or from a session that
    * has since ended) is dropped without error, so retries are safe.
    */
-  respond(upstreamRequestId: JsonRpcId, outcome: { result: Record<string, unknown> } | { error: JsonRpcErrorObject }): Promise<void>;
+  respond(upstreamRequestId: JsonRpcId, outcome: { result: Record<string, unknown> } | { error: JsonRpcErrorObject }, onBehalf?: OnBehalf): Promise<void>;
 
   /** Messages from the upstream that are not responses: see `UpstreamEvent`. One listener. */
   onEvent(listener: (event: UpstreamEvent) => void): void;
@@ -46,7 +46,17 @@ export interface UpstreamConnector {
   close(): Promise<void>;
 }
 
-export interface UpstreamRequest {
+/**
+ * Whose message this is when it is made for one front client (not for the shared session).
+ * `authorization` is that client's own header, handed in only where the upstream forwards it
+ * (`http.forwardAuthorization`); the HTTP transport sends it over the static one, stdio has no
+ * headers. Held in memory for the message's life only: never logged, stored or put in errors.
+ */
+export interface OnBehalf {
+  authorization?: string | undefined;
+}
+
+export interface UpstreamRequest extends OnBehalf {
   method: string;
   params?: Record<string, unknown>;
   /**

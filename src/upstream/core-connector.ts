@@ -1,5 +1,5 @@
 import type { JsonRpcErrorObject, JsonRpcId, JsonRpcNotification, JsonRpcResponse } from "../jsonrpc/message.js";
-import type { InitializeResultLike, UpstreamConnector, UpstreamEvent, UpstreamRequest } from "./connector.js";
+import type { InitializeResultLike, OnBehalf, UpstreamConnector, UpstreamEvent, UpstreamRequest } from "./connector.js";
 import type { SessionCore } from "./session-core.js";
 
 /**
@@ -30,12 +30,12 @@ export abstract class CoreConnector implements UpstreamConnector {
     return this.core.request(req);
   }
 
-  notify(notification: Omit<JsonRpcNotification, "jsonrpc">): Promise<void> {
-    return this.core.notify(notification);
+  notify(notification: Omit<JsonRpcNotification, "jsonrpc">, onBehalf?: OnBehalf): Promise<void> {
+    return this.core.notify(notification, onBehalf);
   }
 
-  respond(upstreamRequestId: JsonRpcId, outcome: { result: Record<string, unknown> } | { error: JsonRpcErrorObject }): Promise<void> {
-    return this.core.respond(upstreamRequestId, outcome);
+  respond(upstreamRequestId: JsonRpcId, outcome: { result: Record<string, unknown> } | { error: JsonRpcErrorObject }, onBehalf?: OnBehalf): Promise<void> {
+    return this.core.respond(upstreamRequestId, outcome, onBehalf);
   }
 
   onEvent(listener: (event: UpstreamEvent) => void): void {

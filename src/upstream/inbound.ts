@@ -10,11 +10,11 @@ import {
   type JsonRpcResponse,
 } from "../jsonrpc/message.js";
 import type { Logger } from "../observability/logger.js";
-import type { UpstreamEvent } from "./connector.js";
+import type { OnBehalf, UpstreamEvent } from "./connector.js";
 import type { PendingRequests } from "./pending.js";
 
 interface Sender {
-  send(message: JsonRpcMessage): Promise<void>;
+  send(message: JsonRpcMessage, onBehalf?: OnBehalf): Promise<void>;
 }
 
 /**
@@ -40,12 +40,12 @@ export class Inbound {
   }
 
   /** Unknown, already answered, cancelled or from a lost session: dropped, so retries are safe. */
-  async respond(id: JsonRpcId, response: JsonRpcResponse): Promise<void> {
+  async respond(id: JsonRpcId, response: JsonRpcResponse, onBehalf?: OnBehalf): Promise<void> {
     if (!this.asked.delete(keyOf(id))) {
       this.logger.debug({ upstreamRequestId: id }, "dropped an answer to an upstream request that is no longer open");
       return;
     }
-    await this.sender.send(response);
+    await this.sender.send(response, onBehalf);
   }
 
   forgetAsked(): void {

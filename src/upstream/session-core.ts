@@ -1,15 +1,18 @@
 import type { JsonRpcErrorObject, JsonRpcId, JsonRpcMessage, JsonRpcNotification, JsonRpcResponse } from "../jsonrpc/message.js";
 import { failure, success } from "../jsonrpc/message.js";
 import type { Logger } from "../observability/logger.js";
-import { UpstreamError, type InitializeResultLike, type UpstreamEvent, type UpstreamRequest } from "./connector.js";
+import { UpstreamError, type InitializeResultLike, type OnBehalf, type UpstreamEvent, type UpstreamRequest } from "./connector.js";
 import { initializeParams, readInitializeResult } from "./handshake.js";
 import { Inbound } from "./inbound.js";
 import { PendingRequests } from "./pending.js";
 
 /** What a transport does for the core: write one message upstream. */
 export interface SessionLink {
-  /** Resolves once the message is handed over; a response comes back through `SessionCore.receive`. */
-  send(message: JsonRpcMessage): Promise<void>;
+  /**
+   * Resolves once the message is handed over; a response comes back through `SessionCore.receive`.
+   * `onBehalf`: the front client it is sent for, absent for taskgate's own messages.
+   */
+  send(message: JsonRpcMessage, onBehalf?: OnBehalf): Promise<void>;
   /** Nobody waits for this request any more (answered, aborted, timed out, failed). */
   release?(id: JsonRpcId): void;
 }
@@ -65,15 +68,15 @@ export class SessionCore {
     return this.call(req.method, req.params, req);
   }
 
-  async notify(notification: Omit<JsonRpcNotification, "jsonrpc">): Promise<void> {
+  async notify(notification: Omit<JsonRpcNotification, "jsonrpc">, onBehalf?: OnBehalf): Promise<void> {
     const handshake = this.handshakeInProgress();
     if (handshake) await handshake;
     this.assertReady();
-    await this.link.send({ jsonrpc: "2.0", ...notification });
+    await this.link.send({ jsonrpc: "2.0", ...notification }, onBehalf);
   }
 
-  respond(id: JsonRpcId, outcome: { result: Record<string, unknown> } | { error: JsonRpcErrorObject }): Promise<void> {
-    return this.inbound.respond(id, "result" in outcome ? success(id, outcome.result) : failure(id, outcome.error));
+  respond(id: JsonRpcId, outcome: { result: Record<string, unknown> } | { error: JsonRpcErrorObject }, onBehalf?: OnBehalf): Promise<void> {
+    return this.inbound.respond(id, "result" in outcome ? success(id, outcome.result) : failure(id, outcome.error), onBehalf);
   }
 
   /** For transports: one message the upstream sent; `relatedTo` when the transport knows it. */
@@ -144,7 +147,7 @@ export class SessionCore {
   private call(
     method: string,
     params: Record<string, unknown> | undefined,
-    opts: Pick<UpstreamRequest, "signal" | "onId" | "stopWaiting"> & { timeoutMs?: number },
+    opts: Pick<UpstreamRequest, "signal" | "onId" | "stopWaiting" | "authorization"> & { timeoutMs?: number },
   ): Promise<JsonRpcResponse> {
     const id = this.pending.allocate();
     opts.onId?.(id);
@@ -154,7 +157,8 @@ export class SessionCore {
     // Stopped before it was sent (aborted, or stopped at once): the upstream never sees it.
     if (!this.pending.has(id)) return response;
     const message = params === undefined ? { jsonrpc: "2.0" as const, id, method } : { jsonrpc: "2.0" as const, id, method, params };
-    this.link.send(message).catch((err: unknown) => this.pending.fail(id, toUpstreamError(err, this.options.name)));
+    const onBehalf = opts.authorization === undefined ? undefined : { authorization: opts.authorization };
+    this.link.send(message, onBehalf).catch((err: unknown) => this.pending.fail(id, toUpstreamError(err, this.options.name)));
     return response;
   }
 

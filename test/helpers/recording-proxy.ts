@@ -3,20 +3,26 @@ import type { AddressInfo } from "node:net";
 import { readBody } from "./otlp-receiver.js";
 
 export interface Recorded {
+  /** The JSON-RPC method of a POST (none for an answer to the upstream's request, nor for GET/DELETE). */
   method?: string;
   traceparent?: string;
+  /** The HTTP method, and the Authorization header as the upstream received it ("" when none). */
+  httpMethod?: string;
+  authorization?: string;
 }
 
-/** A loopback forwarder in front of an HTTP upstream that records each POST's JSON-RPC method and traceparent. */
+/** A loopback forwarder in front of an HTTP upstream that records each request's JSON-RPC method, traceparent and Authorization. */
 export async function startRecordingProxy(target: string): Promise<{ mcpUrl: string; seen: Recorded[]; close(): Promise<void> }> {
   const seen: Recorded[] = [];
   const to = new URL(target);
   const server: Server = createServer(async (req, res) => {
     const body = await readBody(req);
+    const httpMethod = req.method;
+    const authorization = req.headers.authorization ?? "";
     if (req.method === "POST") {
       const method = (JSON.parse(body) as { method?: string }).method;
-      seen.push({ method, traceparent: req.headers.traceparent as string | undefined });
-    }
+      seen.push({ method, traceparent: req.headers.traceparent as string | undefined, httpMethod, authorization });
+    } else seen.push({ httpMethod, authorization });
     const upstream = request({ hostname: to.hostname, port: to.port, path: to.pathname, method: req.method, headers: req.headers }, (up) => {
       res.writeHead(up.statusCode ?? 502, up.headers);
       up.pipe(res);

@@ -149,6 +149,14 @@ upstreams:
     ]);
   });
 
+  it("keeps forwarding the client's Authorization off unless an HTTP upstream turns it on, and refuses it under stdio", () => {
+    const on = writeConfig("upstreams:\n  - http: { url: http://x.example/mcp, forwardAuthorization: true }\n  - { name: b, path: /b, http: { url: http://y.example/mcp } }\n");
+    const upstreams = ok(load(["--config", on.file], {}, on.dir)).upstreams;
+    expect(upstreams.map((u) => u.http?.forwardAuthorization)).toEqual([true, false]);
+    const stdio = writeConfig("upstreams:\n  - stdio: { command: node, forwardAuthorization: true }\n");
+    expect(problems(load(["--config", stdio.file], {}, stdio.dir))).toEqual(["upstreams.0.stdio.forwardAuthorization: unknown key"]);
+  });
+
   it("reports a YAML syntax error with its line and column", () => {
     const { dir, file } = writeConfig("listen:\n  port: 8080\n  port: 9090\n");
     expect(problems(load(["--config", file], {}, dir))).toEqual(["taskgate.yaml:3:3: Map keys must be unique"]);

@@ -25,6 +25,8 @@ export interface LegacyRequest {
   protocolVersion?: string;
   signal?: AbortSignal;
   principal?: string;
+  /** Forwarded upstream with this request's calls (http.forwardAuthorization); never kept in the session. */
+  authorization?: string;
 }
 
 /**
@@ -45,9 +47,9 @@ export class LegacyFront {
     const session = await this.sessions.require(req.sessionId, req.principal);
     if (req.protocolVersion !== undefined && !isLegacyVersion(req.protocolVersion))
       throw new GatewayError("unsupported_protocol_version", req.protocolVersion);
-    const client = clientOf(session);
+    const client = clientOf(session, req.authorization);
     if (isRequest(message) && this.tasksA?.handles(session, message.method))
-      return this.tasksA.handle(session, message, req.accepts, req.signal);
+      return this.tasksA.handle(session, message, req.accepts, req.signal, req.authorization);
     if (isRequest(message)) {
       const reply = new CallReply(req.accepts, this.keepAliveMs);
       return reply.respond(this.relay.call(client, message, reply));
@@ -115,8 +117,11 @@ export class LegacyFront {
   }
 }
 
-function clientOf(session: SessionRecord): FrontClient {
-  return { sessionId: session.id, capabilities: session.clientCapabilities };
+/** Per request: the session record holds no Authorization, each POST brings its own. */
+function clientOf(session: SessionRecord, authorization?: string): FrontClient {
+  const client: FrontClient = { sessionId: session.id, capabilities: session.clientCapabilities };
+  if (authorization !== undefined) client.authorization = authorization;
+  return client;
 }
 
 function asRecord(value: unknown): Record<string, unknown> {

@@ -13,6 +13,8 @@ export interface ModernRequest {
   accepts: Accepts;
   headers: ModernHeaders;
   principal?: string;
+  /** Forwarded upstream with this request's calls (http.forwardAuthorization); in memory only. */
+  authorization?: string;
 }
 
 /** What the modern front hands a method handler. */
@@ -54,7 +56,7 @@ export class ModernFront {
     const call: ModernCall = {
       request: message,
       upstreamRequest: { ...message, params: upstreamParams(message.method, message.params) },
-      client: { sessionId: `m:${randomUUID()}`, capabilities },
+      client: { sessionId: `m:${randomUUID()}`, capabilities, ...(req.authorization !== undefined ? { authorization: req.authorization } : {}) },
       accepts: req.accepts,
       principal: req.principal ?? ANONYMOUS,
     };

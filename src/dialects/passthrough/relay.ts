@@ -14,13 +14,10 @@ import { UpstreamError, type UpstreamConnector, type UpstreamEvent } from "../..
 import { missingClientCapability } from "./capabilities.js";
 import { ServerRequests } from "./server-requests.js";
 import { SessionStreams } from "./session-streams.js";
-import { CANCELLED_CODE, type UpstreamCaller } from "../../tasks/caller.js";
+import { CANCELLED_CODE, type CallClient, type UpstreamCaller } from "../../tasks/caller.js";
 
 /** Who is on the other end of a relayed request. */
-export interface FrontClient {
-  sessionId: string;
-  capabilities: Record<string, unknown>;
-}
+export type FrontClient = CallClient;
 
 interface InFlight {
   client: FrontClient;
@@ -97,6 +94,7 @@ export class Relay implements UpstreamCaller {
     this.byFront.set(key, call);
     try {
       const response = await this.connector.request({
+        ...onBehalfOf(client),
         method: request.method,
         params: this.withUpstreamProgressToken(request.params, call, options.trackProgress ?? false),
         stopWaiting: (stop) => {
@@ -129,7 +127,7 @@ export class Relay implements UpstreamCaller {
       call.cancelSent = true;
       const params: Record<string, unknown> = { requestId: call.upstreamId };
       if (reason !== undefined) params.reason = reason;
-      await this.connector.notify({ method: "notifications/cancelled", params }).catch(() => undefined);
+      await this.connector.notify({ method: "notifications/cancelled", params }, onBehalfOf(call.client)).catch(() => undefined);
     }
     if (abandon) {
       call.abandoned = true;
@@ -143,7 +141,8 @@ export class Relay implements UpstreamCaller {
     const pending = this.serverRequests.take(response.id, client.sessionId);
     if (!pending) return false;
     const outcome = "error" in response ? { error: response.error } : { result: response.result };
-    await this.connector.respond(pending.upstreamId, outcome);
+    // On behalf of the client whose call asked (the answer may come with a newer token of its session).
+    await this.connector.respond(pending.upstreamId, outcome, onBehalfOf(pending.client));
     return true;
   }
 
@@ -236,7 +235,7 @@ export class Relay implements UpstreamCaller {
     }
     const missing = missingClientCapability(request.method, request.params, call.client.capabilities);
     if (missing) return this.refuse(request, `the client did not declare the ${missing} capability`, -32601);
-    if (this.serverRequests.relay(request, call.client.sessionId, call.sink) === undefined)
+    if (this.serverRequests.relay(request, call.client, call.sink) === undefined)
       return this.refuse(request, "the client has no open stream for this call (it accepts no text/event-stream)");
   }
 
@@ -259,6 +258,16 @@ export class Relay implements UpstreamCaller {
       this.logger.debug({ err, method }, "upstream state restore failed");
     });
   }
+}
+
+/**
+ * What is sent for one client's call (the call, its cancel, the client's answers to its questions)
+ * carries that client's Authorization where forwarded; taskgate's own messages (initialize,
+ * restoring subscriptions and the logging level, list refreshes) and session-wide notifications
+ * never do.
+ */
+function onBehalfOf(client: FrontClient): { authorization?: string } {
+  return client.authorization === undefined ? {} : { authorization: client.authorization };
 }
 
 function frontKey(sessionId: string, id: JsonRpcId): string {

@@ -1,9 +1,11 @@
 import type { JsonRpcId, JsonRpcRequest } from "../../jsonrpc/message.js";
 import type { MessageSink } from "../../jsonrpc/sink.js";
+import type { CallClient } from "../../tasks/caller.js";
 
 interface Pending {
   upstreamId: JsonRpcId;
-  sessionId: string;
+  /** The client whose call asked: its answer goes upstream on that client's behalf. */
+  client: CallClient;
   sink: MessageSink;
 }
 
@@ -19,9 +21,9 @@ export class ServerRequests {
   constructor(private readonly prefix: string) {}
 
   /** Relay `request` to `sink`; undefined when the sink cannot take it. */
-  relay(request: JsonRpcRequest, sessionId: string, sink: MessageSink): string | undefined {
+  relay(request: JsonRpcRequest, client: CallClient, sink: MessageSink): string | undefined {
     const frontId = `${this.prefix}-${++this.next}`;
-    this.pending.set(frontId, { upstreamId: request.id, sessionId, sink });
+    this.pending.set(frontId, { upstreamId: request.id, client, sink });
     if (sink.send({ ...request, id: frontId })) return frontId;
     this.pending.delete(frontId);
     return undefined;
@@ -31,7 +33,7 @@ export class ServerRequests {
   take(frontId: JsonRpcId, sessionId: string): Pending | undefined {
     const key = String(frontId);
     const entry = this.pending.get(key);
-    if (!entry || entry.sessionId !== sessionId) return undefined;
+    if (!entry || entry.client.sessionId !== sessionId) return undefined;
     this.pending.delete(key);
     return entry;
   }

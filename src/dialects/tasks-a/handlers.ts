@@ -5,7 +5,7 @@ import { CallReply, type Accepts } from "../../http/reply.js";
 import { failure, success, type JsonRpcRequest, type JsonRpcResponse } from "../../jsonrpc/message.js";
 import type { MessageSink } from "../../jsonrpc/sink.js";
 import { StoreUnavailableError, type SessionRecord, type TaskRecord } from "../../store/contract.js";
-import type { UpstreamCaller } from "../../tasks/caller.js";
+import type { CallClient, UpstreamCaller } from "../../tasks/caller.js";
 import type { TaskEngine } from "../../tasks/engine.js";
 import { toolPolicy } from "../../tasks/policy.js";
 import type { Relay } from "../passthrough/relay.js";
@@ -42,13 +42,14 @@ export class TasksA {
     return session.protocolVersion === DIALECT_A_VERSION && METHODS.has(method);
   }
 
-  async handle(session: SessionRecord, request: JsonRpcRequest, accepts: Accepts, signal?: AbortSignal): Promise<Response> {
+  /** `authorization`: the client's own header where the upstream forwards it (in memory only). */
+  async handle(session: SessionRecord, request: JsonRpcRequest, accepts: Accepts, signal?: AbortSignal, authorization?: string): Promise<Response> {
     try {
       switch (request.method) {
         case "tools/call":
-          return await this.toolsCall(session, request, accepts);
+          return await this.toolsCall(session, request, accepts, authorization);
         case "tools/list":
-          return await this.toolsList(session, request, accepts);
+          return await this.toolsList(session, request, accepts, authorization);
         case "tasks/result":
           return await this.result(session, request, accepts, signal);
         default:
@@ -79,20 +80,20 @@ export class TasksA {
     return true;
   }
 
-  private async toolsCall(session: SessionRecord, request: JsonRpcRequest, accepts: Accepts): Promise<Response> {
+  private async toolsCall(session: SessionRecord, request: JsonRpcRequest, accepts: Accepts, authorization: string | undefined): Promise<Response> {
     const { task, ...params } = request.params ?? {};
     const name = typeof params.name === "string" ? params.name : "";
     const policy = toolPolicy(this.deps.tasks, this.deps.upstream, name);
     if (task === undefined) {
       // §2.3: a required tool MUST be called as a task (-32601); -32600 is only a MAY (§6 A2).
       if (policy.taskSupport === "required") return Response.json(failure(request.id, { code: -32601, message: `Task augmentation required for tools/call requests: tool '${name}' runs only as a task` }));
-      return this.relayed(session, request, accepts);
+      return this.relayed(session, request, accepts, authorization);
     }
     if (policy.taskSupport === "forbidden") return Response.json(failure(request.id, { code: -32601, message: `Tool '${name}' does not support task-augmented calls` }));
     const created = await this.deps.engine.detachNow({
       caller: this.deps.caller ?? this.deps.relay,
       upstream: this.deps.upstream.name,
-      client: { sessionId: `a:${randomUUID()}`, capabilities: session.clientCapabilities },
+      client: { ...clientOf(session, authorization), sessionId: `a:${randomUUID()}` },
       principal: session.principal,
       dialect: "A",
       request: { ...request, params },
@@ -111,9 +112,9 @@ export class TasksA {
   }
 
   /** tools/list with `execution.taskSupport` from taskgate's policy, replacing the upstream's. */
-  private async toolsList(session: SessionRecord, request: JsonRpcRequest, accepts: Accepts): Promise<Response> {
+  private async toolsList(session: SessionRecord, request: JsonRpcRequest, accepts: Accepts, authorization: string | undefined): Promise<Response> {
     const reply = new CallReply(accepts, this.deps.keepAliveMs);
-    const work = this.deps.relay.call(clientOf(session), request, reply).then((r) => {
+    const work = this.deps.relay.call(clientOf(session, authorization), request, reply).then((r) => {
       if ("error" in r || !Array.isArray(r.result.tools)) return { ...r, id: request.id };
       const tools = (r.result.tools as Array<Record<string, unknown>>).map((tool) => ({
         ...tool,
@@ -124,9 +125,9 @@ export class TasksA {
     return reply.respond(work);
   }
 
-  private relayed(session: SessionRecord, request: JsonRpcRequest, accepts: Accepts): Promise<Response> {
+  private relayed(session: SessionRecord, request: JsonRpcRequest, accepts: Accepts, authorization: string | undefined): Promise<Response> {
     const reply = new CallReply(accepts, this.deps.keepAliveMs);
-    return reply.respond(this.deps.relay.call(clientOf(session), request, reply));
+    return reply.respond(this.deps.relay.call(clientOf(session, authorization), request, reply));
   }
 
   private async taskMethod(session: SessionRecord, request: JsonRpcRequest): Promise<Record<string, unknown>> {
@@ -201,6 +202,6 @@ async function found<T>(value: Promise<T | undefined>): Promise<T> {
   return v;
 }
 
-function clientOf(session: SessionRecord) {
-  return { sessionId: session.id, capabilities: session.clientCapabilities };
+function clientOf(session: SessionRecord, authorization?: string): CallClient {
+  return { sessionId: session.id, capabilities: session.clientCapabilities, ...(authorization !== undefined ? { authorization } : {}) };
 }

@@ -24,6 +24,18 @@ export function badStatus(upstreamName: string, method: string, status: number, 
   return new UpstreamError(`upstream '${upstreamName}' answered HTTP ${status} to ${method}${snippet ? `: ${snippet}` : ""}`, "protocol");
 }
 
+/**
+ * Our own error about an upstream answer quotes its body (a 401 page may echo the credential it
+ * refused); credentials sent with the request are cut out, whole or as the token after the
+ * scheme, so they reach neither a client nor a stored task's error.
+ */
+export function withoutCredentials(err: unknown, sent: Iterable<string>): unknown {
+  if (!(err instanceof UpstreamError)) return err;
+  const secrets = [...sent].flatMap((value) => [value, value.trim().split(/\s+/).at(-1) ?? ""]).filter((s) => s.length >= 4);
+  const message = secrets.reduce((text, secret) => text.split(secret).join("[redacted]"), err.message);
+  return message === err.message ? err : new UpstreamError(message, err.reason);
+}
+
 /** A body read to its end, but never more than `maxBytes` of it. */
 export async function readBounded(body: AsyncIterable<Uint8Array>, maxBytes: number): Promise<string> {
   const chunks: Uint8Array[] = [];

@@ -38,7 +38,7 @@ export class HttpConnector extends CoreConnector {
     });
     const initializeTimeoutMs = config.requestTimeoutMs ?? INITIALIZE_TIMEOUT_MS;
     const options = { name, logger, requestTimeoutMs: config.requestTimeoutMs, initializeTimeoutMs };
-    this.core = new SessionCore(options, { send: (m) => this.link.send(m), release: (id) => this.link.release(id) });
+    this.core = new SessionCore(options, { send: (m, onBehalf) => this.link.send(m, onBehalf), release: (id) => this.link.release(id) });
     this.retry = new RetryLoop(() => this.connect(), new Backoff(RECONNECT_INITIAL_MS, RECONNECT_MAX_MS), logger);
     logger.debug({ url: displayUrl(config.url) }, "http upstream configured");
   }

@@ -3,9 +3,9 @@ import { decodeMessage } from "../../jsonrpc/decode.js";
 import { isRequest, type JsonRpcId, type JsonRpcMessage } from "../../jsonrpc/message.js";
 import type { Logger } from "../../observability/logger.js";
 import { injectTraceContext } from "../../observability/tracing.js";
-import { UpstreamError } from "../connector.js";
+import { UpstreamError, type OnBehalf } from "../connector.js";
 import { UpstreamClient, type UpstreamResponse } from "./client.js";
-import { unreachable } from "./errors.js";
+import { unreachable, withoutCredentials } from "./errors.js";
 import { acceptResponse } from "./response.js";
 
 /** Where the link hands what it learns: the session core and the connector. */
@@ -32,6 +32,8 @@ export class HttpLink {
   sessionId: string | undefined;
   private closed = false;
   private readonly streams = new Map<JsonRpcId, AbortController>();
+  /** The client Authorization of requests sent on a client's behalf, while their stream may need resuming. */
+  private readonly forwarded = new Map<JsonRpcId, string>();
   private readonly client = new UpstreamClient();
 
   constructor(
@@ -41,22 +43,35 @@ export class HttpLink {
     readonly hooks: HttpLinkHooks,
   ) {}
 
-  async send(message: JsonRpcMessage): Promise<void> {
-    let { response, sessionId } = await this.post(message);
+  async send(message: JsonRpcMessage, onBehalf?: OnBehalf): Promise<void> {
+    const authorization = onBehalf?.authorization;
+    const sent = authorization === undefined ? Object.values(this.config.headers) : [authorization, ...Object.values(this.config.headers)];
+    await this.exchange(message, authorization).catch((err: unknown) => {
+      throw withoutCredentials(err, sent);
+    });
+  }
+
+  private async exchange(message: JsonRpcMessage, authorization: string | undefined): Promise<void> {
+    let { response, sessionId } = await this.post(message, authorization);
     if (response.status === 404 && sessionId !== undefined && !("method" in message && HANDSHAKE.has(message.method))) {
       await response.discard();
       await this.hooks.sessionLost(sessionId);
       // A notification or an answer belonged to the lost session; only a request is worth repeating.
       if (!isRequest(message)) return;
-      ({ response } = await this.post(message));
+      ({ response } = await this.post(message, authorization));
       if (response.status === 404) throw new UpstreamError(`upstream '${this.name}' lost its new session at once (HTTP 404)`, "protocol");
     }
     await acceptResponse(this, response, message);
   }
 
-  headers(extra: Record<string, string> = {}): Headers {
+  /**
+   * The static headers, then `extra`; `authorization` (a front client's own, for a message sent on
+   * its behalf) replaces a static Authorization. Only requests for one client carry it.
+   */
+  headers(extra: Record<string, string> = {}, authorization?: string): Headers {
     const headers = new Headers(this.config.headers);
     for (const [key, value] of Object.entries(extra)) headers.set(key, value);
+    if (authorization !== undefined) headers.set("authorization", authorization);
     const version = this.hooks.protocolVersion();
     if (version !== undefined) headers.set("mcp-protocol-version", version);
     if (this.sessionId !== undefined) headers.set("mcp-session-id", this.sessionId);
@@ -77,9 +92,15 @@ export class HttpLink {
     return this.streams.get(id)?.signal;
   }
 
+  /** The client Authorization request `id` was sent with, so resuming its stream sends it again. */
+  authorizationFor(id: JsonRpcId): string | undefined {
+    return this.forwarded.get(id);
+  }
+
   release(id: JsonRpcId): void {
     const controller = this.streams.get(id);
     this.streams.delete(id);
+    this.forwarded.delete(id);
     // A response usually arrives with the end of its stream in the same read: a turn later that
     // stream is finished and the abort costs nothing (it would otherwise close a reusable
     // connection). One shared reason: an abort without one builds a DOMException and its stack.
@@ -91,6 +112,7 @@ export class HttpLink {
     this.closed = true;
     for (const controller of this.streams.values()) controller.abort();
     this.streams.clear();
+    this.forwarded.clear();
     this.client.close();
   }
 
@@ -101,14 +123,15 @@ export class HttpLink {
     await response.body?.cancel();
   }
 
-  private async post(message: JsonRpcMessage): Promise<{ response: UpstreamResponse; sessionId: string | undefined }> {
+  private async post(message: JsonRpcMessage, authorization: string | undefined): Promise<{ response: UpstreamResponse; sessionId: string | undefined }> {
     if (this.closed) throw new UpstreamError(`upstream '${this.name}' is closed`, "closed");
     const sessionId = this.sessionId;
     const controller = new AbortController();
     if (isRequest(message)) this.streams.set(message.id, controller);
+    if (isRequest(message) && authorization !== undefined) this.forwarded.set(message.id, authorization);
     const isInitialize = "method" in message && message.method === "initialize";
     const accept = { accept: "application/json, text/event-stream", "content-type": "application/json" };
-    const headers = this.headers(accept);
+    const headers = this.headers(accept, authorization);
     if (isInitialize) headers.delete("mcp-protocol-version");
     try {
       const response = await this.client.post(this.config.url, { headers, body: JSON.stringify(message), signal: controller.signal });

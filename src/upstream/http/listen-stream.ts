@@ -55,7 +55,7 @@ export class ListenStream {
     }
     if (!response.ok || !response.body) {
       this.link.logger.warn({ status: response.status }, "upstream GET stream refused; retrying");
-      await response.body?.cancel();
+      await response.body?.cancel().catch(() => undefined);
       return "retry";
     }
     return this.read(response.body);
@@ -74,7 +74,9 @@ export class ListenStream {
 
   private async end(response: Response, why: string): Promise<"stop"> {
     this.link.logger.debug(why);
-    await response.body?.cancel();
+    // A 404 renews the session, which stops this stream at once: its body is then already
+    // aborted, and cancelling it rejects. Unhandled, that rejection would end the process.
+    await response.body?.cancel().catch(() => undefined);
     return "stop";
   }
 }

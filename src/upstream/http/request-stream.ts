@@ -26,7 +26,7 @@ export async function followStream(link: HttpLink, first: AsyncIterable<Uint8Arr
     idle = state.events > before ? 0 : idle + 1;
     if (state.lastEventId === undefined || idle > MAX_IDLE_RESUMES) return giveUp(link, request, broken);
     await pause(state.retryMs, signal);
-    body = await resume(link, state.lastEventId, signal).catch(() => undefined);
+    body = await resume(link, request, state.lastEventId, signal).catch(() => undefined);
   }
 }
 
@@ -52,8 +52,9 @@ async function readOne(
   }
 }
 
-async function resume(link: HttpLink, lastEventId: string, signal: AbortSignal): Promise<ReadableStream<Uint8Array> | undefined> {
-  const headers = link.headers({ accept: "text/event-stream", "last-event-id": lastEventId });
+/** A resumption belongs to the request: it carries the client Authorization the request was sent with. */
+async function resume(link: HttpLink, request: JsonRpcRequest, lastEventId: string, signal: AbortSignal): Promise<ReadableStream<Uint8Array> | undefined> {
+  const headers = link.headers({ accept: "text/event-stream", "last-event-id": lastEventId }, link.authorizationFor(request.id));
   const response = await fetch(link.config.url, { method: "GET", headers, signal });
   if (response.ok && response.body && (response.headers.get("content-type") ?? "").includes("text/event-stream")) return response.body;
   link.logger.warn({ status: response.status }, "upstream refused to resume a response stream");
