@@ -3,9 +3,10 @@ import type { Context, MiddlewareHandler } from "hono";
 import type { Authenticator, AuthResult } from "../auth/index.js";
 import type { Audit } from "../observability/audit.js";
 import { GatewayError } from "./errors.js";
+import type { ObservedEnv } from "./observe.js";
 
 /** What the auth step leaves on the request for the routes: the caller, once, from one place. */
-export type CallerEnv = { Variables: { principal: string | undefined } };
+export type CallerEnv = { Variables: { principal: string | undefined } } & ObservedEnv;
 
 /**
  * Authenticate every request to an MCP path before anything else reads it. Missing or bad
