@@ -76,16 +76,19 @@ export class Relay implements UpstreamCaller {
     const upstream = this.connector.name;
     const started = performance.now();
     const attributes = { "mcp.method": request.method, "taskgate.upstream": upstream };
-    return traced(`upstream ${request.method}`, attributes, async (span) => {
-      const response = await this.relayCall(client, request, sink, options);
-      const seconds = (performance.now() - started) / 1000;
-      const ok = !("error" in response);
-      if (!ok) span.setStatus({ code: 2, message: response.error.message });
-      this.metrics.upstreamCall(upstream, request.method, seconds, ok);
-      // Task calls ask for progress (trackProgress); everything else is passthrough with the client waiting.
-      if (!options.trackProgress) this.metrics.passthrough(upstream, request.method, seconds);
-      return response;
-    });
+    // A promise reaction rather than an async callback: a detached call is held for as long as
+    // the upstream runs, and a suspended async frame costs several times a reaction's memory.
+    return traced(`upstream ${request.method}`, attributes, (span) =>
+      this.relayCall(client, request, sink, options).then((response) => {
+        const seconds = (performance.now() - started) / 1000;
+        const ok = !("error" in response);
+        if (!ok) span.setStatus({ code: 2, message: response.error.message });
+        this.metrics.upstreamCall(upstream, request.method, seconds, ok);
+        // Task calls ask for progress (trackProgress); everything else is passthrough with the client waiting.
+        if (!options.trackProgress) this.metrics.passthrough(upstream, request.method, seconds);
+        return response;
+      }),
+    );
   }
 
   private async relayCall(client: FrontClient, request: JsonRpcRequest, sink: MessageSink, options: CallOptions): Promise<JsonRpcResponse> {
