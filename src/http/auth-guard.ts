@@ -15,7 +15,13 @@ export type CallerEnv = { Variables: { principal: string | undefined } } & Obser
  */
 export function authGuard(auth: Authenticator, realm: string, audit: Audit): MiddlewareHandler<CallerEnv> {
   return async (c, next) => {
-    const result = await auth.authenticate({ header: (name) => c.req.header(name), remoteAddress: remoteAddress(c) });
+    // The peer address is read only by the modes that ask for it: getConnInfo builds objects per call.
+    const result = await auth.authenticate({
+      header: (name) => c.req.header(name),
+      get remoteAddress() {
+        return remoteAddress(c);
+      },
+    });
     if (!result.ok) {
       audit.record("auth.failed", undefined, { mode: auth.mode, reason: result.description });
       return new GatewayError("unauthorized", result.description).toResponse(null, { "www-authenticate": challenge(realm, result) });
