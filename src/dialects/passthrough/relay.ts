@@ -32,6 +32,8 @@ interface InFlight {
   stop?: () => void;
   upstreamId?: JsonRpcId;
   frontProgressToken?: string | number;
+  /** The token the upstream was given, so forgetting the call is one delete, not a scan. */
+  upstreamProgressToken?: string;
   cancelSent?: boolean;
 }
 
@@ -190,6 +192,7 @@ export class Relay implements UpstreamCaller {
     if (!hasToken && !always) return params;
     const upstreamToken = `${this.idPrefix}-p${++this.nextToken}`;
     if (hasToken) call.frontProgressToken = token;
+    call.upstreamProgressToken = upstreamToken;
     this.byProgressToken.set(upstreamToken, call);
     return { ...params, _meta: { ...meta, progressToken: upstreamToken } };
   }
@@ -197,7 +200,8 @@ export class Relay implements UpstreamCaller {
   private forget(key: string, call: InFlight): void {
     this.byFront.delete(key);
     if (call.upstreamId !== undefined) this.byUpstreamId.delete(call.upstreamId);
-    for (const [token, owner] of this.byProgressToken) if (owner === call) this.byProgressToken.delete(token);
+    // Every task call has a progress token: a scan here cost O(calls held) per finished call.
+    if (call.upstreamProgressToken !== undefined) this.byProgressToken.delete(call.upstreamProgressToken);
   }
 
   private onUpstreamEvent(event: UpstreamEvent): void {
