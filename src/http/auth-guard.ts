@@ -3,9 +3,10 @@ import type { Context, MiddlewareHandler } from "hono";
 import type { Authenticator, AuthResult } from "../auth/index.js";
 import type { Audit } from "../observability/audit.js";
 import { GatewayError } from "./errors.js";
+import type { ObservedEnv } from "./observe.js";
 
 /** What the auth step leaves on the request for the routes: the caller, once, from one place. */
-export type CallerEnv = { Variables: { principal: string | undefined } };
+export type CallerEnv = { Variables: { principal: string | undefined } } & ObservedEnv;
 
 /**
  * Authenticate every request to an MCP path before anything else reads it. Missing or bad
@@ -14,7 +15,13 @@ export type CallerEnv = { Variables: { principal: string | undefined } };
  */
 export function authGuard(auth: Authenticator, realm: string, audit: Audit): MiddlewareHandler<CallerEnv> {
   return async (c, next) => {
-    const result = await auth.authenticate({ header: (name) => c.req.header(name), remoteAddress: remoteAddress(c) });
+    // The peer address is read only by the modes that ask for it: getConnInfo builds objects per call.
+    const result = await auth.authenticate({
+      header: (name) => c.req.header(name),
+      get remoteAddress() {
+        return remoteAddress(c);
+      },
+    });
     if (!result.ok) {
       audit.record("auth.failed", undefined, { mode: auth.mode, reason: result.description });
       return new GatewayError("unauthorized", result.description).toResponse(null, { "www-authenticate": challenge(realm, result) });

@@ -70,7 +70,7 @@ export function buildHttpApp(endpoints: readonly Endpoint[], health: Health, opt
   }
   app.onError((err, c) => {
     if (err instanceof GatewayError) return err.toResponse();
-    logger.error({ err, path: c.req.path }, "unexpected error while handling a request");
+    logger.error({ err, path: c.req.path, ...c.get("logContext") }, "unexpected error while handling a request");
     return new GatewayError("internal").toResponse();
   });
   return app;
@@ -96,7 +96,7 @@ function mount(app: Hono<CallerEnv>, { path, front, forwardAuthorization }: Endp
     const principal = c.get("principal");
     const key = limitKey(principal, c.req.header("mcp-session-id"));
     const method = "method" in decoded.message ? decoded.message.method : "";
-    noteMethod(method || undefined);
+    noteMethod(c.get("logContext"), method || undefined);
     // Draining: the load balancer has seen /readyz fail; a new session belongs on another replica.
     if (health.draining() && method === "initialize") return new GatewayError("shutting_down").toResponse(id);
     try {
@@ -124,7 +124,7 @@ function mount(app: Hono<CallerEnv>, { path, front, forwardAuthorization }: Endp
     } catch (err) {
       if (err instanceof GatewayError) return err.toResponse(id);
       if (err instanceof ShuttingDownError) return new GatewayError("shutting_down").toResponse(id);
-      logger.error({ err }, "unexpected error while relaying a message");
+      logger.error({ err, ...c.get("logContext") }, "unexpected error while relaying a message");
       return new GatewayError("internal").toResponse(id);
     }
   });

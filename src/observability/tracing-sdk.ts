@@ -1,4 +1,5 @@
 import type { Logger } from "./logger.js";
+import { noteTracingSdkRegistered } from "./tracing.js";
 
 export interface TracingOptions {
   /** OTLP/HTTP traces URL, e.g. http://collector:4318/v1/traces. Undefined: tracing stays off. */
@@ -26,6 +27,7 @@ export async function startTracing(options: TracingOptions, replicaId: string, l
   });
   // Registers the AsyncLocalStorage context manager and the W3C trace-context propagator.
   provider.register();
+  noteTracingSdkRegistered();
   logger.info({ otlpEndpoint: options.otlpEndpoint }, "tracing: exporting spans over OTLP/HTTP");
   return () => provider.shutdown();
 }

@@ -1,4 +1,4 @@
-import { context, propagation, SpanKind, SpanStatusCode, trace, type Attributes, type Span } from "@opentelemetry/api";
+import { context, INVALID_SPAN_CONTEXT, propagation, SpanKind, SpanStatusCode, trace, type Attributes, type Span } from "@opentelemetry/api";
 
 /**
  * Spans through the OpenTelemetry API only. Without a registered SDK (no OTLP endpoint configured,
@@ -7,10 +7,25 @@ import { context, propagation, SpanKind, SpanStatusCode, trace, type Attributes,
 const tracer = () => trace.getTracer("taskgate");
 
 /**
+ * Set once the SDK is registered (tracing-sdk.ts). Until then the API's spans and context are
+ * no-ops, so `traced` and `withFrontSpan` call straight through with a non-recording span: no
+ * async wrapper, which a held task call would keep suspended (with its closures and promise) for
+ * as long as the call runs, and no per-request span or context work. Process-wide, like the
+ * OpenTelemetry registration it mirrors.
+ */
+let sdkRegistered = false;
+const NOOP_SPAN = trace.wrapSpanContext(INVALID_SPAN_CONTEXT);
+
+export function noteTracingSdkRegistered(): void {
+  sdkRegistered = true;
+}
+
+/**
  * Run `fn` inside a new active span, ended when `fn` settles. Work started inside it (a detached
  * upstream call, a store write) stays in its context, so one trace shows the whole task.
  */
 export function traced<T>(name: string, attributes: Attributes, fn: (span: Span) => Promise<T>, kind = SpanKind.INTERNAL): Promise<T> {
+  if (!sdkRegistered) return fn(NOOP_SPAN);
   return tracer().startActiveSpan(name, { attributes, kind }, async (span) => {
     try {
       return await fn(span);
@@ -34,6 +49,7 @@ export function injectTraceContext(headers: Headers): void {
  * `traceparent`, when it sent one).
  */
 export function withFrontSpan<T>(name: string, headers: Headers, attributes: Attributes, fn: (span: Span) => Promise<T>): Promise<T> {
+  if (!sdkRegistered) return fn(NOOP_SPAN);
   const parent = propagation.extract(context.active(), headers, {
     get: (carrier, key) => carrier.get(key) ?? undefined,
     keys: (carrier) => [...carrier.keys()],

@@ -34,7 +34,9 @@ export class Admission {
       this.audit.record("limit.refused", call.principal, { limit: "maxActiveTasksPerPrincipal", tool: toolOf(call) });
       throw new TaskLimitError(this.limit);
     }
-    return { ...call, taskId };
+    // Object.assign, not a spread: on Node 20 a spread of this many fields gives each copy a map
+    // of its own, held as long as the call (task-fields.ts, decodeTask).
+    return Object.assign({}, call, { taskId });
   }
 
   async release(principal: string, taskId: string): Promise<void> {

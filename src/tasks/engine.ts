@@ -213,7 +213,9 @@ export class TaskEngine {
   private async create(asked: TaskCall | AdmittedCall, parked = false, started = performance.now()): Promise<OwnedCall> {
     const { store, options, clock } = this.deps;
     const now = clock();
-    const call: AdmittedCall = "taskId" in asked ? asked : { ...asked, taskId: newTaskId(now) };
+    // Object.assign, not a spread: on Node 20 a spread of this many fields gives each copy a map
+    // of its own, held as long as the call (task-fields.ts, decodeTask).
+    const call: AdmittedCall = "taskId" in asked ? asked : Object.assign({}, asked, { taskId: newTaskId(now) });
     const token = newLeaseToken();
     const lease = { owner: options.replicaId, token, leaseMs: options.leaseMs };
     const rerunnable = await this.policy.mayRerun(call.upstream, toolOf(call));

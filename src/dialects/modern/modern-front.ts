@@ -1,9 +1,9 @@
-import { randomUUID } from "node:crypto";
 import { GatewayError } from "../../http/errors.js";
 import { CallReply, type Accepts } from "../../http/reply.js";
 import { isRequest, type JsonRpcMessage, type JsonRpcRequest, type JsonRpcResponse } from "../../jsonrpc/message.js";
 import type { MessageSink } from "../../jsonrpc/sink.js";
 import type { CallClient } from "../../tasks/caller.js";
+import { callClientId } from "../passthrough/client-id.js";
 import type { Relay } from "../passthrough/relay.js";
 import { modernResult, discoverResult, upstreamParams } from "./shape.js";
 import { MODERN_VERSIONS, validateModernRequest, type ModernHeaders } from "./wire.js";
@@ -53,14 +53,15 @@ export class ModernFront {
       throw new GatewayError("invalid_request", "there are no server-to-client requests to answer on protocol 2026-07-28");
     }
     const capabilities = validateModernRequest(message, req.headers);
+    // Answered from memory: no call (client id, upstream copy of the request) is built for it.
+    if (message.method === "server/discover") return this.discover(message);
     const call: ModernCall = {
       request: message,
       upstreamRequest: { ...message, params: upstreamParams(message.method, message.params) },
-      client: { sessionId: `m:${randomUUID()}`, capabilities, ...(req.authorization !== undefined ? { authorization: req.authorization } : {}) },
+      client: { sessionId: callClientId("m:"), capabilities, ...(req.authorization !== undefined ? { authorization: req.authorization } : {}) },
       accepts: req.accepts,
       principal: req.principal ?? ANONYMOUS,
     };
-    if (message.method === "server/discover") return this.discover(message);
     const handler = this.handlers.get(message.method);
     return handler ? handler(call, this) : this.passthrough(call);
   }

@@ -1,9 +1,9 @@
-import { randomUUID } from "node:crypto";
 import type { Config, UpstreamConfig } from "../../config/schema.js";
 import { GatewayError } from "../../http/errors.js";
 import { CallReply, type Accepts } from "../../http/reply.js";
 import { failure, success, type JsonRpcRequest, type JsonRpcResponse } from "../../jsonrpc/message.js";
 import type { MessageSink } from "../../jsonrpc/sink.js";
+import { callClientId } from "../passthrough/client-id.js";
 import { StoreUnavailableError, type SessionRecord, type TaskRecord } from "../../store/contract.js";
 import type { CallClient, UpstreamCaller } from "../../tasks/caller.js";
 import type { TaskEngine } from "../../tasks/engine.js";
@@ -93,7 +93,7 @@ export class TasksA {
     const created = await this.deps.engine.detachNow({
       caller: this.deps.caller ?? this.deps.relay,
       upstream: this.deps.upstream.name,
-      client: { ...clientOf(session, authorization), sessionId: `a:${randomUUID()}` },
+      client: { ...clientOf(session, authorization), sessionId: callClientId("a:") },
       principal: session.principal,
       dialect: "A",
       request: { ...request, params },
