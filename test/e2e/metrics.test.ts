@@ -29,7 +29,9 @@ describe("Prometheus metrics on /metrics after a known workload", () => {
     redis = await startRedis();
     gw = await startGateway({
       store: { redisUrl: redis.url, keyPrefix: uniquePrefix() },
-      tasks: { detachAfterMs: 300, cancelGraceMs: 200, leaseMs: 600 },
+      // A lease long enough that a loaded machine's pause cannot cost one (the test counts none lost),
+      // short enough that a renewal comes within a second.
+      tasks: { detachAfterMs: 300, cancelGraceMs: 200, leaseMs: 3000 },
       upstreams: [{ name: "demo", path: "/mcp", stdio: demoStdio(), tools: { fail: { taskSupport: "required" }, crash: { taskSupport: "required" }, hang: { taskSupport: "required" } } }],
     });
   });
