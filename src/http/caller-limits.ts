@@ -1,6 +1,7 @@
 import type { LimitsConfig } from "../config/security-schema.js";
 import type { Audit } from "../observability/audit.js";
 import { GatewayError } from "./errors.js";
+import { isEventStream, whenStreamEnds } from "./sse-lifetime.js";
 
 /** Keys kept by the rate limiter before full (idle) buckets are dropped. */
 const MAX_BUCKETS = 10_000;
@@ -51,33 +52,13 @@ export class CallerLimits {
 
   /** Counts an SSE response against `key` until its body ends or the client goes away. */
   track(key: string, response: Response): Response {
-    // Content type first: reading `body` of @hono/node-server's light Response turns it into a
-    // full web Response, which then takes the slow streamed write path for every plain reply.
-    if (!(response.headers.get("content-type") ?? "").startsWith("text/event-stream") || !response.body) return response;
+    if (!isEventStream(response)) return response;
     this.streams.set(key, (this.streams.get(key) ?? 0) + 1);
-    let open = true;
-    const done = () => {
-      if (!open) return;
-      open = false;
+    return whenStreamEnds(response, () => {
       const left = (this.streams.get(key) ?? 1) - 1;
       if (left > 0) this.streams.set(key, left);
       else this.streams.delete(key);
-    };
-    const reader = response.body.getReader();
-    const body = new ReadableStream<Uint8Array>({
-      async pull(controller) {
-        const chunk = await reader.read().catch(() => ({ done: true as const, value: undefined }));
-        if (chunk.done) {
-          done();
-          controller.close();
-        } else controller.enqueue(chunk.value);
-      },
-      cancel(reason) {
-        done();
-        return reader.cancel(reason);
-      },
     });
-    return new Response(body, { status: response.status, headers: response.headers });
   }
 
   openStreams(key: string): number {

@@ -4,6 +4,7 @@ import { withLogContext, type LogContext } from "../observability/log-context.js
 import type { Logger } from "../observability/logger.js";
 import type { Metrics } from "../observability/metrics.js";
 import { activeSpan, withFrontSpan } from "../observability/tracing.js";
+import { isEventStream, whenStreamEnds } from "./sse-lifetime.js";
 
 /** A caller's X-Request-Id is kept when it is a plain token; anything else gets a fresh id. */
 const REQUEST_ID = /^[\w.:-]{1,128}$/;
@@ -40,8 +41,10 @@ export function observeRequests(upstream: string, metrics: Metrics, logger: Logg
     const seconds = (performance.now() - started) / 1000;
     if (context.method === "tasks/get") metrics.tasksGet(upstream, seconds);
     c.res.headers.set("x-request-id", context.reqId);
-    if ((c.res.headers.get("content-type") ?? "").startsWith("text/event-stream") && c.res.body)
-      c.res = new Response(countedStream(c.res.body, metrics), c.res);
+    if (isEventStream(c.res)) {
+      metrics.sseOpened();
+      c.res = whenStreamEnds(c.res, () => metrics.sseClosed());
+    }
     logger.debug({ ...context, upstream, status: c.res.status, ms: Math.round(seconds * 1000) }, "request");
   };
 }
@@ -51,33 +54,4 @@ export function noteMethod(context: LogContext | undefined, method: string | und
   if (method === undefined) return;
   if (context) context.method = method;
   activeSpan()?.setAttribute("rpc.method", method);
-}
-
-/** The SSE body, counted in `taskgate_sse_streams_open` from now until it ends or the client leaves. */
-function countedStream(body: ReadableStream<Uint8Array>, metrics: Metrics): ReadableStream<Uint8Array> {
-  const reader = body.getReader();
-  let open = true;
-  const close = () => {
-    if (open) metrics.sseClosed();
-    open = false;
-  };
-  metrics.sseOpened();
-  return new ReadableStream<Uint8Array>({
-    async pull(controller) {
-      try {
-        const { done, value } = await reader.read();
-        if (done) {
-          close();
-          controller.close();
-        } else controller.enqueue(value);
-      } catch (err) {
-        close();
-        controller.error(err);
-      }
-    },
-    async cancel(reason) {
-      close();
-      await reader.cancel(reason);
-    },
-  });
 }

@@ -1,0 +1,38 @@
+/** True for a reply that streams (SSE); checked by header first, see `whenStreamEnds`. */
+export function isEventStream(response: Response): boolean {
+  // Content type first: reading `body` of @hono/node-server's light Response turns it into a
+  // full web Response, which then takes the slow streamed write path for every plain reply.
+  return (response.headers.get("content-type") ?? "").startsWith("text/event-stream") && response.body !== null;
+}
+
+/**
+ * The same SSE reply, calling `ended` once when its body ends, fails, or the client goes away.
+ * One wrapper for everything that counts open streams (metrics, per-caller limits).
+ */
+export function whenStreamEnds(response: Response, ended: () => void): Response {
+  const reader = response.body!.getReader();
+  let open = true;
+  const end = () => {
+    if (open) ended();
+    open = false;
+  };
+  const body = new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      try {
+        const { done, value } = await reader.read();
+        if (done) {
+          end();
+          controller.close();
+        } else controller.enqueue(value);
+      } catch (err) {
+        end();
+        controller.error(err);
+      }
+    },
+    async cancel(reason) {
+      end();
+      await reader.cancel(reason);
+    },
+  });
+  return new Response(body, { status: response.status, headers: response.headers });
+}
