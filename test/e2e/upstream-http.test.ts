@@ -76,13 +76,16 @@ describe("Streamable HTTP connector against the blocking fixture", () => {
     const s = await server();
     const c = connector(s.url);
     const asked: Array<{ relatedTo?: JsonRpcId }> = [];
+    const answers: Array<Promise<void>> = [];
     recordEvents(c, (event) => {
       asked.push(event);
-      void c.respond(event.message.id, { result: { action: "accept", content: { answer: "42" } } });
+      answers.push(c.respond(event.message.id, { result: { action: "accept", content: { answer: "42" } } }));
     });
     await c.start();
     const ask = call(c, "ask", { question: "the answer?" });
     expect(textOf(await ask.response)).toBe("answer: 42");
+    // The answer's own POST may still be in flight when the result arrives; settle it before teardown.
+    await Promise.all(answers);
     expect(asked).toHaveLength(1);
     expect(asked[0]?.relatedTo).toBe(ask.id());
   });

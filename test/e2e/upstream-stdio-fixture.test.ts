@@ -37,24 +37,28 @@ describe("stdio connector against the blocking fixture", () => {
 
   it("surfaces elicitation/create as a request event and completes the call once answered", async () => {
     const c = connector();
+    const answers: Array<Promise<void>> = [];
     recordEvents(c, (event) => {
-      void c.respond(event.message.id, { result: { action: "accept", content: { answer: "blue" } } });
+      answers.push(c.respond(event.message.id, { result: { action: "accept", content: { answer: "blue" } } }));
     });
     await c.start();
     const response = await call(c, "ask", { question: "favourite colour?" });
     expect(textOf(response)).toBe("answer: blue");
+    await Promise.all(answers);
   });
 
   it("answers a second response to the same upstream request by dropping it", async () => {
     const c = connector();
     let answered = 0;
+    const answers: Array<Promise<void>> = [];
     recordEvents(c, (event) => {
       const outcome = { result: { action: "accept", content: { answer: `try ${++answered}` } } };
-      void c.respond(event.message.id, outcome).then(() => c.respond(event.message.id, outcome));
+      answers.push(c.respond(event.message.id, outcome).then(() => c.respond(event.message.id, outcome)));
     });
     await c.start();
     expect(textOf(await call(c, "ask", { question: "?" }))).toBe("answer: try 1");
     expect(textOf(await call(c, "echo", { message: "still fine" }))).toBe("Echo: still fine");
+    await Promise.all(answers);
   });
 
   it("rejects in-flight calls with 'exited' on SIGKILL and comes back ready by itself", async () => {
