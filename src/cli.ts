@@ -35,6 +35,9 @@ async function main(argv: string[]): Promise<number> {
     return 2;
   }
   const logger = createLogger(loaded.config.log.level);
+  // A promise nobody awaited that failed is a bug, but not one worth every caller's open call:
+  // say so loudly and keep serving (tasks survive a crash; the synchronous calls in flight would not).
+  process.on("unhandledRejection", (err) => logger.error({ err }, "unhandled promise rejection: a bug in taskgate; still serving"));
   const gateway = await startGateway(loaded.config, logger);
   stopOnSignals(gateway, (msg) => logger.info(msg));
   return 0;

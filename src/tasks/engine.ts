@@ -180,7 +180,15 @@ export class TaskEngine {
       if (!task || isTerminal(task.status)) void followed.get(taskId)?.then((stop) => stop());
     };
     const follow = (taskId: string) => {
-      if (!followed.has(taskId)) followed.set(taskId, bus.subscribe(taskChannel(taskId), () => void push(taskId)));
+      // A subscription the store refused follows nothing; the next hint on the principal's channel tries again.
+      if (!followed.has(taskId))
+        followed.set(
+          taskId,
+          bus.subscribe(taskChannel(taskId), () => void push(taskId)).catch(() => {
+            followed.delete(taskId);
+            return async () => undefined;
+          }),
+        );
     };
     const stopNew = await bus.subscribe(principalChannel(principal), (taskId) => {
       follow(taskId);

@@ -89,7 +89,10 @@ export class InputBridge {
     const entry = this.take(key);
     if (!entry) return;
     const error: JsonRpcErrorObject = { code: -32603, message };
-    await this.call.caller.answer(this.call.client, { jsonrpc: "2.0", id: entry.frontId, error });
+    // Runs from timers and store callbacks that nobody awaits: an upstream that is gone is logged, not thrown.
+    await this.call.caller
+      .answer(this.call.client, { jsonrpc: "2.0", id: entry.frontId, error })
+      .catch((err: unknown) => this.deps.logger.warn({ err, taskId: this.taskId }, "could not refuse the upstream's question"));
   }
 
   private take(key: string) {

@@ -231,7 +231,7 @@ export class Relay implements UpstreamCaller {
   }
 
   private async routeRequest(request: JsonRpcRequest, relatedTo?: JsonRpcId): Promise<void> {
-    if (request.method === "ping") return this.connector.respond(request.id, { result: {} });
+    if (request.method === "ping") return this.connector.respond(request.id, { result: {} }).catch(() => undefined);
     const call = relatedTo !== undefined ? this.byUpstreamId.get(relatedTo) : this.onlyCallInFlight();
     if (!call) {
       this.logger.warn(
