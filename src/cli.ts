@@ -7,7 +7,7 @@ import { demoServerCommand } from "./demo/command.js";
 import { createLogger } from "./observability/logger.js";
 
 const USAGE = `Usage:
-  taskgate [--config FILE] [--port N] [--host H] [--redis URL] [--upstream SPEC] [--log-level L]
+  taskgate [--config FILE] [--port N] [--host H] [--redis URL | --redis-cluster HOST:PORT,...] [--upstream SPEC] [--log-level L]
   taskgate demo-server [--http PORT] [--host H]
 ${TASKS_USAGE.replace("Usage:\n", "")}
 

@@ -2,6 +2,7 @@ import { parseArgs } from "node:util";
 import type { Overrides, Parsed } from "./overrides.js";
 import { parseUpstreamSpec } from "./upstream-spec.js";
 import { parsePort } from "./port.js";
+import { seedList } from "./seed-list.js";
 
 /** The serve flags; each takes a value. */
 const FLAGS = {
@@ -9,6 +10,7 @@ const FLAGS = {
   port: { type: "string" },
   host: { type: "string" },
   redis: { type: "string" },
+  "redis-cluster": { type: "string" },
   upstream: { type: "string" },
   "log-level": { type: "string" },
 } as const;
@@ -59,6 +61,8 @@ function toOverrides(values: Map<FlagName, string>, env: NodeJS.ProcessEnv, prob
   set("configFile", values.get("config"));
   set("host", values.get("host"));
   set("redisUrl", values.get("redis"));
+  const cluster = values.get("redis-cluster");
+  if (cluster !== undefined) set("redisCluster", seedList(cluster));
   set("logLevel", values.get("log-level"));
   const port = values.get("port");
   if (port !== undefined) set("port", parsePort(port, "--port", problems));

@@ -1,12 +1,14 @@
 import type { Overrides, Parsed } from "./overrides.js";
 import { parseUpstreamSpec } from "./upstream-spec.js";
 import { parsePort } from "./port.js";
+import { seedList } from "./seed-list.js";
 
 export const ENV_NAMES = {
   configFile: "TASKGATE_CONFIG",
   host: "TASKGATE_HOST",
   port: "TASKGATE_PORT",
   redisUrl: "TASKGATE_REDIS_URL",
+  redisCluster: "TASKGATE_REDIS_CLUSTER",
   logLevel: "TASKGATE_LOG_LEVEL",
   upstream: "TASKGATE_UPSTREAM",
   adminToken: "TASKGATE_ADMIN_TOKEN",
@@ -24,6 +26,8 @@ export function readEnvOverrides(env: NodeJS.ProcessEnv): Parsed<Overrides> {
     const value = get(ENV_NAMES[key]);
     if (value !== undefined) overrides[key] = value;
   }
+  const cluster = get(ENV_NAMES.redisCluster);
+  if (cluster !== undefined) overrides.redisCluster = seedList(cluster);
   const port = get(ENV_NAMES.port);
   const parsedPort = port === undefined ? undefined : parsePort(port, ENV_NAMES.port, problems);
   if (parsedPort !== undefined) overrides.port = parsedPort;

@@ -51,7 +51,12 @@ export function loadConfig({ argv, env, cwd, defaultUpstream }: LoadConfigInput)
 function applyOverrides(raw: RawConfig, o: Overrides): RawConfig {
   const out: RawConfig = { ...raw };
   if (o.host !== undefined || o.port !== undefined) out["listen"] = { ...section(raw["listen"]), ...pick({ host: o.host, port: o.port }) };
-  if (o.redisUrl !== undefined) out["store"] = { ...section(raw["store"]), redisUrl: o.redisUrl };
+  if (o.redisUrl !== undefined || o.redisCluster !== undefined) {
+    // Where the store is, as a flag or env names it, replaces the file's answer (URL or cluster).
+    // Both named at once stay both, and the schema says to pick one.
+    const { redisUrl: _url, cluster: _cluster, ...rest } = section(raw["store"]);
+    out["store"] = { ...rest, ...pick({ redisUrl: o.redisUrl, cluster: o.redisCluster }) };
+  }
   if (o.logLevel !== undefined) out["log"] = { ...section(raw["log"]), level: o.logLevel };
   // A secret is better in the environment (a Kubernetes Secret) than in the config file.
   if (o.adminToken !== undefined) out["admin"] = { ...section(raw["admin"]), token: o.adminToken };

@@ -11,6 +11,8 @@ export interface Overrides {
   host?: string;
   port?: number;
   redisUrl?: string;
+  /** Redis Cluster seed nodes; like redisUrl, it replaces where the file says the store is. */
+  redisCluster?: string[];
   logLevel?: string;
   upstream?: UpstreamTransport;
   adminToken?: string;

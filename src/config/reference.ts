@@ -27,6 +27,7 @@ const ENV_PATHS: Record<Exclude<keyof typeof ENV_NAMES, "configFile">, string> =
   host: "listen.host",
   port: "listen.port",
   redisUrl: "store.redisUrl",
+  redisCluster: "store.cluster",
   logLevel: "log.level",
   upstream: "upstreams",
   adminToken: "admin.token",

@@ -76,6 +76,25 @@ describe("loadConfig precedence", () => {
     expect(config.log.level).toBe("error");
   });
 
+  it("names a Redis Cluster by env or flag, which replaces the file's redisUrl; and a flag's URL replaces the file's cluster", () => {
+    const { dir, file } = writeConfig(FILE);
+    const fromEnv = ok(load([], { TASKGATE_CONFIG: file, TASKGATE_REDIS_CLUSTER: "10.0.0.1:7000, 10.0.0.2:7000,,redis://10.0.0.3:7000" }, dir));
+    expect(fromEnv.store).toMatchObject({ cluster: ["10.0.0.1:7000", "10.0.0.2:7000", "redis://10.0.0.3:7000"] });
+    expect(fromEnv.store.redisUrl).toBeUndefined();
+    const fromFlag = ok(load(["--config", file, "--redis-cluster", "a:1,b:2"], {}, dir));
+    expect(fromFlag.store.cluster).toEqual(["a:1", "b:2"]);
+    expect(fromFlag.store.redisUrl).toBeUndefined();
+    const urlOverCluster = writeConfig("store: { cluster: [c:1] }\nupstreams: [{ name: a, path: /mcp, http: { url: http://a.example/mcp } }]\n");
+    expect(ok(load(["--config", urlOverCluster.file, "--redis", "redis://flag:6379"], {}, urlOverCluster.dir)).store).toMatchObject({ redisUrl: "redis://flag:6379" });
+    expect(ok(load(["--config", urlOverCluster.file, "--redis", "redis://flag:6379"], {}, urlOverCluster.dir)).store.cluster).toBeUndefined();
+  });
+
+  it("refuses a cluster and a URL named together, and a cluster list without a port", () => {
+    expect(problems(load(["--redis", "redis://x:6379"], { TASKGATE_REDIS_CLUSTER: "a:1" })).join("\n")).toMatch(/either store.redisUrl or store.cluster/);
+    expect(problems(load([], { TASKGATE_REDIS_CLUSTER: "just-a-host" })).join("\n")).toMatch(/store.cluster/);
+    expect(problems(load(["--redis-cluster", ","])).join("\n")).toMatch(/store.cluster/);
+  });
+
   it("treats an empty env variable as unset", () => {
     expect(ok(load([], { TASKGATE_PORT: "", TASKGATE_HOST: "" })).listen).toEqual({ host: "127.0.0.1", port: 8080 });
   });
@@ -207,7 +226,8 @@ describe("example configs", () => {
   });
 
   it.each(examples)("%s loads without problems", (name) => {
-    const config = ok(load(["--config", join("config", name)]));
+    // A file that turns the admin listener on takes its token from the environment, as deployed.
+    const config = ok(load(["--config", join("config", name)], { TASKGATE_ADMIN_TOKEN: "t".repeat(32) }));
     expect(config.upstreams.length).toBeGreaterThan(0);
   });
 

@@ -50,6 +50,21 @@ describe("the deployment files", () => {
     }
   });
 
+  it("run docker compose on a configuration the schema accepts, with the admin listener published on loopback only", () => {
+    const compose = parseAllDocuments(readFileSync(join(ROOT, "docker-compose.yaml"), "utf8"))[0]!.toJS() as any;
+    const taskgate = compose.services.taskgate;
+    const file = taskgate.command[taskgate.command.indexOf("--config") + 1] as string;
+    const loaded = loadConfig({ argv: ["--config", file], env: { TASKGATE_ADMIN_TOKEN: "x".repeat(32) }, cwd: ROOT, defaultUpstream: () => ({}) });
+    if (!loaded.ok) throw new Error(loaded.problems.join("\n"));
+    const { config } = loaded;
+    // The file lives where the image copies config/ to, and names the compose services by host.
+    expect(readFileSync(join(ROOT, "Dockerfile"), "utf8")).toMatch(/^COPY config \.\/config$/m);
+    expect(Object.keys(compose.services)).toEqual(expect.arrayContaining([new URL(config.store.redisUrl!).hostname, new URL((config.upstreams[0] as any).http.url).hostname]));
+    expect(taskgate.ports).toEqual(expect.arrayContaining([`127.0.0.1:${config.admin.port}:${config.admin.port}`, "127.0.0.1:8080:8080"]));
+    expect(taskgate.ports.every((p: string) => p.startsWith("127.0.0.1:"))).toBe(true);
+    expect(taskgate.environment.TASKGATE_ADMIN_TOKEN).toMatch(/^\$\{TASKGATE_ADMIN_TOKEN:\?/);
+  });
+
   it("keep the image's user numeric, so runAsNonRoot can verify it", () => {
     const dockerfile = readFileSync(join(ROOT, "Dockerfile"), "utf8");
     expect(dockerfile).toMatch(/^USER \d+(:\d+)?$/m);
