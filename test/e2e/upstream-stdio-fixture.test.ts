@@ -122,7 +122,7 @@ describe("stdio connector against the blocking fixture", () => {
     expect(processAlive(grandchild)).toBe(true);
     await c.close();
     expect(groupAlive(pgid)).toBe(false);
-    await waitFor(() => !processAlive(grandchild), { timeoutMs: 2_000, what: "grandchild gone" });
+    await waitFor(() => !processAlive(grandchild), { timeoutMs: 10_000, what: "grandchild gone" });
   });
 
   it("close() escalates to SIGKILL when the server ignores stdin and SIGTERM", async () => {
