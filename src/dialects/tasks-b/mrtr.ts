@@ -10,11 +10,10 @@ import { checkInputSize } from "../input-size.js";
 import type { TasksBDeps } from "./deps.js";
 import { createTaskResult } from "./render.js";
 
-/**
- * What the three requests that may run MRTR rounds (digest §3.14) share: the request a
- * requestState is bound to, the retry's checks, the call as the engine runs it, and the answer.
- */
+// What the three requests that may run MRTR rounds (digest §3.14) share: the request a
+// requestState is bound to, the retry's checks, the call as the engine runs it, and the answer.
 
+/** A verified retry: the round it continues and the client's answers. */
 export interface Retry {
   ticket: ParkTicket;
   responses: Record<string, unknown>;
