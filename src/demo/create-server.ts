@@ -10,6 +10,7 @@ import {
   type ServerNotification,
   type ServerRequest,
 } from "@modelcontextprotocol/sdk/types.js";
+import { addAskingPromptAndResource } from "./asking.js";
 import { demoTools, toListedTool, type ToolContext } from "./tools/index.js";
 
 export const DEMO_SERVER_INFO = { name: "taskgate-demo", version: "0.1.0" } as const;
@@ -23,13 +24,14 @@ type Extra = RequestHandlerExtra<ServerRequest, ServerNotification>;
  */
 export function createDemoServer(log: (line: string) => void): Server {
   const server = new Server(DEMO_SERVER_INFO, {
-    capabilities: { tools: {} },
-    instructions: "A blocking demo server: echo, sleep, deploy (asks first), fail, crash, hang.",
+    capabilities: { tools: {}, prompts: {}, resources: {} },
+    instructions: "A blocking demo server: echo, sleep, deploy (asks first), fail, crash, hang; the prompt confirm-greeting and the resources demo://ask/{topic} ask first too.",
   });
   server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: demoTools.map(toListedTool) }));
   server.setRequestHandler(CallToolRequestSchema, (request, extra) =>
     callTool(request.params.name, request.params.arguments ?? {}, toolContext(extra, log)),
   );
+  addAskingPromptAndResource(server);
   return server;
 }
 

@@ -2,6 +2,8 @@ import type { TaskFilter, TaskRecord } from "./contract.js";
 
 /** Whether an operator's filter (admin API) matches a task; both stores use this one rule. */
 export function matchesFilter(task: TaskRecord, filter: TaskFilter): boolean {
+  // A call parked by an MRTR round is the client's request still, not a task.
+  if (task.parked) return false;
   if (filter.status?.length && !filter.status.includes(task.status)) return false;
   if (filter.upstream !== undefined && task.upstream !== filter.upstream) return false;
   if (filter.tool !== undefined && task.tool !== filter.tool) return false;

@@ -75,8 +75,11 @@ export class TaskEngine {
     return this.draining;
   }
 
+  /** Calls this replica owns that are or may become tasks: a parked prompts/get or resources/read never is one. */
   get ownedCount(): number {
-    return this.owner.calls.size;
+    let count = 0;
+    for (const call of this.owner.calls.values()) if (call.mayBeTask) count++;
+    return count;
   }
 
   /** Make the task first, then start the call (policy `required`, or dialect A). */
@@ -226,7 +229,8 @@ export class TaskEngine {
     const call: AdmittedCall = "taskId" in asked ? asked : Object.assign({}, asked, { taskId: newTaskId(now) });
     const token = newLeaseToken();
     const lease = { owner: options.replicaId, token, leaseMs: options.leaseMs };
-    const rerunnable = await this.policy.mayRerun(call.upstream, toolOf(call));
+    // A re-run sends tools/call: no other request is ever run again.
+    const rerunnable = call.request.method === "tools/call" && (await this.policy.mayRerun(call.upstream, toolOf(call)));
     const task = await store.createTask({ ...newTask(call, now, options.replicaId, rerunnable), parked }, lease).catch(async (err: unknown) => {
       await this.admission.release(call.principal, call.taskId);
       throw err;
@@ -251,20 +255,21 @@ export class TaskEngine {
   }
 }
 
+/** The tool a task runs; a parked prompts/get or resources/read runs none (and is never a task). */
 function toolOf(call: TaskCall): string {
   const tool = call.request.params?.name;
-  return typeof tool === "string" ? tool : "";
+  return call.request.method === "tools/call" && typeof tool === "string" ? tool : "";
 }
 
 function newTask(call: AdmittedCall, now: number, owner: string, rerunnable: boolean): NewTask {
-  const tool = call.request.params?.name;
+  const tool = toolOf(call);
   const args = call.request.params?.arguments;
   return {
     id: call.taskId,
     principal: call.principal,
     dialect: call.dialect,
     upstream: call.upstream,
-    tool: typeof tool === "string" ? tool : "",
+    tool,
     status: "working",
     createdAt: now,
     ttlMs: call.ttlMs,

@@ -49,6 +49,11 @@ export class OwnedCall {
     });
   }
 
+  /** Only a tools/call may become a task; a parked prompts/get or resources/read stays the client's request. */
+  get mayBeTask(): boolean {
+    return this.call.request.method === "tools/call";
+  }
+
   /** Answers may be waiting in the store (a hint or a lease renewal said so); only a call that asked waits for any. */
   deliverInput(): void {
     // Retried while the store is away: an answer taken by a take whose reply was lost comes back.
@@ -136,7 +141,8 @@ export class OwnedCall {
     if (end.outcome) change.outcome = end.outcome;
     if (end.statusMessage !== undefined) change.statusMessage = end.statusMessage;
     const result = await this.deps.store.transitionTask(this.task.id, change);
-    if (result.ok) {
+    // A call that ends while still parked was never a task (nor counted or audited as created).
+    if (result.ok && !result.task.parked) {
       this.ended(end);
       this.deps.audit.record("task.end", this.task.principal, { taskId: this.task.id, status: result.task.status });
     }

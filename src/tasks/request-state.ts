@@ -1,15 +1,26 @@
 import { createHmac, timingSafeEqual } from "node:crypto";
 import { z } from "zod";
 
-/** What a `requestState` names: the parked call, the replica holding it, the tool, when it expires. */
+/** The requests a server may answer with `input_required` (digest §3.14). */
+export const MRTR_METHODS = ["tools/call", "prompts/get", "resources/read"] as const;
+export type MrtrMethod = (typeof MRTR_METHODS)[number];
+
+/** The request a round belongs to: its method and what it names (tool or prompt name, resource URI). */
+export interface CallTarget {
+  method: MrtrMethod;
+  name: string;
+}
+
+/** What a `requestState` names: the parked call, the replica holding it, its request, when it expires. */
 export interface ParkTicket {
   parkId: string;
   replicaId: string;
-  tool: string;
+  target: CallTarget;
   expiresAt: number; // epoch ms
 }
 
-const Payload = z.object({ p: z.string().min(1), r: z.string(), t: z.string(), e: z.number().int() });
+// `m` is left out for tools/call: a state signed before prompts and resources ran rounds reads the same.
+const Payload = z.object({ p: z.string().min(1), r: z.string(), t: z.string(), m: z.enum(MRTR_METHODS).optional(), e: z.number().int() });
 
 export type TicketCheck = { ok: true; ticket: ParkTicket } | { ok: false; reason: "forged" | "expired" };
 
@@ -22,7 +33,9 @@ export class RequestStateCodec {
   constructor(private readonly secret: string) {}
 
   sign(ticket: ParkTicket): string {
-    const payload = Buffer.from(JSON.stringify({ p: ticket.parkId, r: ticket.replicaId, t: ticket.tool, e: ticket.expiresAt })).toString("base64url");
+    const { method, name } = ticket.target;
+    const fields = { p: ticket.parkId, r: ticket.replicaId, t: name, ...(method === "tools/call" ? {} : { m: method }), e: ticket.expiresAt };
+    const payload = Buffer.from(JSON.stringify(fields)).toString("base64url");
     return `${payload}.${this.mac(payload)}`;
   }
 
@@ -33,9 +46,9 @@ export class RequestStateCodec {
     if (!payload || !mac || extra !== undefined || !this.macMatches(payload, mac)) return { ok: false, reason: "forged" };
     const parsed = Payload.safeParse(parseJson(Buffer.from(payload, "base64url").toString("utf8")));
     if (!parsed.success) return { ok: false, reason: "forged" };
-    const { p, r, t, e } = parsed.data;
+    const { p, r, t, m, e } = parsed.data;
     if (e <= now) return { ok: false, reason: "expired" };
-    return { ok: true, ticket: { parkId: p, replicaId: r, tool: t, expiresAt: e } };
+    return { ok: true, ticket: { parkId: p, replicaId: r, target: { method: m ?? "tools/call", name: t }, expiresAt: e } };
   }
 
   private mac(payload: string): string {
@@ -47,6 +60,11 @@ export class RequestStateCodec {
     const given = Buffer.from(mac);
     return expected.length === given.length && timingSafeEqual(expected, given);
   }
+}
+
+/** Same method and same name: a state is good only for a retry of the request it came from. */
+export function sameTarget(a: CallTarget, b: CallTarget): boolean {
+  return a.method === b.method && a.name === b.name;
 }
 
 function parseJson(text: string): unknown {

@@ -2,7 +2,7 @@ import type { JsonRpcId, JsonRpcResponse } from "../jsonrpc/message.js";
 import type { MessageSink } from "../jsonrpc/sink.js";
 import type { InputRequest, TaskRecord } from "../store/contract.js";
 import type { OwnedCall } from "./owned-call.js";
-import type { ParkTicket } from "./request-state.js";
+import type { CallTarget, ParkTicket } from "./request-state.js";
 import { settle } from "./settle.js";
 import { SwitchSink } from "./sinks.js";
 import { isTerminal } from "./transitions.js";
@@ -44,13 +44,15 @@ export class SyncCalls {
     private readonly release: Release,
   ) {}
 
-  async start(call: TaskCall, front: MessageSink, { detachAfterMs }: SyncOptions): Promise<SyncOutcome> {
+  /** `target`: the request the rounds' requestState is bound to (a retry must name the same). */
+  async start(call: TaskCall, target: CallTarget, front: MessageSink, { detachAfterMs }: SyncOptions): Promise<SyncOutcome> {
     const startedAt = this.deps.clock();
     const started = performance.now();
     let inputArrived!: () => void;
     const input = new Promise<"input">((resolve) => (inputArrived = () => resolve("input")));
     const sink = new SwitchSink(front, inputArrived);
-    const running = call.caller.call(call.client, call.request, sink, { trackProgress: true });
+    // Progress feeds a task's statusMessage; a prompts/get or resources/read never becomes one.
+    const running = call.caller.call(call.client, call.request, sink, { trackProgress: target.method === "tools/call" });
     const racers: Promise<JsonRpcResponse | "input" | undefined>[] = [running, input];
     if (detachAfterMs !== undefined) racers.push(delay(detachAfterMs));
     const early = await Promise.race(racers);
@@ -63,7 +65,7 @@ export class SyncCalls {
     owned.run(running);
     if (early !== "input") return { task: owned.task };
     const deadline = detachAfterMs === undefined ? undefined : startedAt + detachAfterMs;
-    return (await this.round(owned.task.id, call.principal, call.request.id, deadline)) ?? gone(call.request.id);
+    return (await this.round(owned.task.id, target, call.principal, call.request.id, deadline)) ?? gone(call.request.id);
   }
 
   /**
@@ -71,16 +73,17 @@ export class SyncCalls {
    * repeated retry changes nothing), routed to the owner, then the next round. Undefined when
    * the parked call is gone (expired).
    */
-  async resume(parkId: string, principal: string, requestId: JsonRpcId, responses: Record<string, unknown>, { detachAfterMs }: SyncOptions): Promise<SyncOutcome | undefined> {
+  async resume(ticket: ParkTicket, principal: string, requestId: JsonRpcId, responses: Record<string, unknown>, { detachAfterMs }: SyncOptions): Promise<SyncOutcome | undefined> {
+    const { parkId, target } = ticket;
     const now = this.deps.clock();
     const written = await this.deps.store.addInputResponses(parkId, principal, responses, now);
     if (!written) return undefined;
     if (written.accepted.length > 0) await this.route(parkId, written.task.owner);
-    return this.round(parkId, principal, requestId, detachAfterMs === undefined ? undefined : now + detachAfterMs);
+    return this.round(parkId, target, principal, requestId, detachAfterMs === undefined ? undefined : now + detachAfterMs);
   }
 
   /** Wait for the parked call's next state the client must hear of. */
-  private round(parkId: string, principal: string, requestId: JsonRpcId, deadline: number | undefined): Promise<SyncOutcome | undefined> {
+  private round(parkId: string, target: CallTarget, principal: string, requestId: JsonRpcId, deadline: number | undefined): Promise<SyncOutcome | undefined> {
     const { store, clock } = this.deps;
     return settle<SyncOutcome | "gone">(
       store,
@@ -91,7 +94,7 @@ export class SyncCalls {
         if (isTerminal(task.status)) return { inline: endedAs(task, requestId) };
         if (!task.parked) return { task };
         const open = unanswered(task);
-        if (Object.keys(open).length > 0) return { input: { inputRequests: open, ticket: this.ticket(task) } };
+        if (Object.keys(open).length > 0) return { input: { inputRequests: open, ticket: this.ticket(task, target) } };
         if (!late) return undefined;
         // Past detachAfterMs with nothing outstanding: detach now. Refused (a question just
         // arrived, or answers are not taken yet): the next read decides.
@@ -105,10 +108,10 @@ export class SyncCalls {
     ).then((o) => (o === "gone" ? undefined : o));
   }
 
-  private ticket(task: TaskRecord): ParkTicket {
+  private ticket(task: TaskRecord, target: CallTarget): ParkTicket {
     const ttlLeft = task.createdAt + task.ttlMs - this.deps.clock();
     const life = Math.min(this.deps.options.mrtrTimeoutMs, ttlLeft);
-    return { parkId: task.id, replicaId: task.owner, tool: task.tool, expiresAt: this.deps.clock() + Math.max(1, life) };
+    return { parkId: task.id, replicaId: task.owner, target, expiresAt: this.deps.clock() + Math.max(1, life) };
   }
 }
 

@@ -33,7 +33,7 @@ export interface EngineDeps {
   clock: () => number;
 }
 
-/** One `tools/call` that may become a task. */
+/** One `tools/call` that may become a task, or a `prompts/get` or `resources/read` an MRTR round may park. */
 export interface TaskCall {
   caller: UpstreamCaller;
   upstream: string;

@@ -101,6 +101,32 @@ describe.each([
     expect(byName.get("sleep")?.inputSchema.required).toEqual(["seconds"]);
   });
 
+  it("lists one prompt and one resource template, both of which ask first", async () => {
+    const { prompts } = await client.listPrompts();
+    expect(prompts).toEqual([expect.objectContaining({ name: "confirm-greeting", arguments: [expect.objectContaining({ name: "name", required: true })] })]);
+    expect((await client.listResources()).resources).toEqual([]);
+    const { resourceTemplates } = await client.listResourceTemplates();
+    expect(resourceTemplates).toEqual([expect.objectContaining({ uriTemplate: "demo://ask/{topic}", mimeType: "text/plain" })]);
+  });
+
+  it("asks before giving the greeting prompt, and gives the refusal when not confirmed", async () => {
+    answer = { action: "accept", content: { confirm: true } };
+    const confirmed = await client.getPrompt({ name: "confirm-greeting", arguments: { name: "Ada" } });
+    expect(confirmed.messages).toEqual([{ role: "user", content: { type: "text", text: "Say hello to Ada." } }]);
+    expect(questions).toEqual([expect.objectContaining({ message: "Greet Ada?", requestedSchema: expect.objectContaining({ required: ["confirm"] }) })]);
+    answer = { action: "decline" };
+    expect((await client.getPrompt({ name: "confirm-greeting", arguments: { name: "Ada" } })).messages[0]?.content).toEqual({ type: "text", text: "Do not greet Ada." });
+    await expect(client.getPrompt({ name: "nope" })).rejects.toThrow(/Unknown prompt/);
+  });
+
+  it("asks about a demo://ask/ topic before reading it", async () => {
+    answer = { action: "accept", content: { answer: "sunny" } };
+    const { contents } = await client.readResource({ uri: "demo://ask/weather" });
+    expect(contents).toEqual([{ uri: "demo://ask/weather", mimeType: "text/plain", text: "weather: sunny" }]);
+    expect(questions).toEqual([expect.objectContaining({ message: "What about weather?" })]);
+    await expect(client.readResource({ uri: "demo://other" })).rejects.toThrow(/Unknown resource/);
+  });
+
   it("echoes the text", async () => {
     expect(textOf(await client.callTool({ name: "echo", arguments: { text: "hello" } }))).toBe("hello");
   });

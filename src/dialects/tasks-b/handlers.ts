@@ -6,14 +6,22 @@ import { checkInputSize } from "../input-size.js";
 import { REQUIRED_CAPABILITIES, type TasksBDeps } from "./deps.js";
 import { listen } from "./listen.js";
 import { getTaskResult } from "./render.js";
+import { promptOrResource } from "./prompt-or-resource.js";
 import { toolsCall } from "./tools-call.js";
 
 export type { TasksBDeps } from "./deps.js";
 
-/** Dialect B (io.modelcontextprotocol/tasks, SEP-2663) on the modern wire: tools/call, tasks/*, and task notifications. */
+/**
+ * Dialect B (io.modelcontextprotocol/tasks, SEP-2663) on the modern wire: tools/call, tasks/*,
+ * task notifications, and the MRTR rounds of prompts/get and resources/read.
+ */
 export function tasksBHandlers(deps: TasksBDeps): Map<string, MethodHandler> {
+  const getPrompt = promptOrResource("prompts/get");
+  const readResource = promptOrResource("resources/read");
   return new Map<string, MethodHandler>([
     ["tools/call", (call, front) => toolsCall(deps, call, front)],
+    ["prompts/get", (call, front) => getPrompt(deps, call, front)],
+    ["resources/read", (call, front) => readResource(deps, call, front)],
     ["tasks/get", (call) => withTask(call, async (id) => getTaskResult(await found(deps.engine.get(id, call.principal))))],
     ["tasks/cancel", (call) => withTask(call, async (id) => (await found(deps.engine.requestCancel(id, call.principal)), { resultType: "complete" }))],
     ["tasks/update", (call) => withTask(call, (id) => update(deps, id, call.request, call.principal))],

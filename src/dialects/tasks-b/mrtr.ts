@@ -1,0 +1,83 @@
+import { GatewayError } from "../../http/errors.js";
+import { failure, success, type JsonRpcRequest, type JsonRpcResponse } from "../../jsonrpc/message.js";
+import { StoreUnavailableError } from "../../store/contract.js";
+import type { UpstreamCaller } from "../../tasks/caller.js";
+import { sameTarget, type CallTarget, type MrtrMethod, type ParkTicket } from "../../tasks/request-state.js";
+import type { SyncOutcome } from "../../tasks/sync-call.js";
+import type { TaskCall } from "../../tasks/types.js";
+import type { ModernCall, ModernFront } from "../modern/modern-front.js";
+import { checkInputSize } from "../input-size.js";
+import type { TasksBDeps } from "./deps.js";
+import { createTaskResult } from "./render.js";
+
+// What the three requests that may run MRTR rounds (digest §3.14) share: the request a
+// requestState is bound to, the retry's checks, the call as the engine runs it, and the answer.
+
+/** A verified retry: the round it continues and the client's answers. */
+export interface Retry {
+  ticket: ParkTicket;
+  responses: Record<string, unknown>;
+}
+
+/** What a retry must repeat: tools/call and prompts/get by name, resources/read by URI. */
+export function targetOf(request: JsonRpcRequest, method: MrtrMethod): CallTarget {
+  const param = method === "resources/read" ? "uri" : "name";
+  const value = request.params?.[param];
+  if (typeof value !== "string") throw new GatewayError("invalid_params", `params.${param} must be a string`);
+  return { method, name: value };
+}
+
+/**
+ * A retry of an MRTR round: its requestState verified (forged, expired, or issued for another
+ * request — another method, tool, prompt or URI: -32602), its answers.
+ */
+export function retryOf(deps: TasksBDeps, request: JsonRpcRequest, target: CallTarget): Retry | undefined {
+  const params = request.params ?? {};
+  if (params.requestState === undefined) return undefined;
+  const checked = deps.requestState.verify(params.requestState, Date.now());
+  if (!checked.ok) throw new GatewayError("invalid_params", checked.reason === "expired" ? "requestState has expired" : "requestState is not valid");
+  if (!sameTarget(checked.ticket.target, target)) throw new GatewayError("invalid_params", "requestState belongs to another request");
+  const responses = params.inputResponses ?? {};
+  if (typeof responses !== "object" || responses === null || Array.isArray(responses))
+    throw new GatewayError("invalid_params", "params.inputResponses must be an object");
+  checkInputSize(responses, deps.maxInputResponsesBytes);
+  return { ticket: checked.ticket, responses: responses as Record<string, unknown> };
+}
+
+/** The call as the engine runs it (and parks it when the upstream asks something). */
+export function syncCall(deps: TasksBDeps, call: ModernCall, caller: UpstreamCaller, maxDurationMs?: number): TaskCall {
+  const task: TaskCall = {
+    caller,
+    upstream: deps.upstream.name,
+    client: call.client,
+    principal: call.principal,
+    dialect: "B",
+    request: withoutMrtrFields(call.upstreamRequest),
+    ttlMs: Math.min(deps.tasks.defaultTtlMs, deps.tasks.maxTtlMs),
+    pollIntervalMs: deps.tasks.pollIntervalMs,
+  };
+  if (maxDurationMs !== undefined) task.maxDurationMs = maxDurationMs;
+  return task;
+}
+
+/** The client's answer: the request's own result, a task (tools/call only), or another round. */
+export function renderOutcome(deps: TasksBDeps, request: JsonRpcRequest, front: ModernFront, outcome: SyncOutcome | undefined): JsonRpcResponse {
+  if (outcome === undefined) return failure(request.id, { code: -32602, message: "Invalid params: requestState has expired (the parked call is gone)" });
+  if ("inline" in outcome) return front.shape(request, outcome.inline);
+  if ("task" in outcome) return success(request.id, createTaskResult(outcome.task));
+  const { inputRequests, ticket } = outcome.input;
+  const result = { resultType: "input_required", inputRequests, requestState: deps.requestState.sign(ticket) };
+  return front.shape(request, success(request.id, result));
+}
+
+export function storeFailure(request: JsonRpcRequest, err: unknown): JsonRpcResponse {
+  const message = err instanceof StoreUnavailableError ? "task store unavailable" : "Internal error";
+  return failure(request.id, { code: -32603, message });
+}
+
+/** MRTR fields are taskgate's to read, never the legacy upstream's. */
+function withoutMrtrFields(request: JsonRpcRequest): JsonRpcRequest {
+  if (!request.params) return request;
+  const { inputResponses: _responses, requestState: _state, ...params } = request.params;
+  return { ...request, params };
+}
