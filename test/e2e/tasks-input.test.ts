@@ -35,7 +35,7 @@ describe("mid-call input without a held connection (dialect B)", () => {
     const upstreams = [
       { name: "demo", path: "/mcp", stdio: demoStdio(), tools: required("deploy") },
       { name: "fixture", path: "/fixture", stdio: { command: process.execPath, args: [join(ROOT, "test/fixtures/blocking-server.mjs"), "stdio"] }, tools: required("ask_two") },
-      { name: "everything", path: "/everything", stdio: { command: process.execPath, args: [EVERYTHING, "stdio"] }, tools: required("trigger-elicitation-request", "trigger-sampling-request") },
+      { name: "everything", path: "/everything", stdio: { command: process.execPath, args: [EVERYTHING, "stdio"] }, tools: required("trigger-elicitation-request", "trigger-sampling-request", "trigger-url-elicitation", "get-roots-list") },
     ];
     const config = (tasks: Record<string, unknown>) => ({ store, tasks: { detachAfterMs: 2000, ...tasks }, upstreams });
     [a, b] = await Promise.all([startGateway(config({})), startGateway(config({ inputTimeoutMs: 600 }))]);
@@ -99,14 +99,39 @@ describe("mid-call input without a held connection (dialect B)", () => {
   });
 
   it("answers server-everything's elicitation tool the same way", async () => {
-    const url = `${b.url}/everything`;
+    // Owned by a, answered on b: b itself gives a question only 600 ms (the inputTimeoutMs test).
+    const url = `${a.url}/everything`;
     const task = (await modern(url, "tools/call", { name: "trigger-elicitation-request", arguments: {} }, { capabilities: ELICIT })).body.result;
     const waiting = await until(url, task.taskId, "input_required");
     const [key, request] = Object.entries(waiting.inputRequests)[0] as [string, any];
     expect(request).toMatchObject({ method: "elicitation/create", params: { requestedSchema: { required: ["name"] } } });
-    await update(`${a.url}/everything`, task.taskId, { [key]: { action: "accept", content: { name: "Ada Lovelace", check: true } } });
+    await update(`${b.url}/everything`, task.taskId, { [key]: { action: "accept", content: { name: "Ada Lovelace", check: true } } });
     const done = await until(url, task.taskId, "completed");
     expect(done.result.content.map((c: any) => c.text).join("\n")).toContain("- Name: Ada Lovelace");
+  });
+
+  it("lists a url-mode elicitation for a client that declared url mode, and passes its answer on", async () => {
+    const url = `${a.url}/everything`;
+    const args = { name: "trigger-url-elicitation", arguments: { url: "https://auth.example/consent", message: "Sign in first" } };
+    const task = (await modern(url, "tools/call", args, { capabilities: { ...WITH_TASKS, elicitation: { form: {}, url: {} } } })).body.result;
+    const waiting = await until(url, task.taskId, "input_required");
+    const [key, request] = Object.entries(waiting.inputRequests)[0] as [string, any];
+    expect(request).toMatchObject({ method: "elicitation/create", params: { mode: "url", url: "https://auth.example/consent", message: "Sign in first" } });
+    await update(`${b.url}/everything`, task.taskId, { [key]: { action: "accept" } });
+    const done = await until(url, task.taskId, "completed");
+    expect(done.result.content[0].text).toContain("User completed the URL elicitation flow");
+  });
+
+  it("lists the upstream's roots/list for a client that declared roots, and passes the roots on", async () => {
+    // Owned by a: b answers questions nobody took up within 600 ms, which would race the update.
+    const url = `${a.url}/everything`;
+    const task = (await modern(url, "tools/call", { name: "get-roots-list", arguments: {} }, { capabilities: { ...WITH_TASKS, roots: {} } })).body.result;
+    const waiting = await until(url, task.taskId, "input_required");
+    const [key, request] = Object.entries(waiting.inputRequests)[0] as [string, any];
+    expect(request).toMatchObject({ method: "roots/list" });
+    await update(`${b.url}/everything`, task.taskId, { [key]: { roots: [{ uri: "file:///srv/project", name: "project" }] } });
+    const done = await until(url, task.taskId, "completed");
+    expect(done.result.content.map((c: any) => c.text).join("\n")).toContain("file:///srv/project");
   });
 
   it("never lists a request the client did not declare a capability for: the upstream gets an error", async () => {
