@@ -2,6 +2,7 @@ import type { Accepts } from "../http/reply.js";
 import { GatewayError } from "../http/errors.js";
 import type { JsonRpcMessage } from "../jsonrpc/message.js";
 import type { LegacyFront } from "./legacy/legacy-front.js";
+import { forwardedAuthorization } from "../tasks/caller.js";
 import { isLegacyVersion } from "./legacy/versions.js";
 import type { ModernFront } from "./modern/modern-front.js";
 import { isModernVersion, metaVersion } from "./modern/wire.js";
@@ -33,8 +34,7 @@ export class Front {
   post(req: FrontRequest): Promise<Response> {
     if (isModern(req)) {
       const headers = { protocolVersion: req.protocolVersion, method: req.mcpMethod, name: req.mcpName };
-      const { authorization } = req;
-      return this.modern.post({ message: req.message, accepts: req.accepts, headers, principal: req.principal, ...(authorization !== undefined ? { authorization } : {}) });
+      return this.modern.post({ message: req.message, accepts: req.accepts, headers, principal: req.principal, ...forwardedAuthorization(req.authorization) });
     }
     return this.legacy.post(req);
   }

@@ -8,6 +8,7 @@ import type { Authenticator } from "../auth/index.js";
 import type { Audit } from "../observability/audit.js";
 import { authGuard, type CallerEnv } from "./auth-guard.js";
 import type { CallerLimits } from "./caller-limits.js";
+import { forwardedAuthorization } from "../tasks/caller.js";
 import { ShuttingDownError } from "../tasks/types.js";
 import { bodySizeLimit } from "./body-size.js";
 import { GatewayError } from "./errors.js";
@@ -119,7 +120,7 @@ function mount(app: Hono<CallerEnv>, { path, front, forwardAuthorization }: Endp
         // Read only where the upstream forwards it, so elsewhere the secret goes no further than auth.
         // Off by default: MCP authorization (Token Handling) forbids passing through a token issued
         // to taskgate itself; the switch is for an upstream that is the token's audience (README).
-        ...(forwardAuthorization ? forwarded(c.req.header("authorization")) : {}),
+        ...(forwardAuthorization ? forwardedAuthorization(c.req.header("authorization")) : {}),
       }));
     } catch (err) {
       if (err instanceof GatewayError) return err.toResponse(id);
@@ -136,11 +137,6 @@ function mount(app: Hono<CallerEnv>, { path, front, forwardAuthorization }: Endp
   });
   app.delete(path, (c) => front.delete(c.req.header("mcp-session-id"), c.req.header("mcp-protocol-version"), c.get("principal")));
   app.all(path, () => new GatewayError("method_not_allowed").toResponse(null, { allow: "GET, POST, DELETE" }));
-}
-
-/** The header as the client sent it; absent stays absent, so the static one is used. */
-function forwarded(authorization: string | undefined): { authorization?: string } {
-  return authorization === undefined ? {} : { authorization };
 }
 
 /** Limits count per principal; without auth per legacy session, and all modern callers as one. */

@@ -14,6 +14,14 @@ export interface CallClient {
 }
 
 /**
+ * `{ authorization }` when there is one to forward, else nothing: spread into a request or a
+ * client, so the key is absent rather than present and undefined wherever no header is forwarded.
+ */
+export function forwardedAuthorization(authorization: string | undefined): { authorization?: string } {
+  return authorization === undefined ? {} : { authorization };
+}
+
+/**
  * What the engine needs of an upstream: make a call whose related messages go to a sink, and
  * cancel it. The relay over the shared upstream session implements it; the engine never sees
  * transports or HTTP.

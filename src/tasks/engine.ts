@@ -9,7 +9,7 @@ import { settle } from "./settle.js";
 import { SyncCalls } from "./sync-call.js";
 import { newLeaseToken, newTaskId } from "./task-id.js";
 import { isTerminal, NON_TERMINAL } from "./transitions.js";
-import { ShuttingDownError, type EngineDeps, type TaskCall } from "./types.js";
+import { isToolCall, ShuttingDownError, type EngineDeps, type TaskCall } from "./types.js";
 
 /**
  * The task engine: decides nothing about dialects, only runs calls that may become tasks.
@@ -230,7 +230,7 @@ export class TaskEngine {
     const token = newLeaseToken();
     const lease = { owner: options.replicaId, token, leaseMs: options.leaseMs };
     // A re-run sends tools/call: no other request is ever run again.
-    const rerunnable = call.request.method === "tools/call" && (await this.policy.mayRerun(call.upstream, toolOf(call)));
+    const rerunnable = isToolCall(call) && (await this.policy.mayRerun(call.upstream, toolOf(call)));
     const task = await store.createTask({ ...newTask(call, now, options.replicaId, rerunnable), parked }, lease).catch(async (err: unknown) => {
       await this.admission.release(call.principal, call.taskId);
       throw err;
@@ -258,7 +258,7 @@ export class TaskEngine {
 /** The tool a task runs; a parked prompts/get or resources/read runs none (and is never a task). */
 function toolOf(call: TaskCall): string {
   const tool = call.request.params?.name;
-  return call.request.method === "tools/call" && typeof tool === "string" ? tool : "";
+  return isToolCall(call) && typeof tool === "string" ? tool : "";
 }
 
 function newTask(call: AdmittedCall, now: number, owner: string, rerunnable: boolean): NewTask {

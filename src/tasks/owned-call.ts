@@ -6,7 +6,7 @@ import { TaskSink } from "./sinks.js";
 import { statusFromProgress, Throttle } from "./status-message.js";
 import { retryWhileUnavailable } from "./store-retry.js";
 import { allowedFrom, NON_TERMINAL } from "./transitions.js";
-import type { EngineDeps, TaskCall } from "./types.js";
+import { isToolCall, type EngineDeps, type TaskCall } from "./types.js";
 
 interface Ending {
   to: TaskStatus;
@@ -51,7 +51,7 @@ export class OwnedCall {
 
   /** Only a tools/call may become a task; a parked prompts/get or resources/read stays the client's request. */
   get mayBeTask(): boolean {
-    return this.call.request.method === "tools/call";
+    return isToolCall(this.call);
   }
 
   /** Answers may be waiting in the store (a hint or a lease renewal said so); only a call that asked waits for any. */

@@ -6,7 +6,7 @@ import type { CallTarget, ParkTicket } from "./request-state.js";
 import { settle } from "./settle.js";
 import { SwitchSink } from "./sinks.js";
 import { isTerminal } from "./transitions.js";
-import type { EngineDeps, TaskCall } from "./types.js";
+import { isToolCall, type EngineDeps, type TaskCall } from "./types.js";
 
 /**
  * Where a call that is still synchronous stands when the client gets an answer:
@@ -52,7 +52,7 @@ export class SyncCalls {
     const input = new Promise<"input">((resolve) => (inputArrived = () => resolve("input")));
     const sink = new SwitchSink(front, inputArrived);
     // Progress feeds a task's statusMessage; a prompts/get or resources/read never becomes one.
-    const running = call.caller.call(call.client, call.request, sink, { trackProgress: target.method === "tools/call" });
+    const running = call.caller.call(call.client, call.request, sink, { trackProgress: isToolCall(call) });
     const racers: Promise<JsonRpcResponse | "input" | undefined>[] = [running, input];
     if (detachAfterMs !== undefined) racers.push(delay(detachAfterMs));
     const early = await Promise.race(racers);

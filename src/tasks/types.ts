@@ -46,6 +46,14 @@ export interface TaskCall {
   maxDurationMs?: number;
 }
 
+/**
+ * Only a tools/call may become a task, name a tool, or run again elsewhere; a prompts/get or
+ * resources/read goes through the engine only while an MRTR round holds it (parked).
+ */
+export function isToolCall(call: TaskCall): boolean {
+  return call.request.method === "tools/call";
+}
+
 /** The bus channel a replica listens on for work routed to the calls it owns. */
 export const ownerChannel = (replicaId: string) => `owner:${replicaId}`;
 

@@ -9,7 +9,7 @@ import {
 import { GatewayError } from "../../http/errors.js";
 import { CallReply, type Accepts } from "../../http/reply.js";
 import { SseStream } from "../../http/sse.js";
-import type { SessionRecord } from "../../store/contract.js";
+import { sessionClient } from "../passthrough/client-id.js";
 import type { FrontClient, Relay } from "../passthrough/relay.js";
 import { DIALECT_A_VERSION, type TasksA } from "../tasks-a/handlers.js";
 import { TASKS_A_CAPABILITY } from "../tasks-a/render.js";
@@ -47,7 +47,7 @@ export class LegacyFront {
     const session = await this.sessions.require(req.sessionId, req.principal);
     if (req.protocolVersion !== undefined && !isLegacyVersion(req.protocolVersion))
       throw new GatewayError("unsupported_protocol_version", req.protocolVersion);
-    const client = clientOf(session, req.authorization);
+    const client = sessionClient(session, req.authorization);
     if (isRequest(message) && this.tasksA?.handles(session, message.method))
       return this.tasksA.handle(session, message, req.accepts, req.signal, req.authorization);
     if (isRequest(message)) {
@@ -75,7 +75,7 @@ export class LegacyFront {
 
   async delete(sessionId: string | undefined, principal?: string): Promise<Response> {
     const session = await this.sessions.end(sessionId, principal);
-    await this.relay.endSession(clientOf(session));
+    await this.relay.endSession(sessionClient(session));
     return new Response(null, { status: 200 });
   }
 
@@ -117,12 +117,6 @@ export class LegacyFront {
   }
 }
 
-/** Per request: the session record holds no Authorization, each POST brings its own. */
-function clientOf(session: SessionRecord, authorization?: string): FrontClient {
-  const client: FrontClient = { sessionId: session.id, capabilities: session.clientCapabilities };
-  if (authorization !== undefined) client.authorization = authorization;
-  return client;
-}
 
 function asRecord(value: unknown): Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : {};

@@ -2,7 +2,7 @@ import { GatewayError } from "../../http/errors.js";
 import { CallReply, type Accepts } from "../../http/reply.js";
 import { isRequest, type JsonRpcMessage, type JsonRpcRequest, type JsonRpcResponse } from "../../jsonrpc/message.js";
 import type { MessageSink } from "../../jsonrpc/sink.js";
-import type { CallClient } from "../../tasks/caller.js";
+import { forwardedAuthorization, type CallClient } from "../../tasks/caller.js";
 import { callClientId } from "../passthrough/client-id.js";
 import type { Relay } from "../passthrough/relay.js";
 import { modernResult, discoverResult, upstreamParams } from "./shape.js";
@@ -58,7 +58,7 @@ export class ModernFront {
     const call: ModernCall = {
       request: message,
       upstreamRequest: { ...message, params: upstreamParams(message.method, message.params) },
-      client: { sessionId: callClientId("m:"), capabilities, ...(req.authorization !== undefined ? { authorization: req.authorization } : {}) },
+      client: { sessionId: callClientId("m:"), capabilities, ...forwardedAuthorization(req.authorization) },
       accepts: req.accepts,
       principal: req.principal ?? ANONYMOUS,
     };

@@ -1,4 +1,6 @@
 import { randomBytes } from "node:crypto";
+import type { SessionRecord } from "../../store/contract.js";
+import { forwardedAuthorization, type CallClient } from "../../tasks/caller.js";
 
 /** Random per process, so ids from two replicas never meet; the counter keeps them apart within one. */
 const PROCESS_PART = randomBytes(12).toString("base64url");
@@ -14,4 +16,9 @@ let counter = 0;
 export function callClientId(prefix: string): string {
   counter = (counter + 1) % Number.MAX_SAFE_INTEGER;
   return `${prefix}${PROCESS_PART}.${counter.toString(36)}`;
+}
+
+/** A legacy session's client, per request: the session record holds no Authorization, each POST brings its own. */
+export function sessionClient(session: SessionRecord, authorization?: string): CallClient {
+  return { sessionId: session.id, capabilities: session.clientCapabilities, ...forwardedAuthorization(authorization) };
 }

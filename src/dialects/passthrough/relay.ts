@@ -14,7 +14,7 @@ import { UpstreamError, type UpstreamConnector, type UpstreamEvent } from "../..
 import { missingClientCapability } from "./capabilities.js";
 import { ServerRequests } from "./server-requests.js";
 import { SessionStreams } from "./session-streams.js";
-import { CANCELLED_CODE, type CallClient, type UpstreamCaller } from "../../tasks/caller.js";
+import { CANCELLED_CODE, forwardedAuthorization, type CallClient, type UpstreamCaller } from "../../tasks/caller.js";
 
 /** Who is on the other end of a relayed request. */
 export type FrontClient = CallClient;
@@ -274,7 +274,7 @@ export class Relay implements UpstreamCaller {
  * never do.
  */
 function onBehalfOf(client: FrontClient): { authorization?: string } {
-  return client.authorization === undefined ? {} : { authorization: client.authorization };
+  return forwardedAuthorization(client.authorization);
 }
 
 function frontKey(sessionId: string, id: JsonRpcId): string {

@@ -3,9 +3,9 @@ import { GatewayError } from "../../http/errors.js";
 import { CallReply, type Accepts } from "../../http/reply.js";
 import { failure, success, type JsonRpcRequest, type JsonRpcResponse } from "../../jsonrpc/message.js";
 import type { MessageSink } from "../../jsonrpc/sink.js";
-import { callClientId } from "../passthrough/client-id.js";
+import { callClientId, sessionClient } from "../passthrough/client-id.js";
 import { StoreUnavailableError, type SessionRecord, type TaskRecord } from "../../store/contract.js";
-import type { CallClient, UpstreamCaller } from "../../tasks/caller.js";
+import type { UpstreamCaller } from "../../tasks/caller.js";
 import type { TaskEngine } from "../../tasks/engine.js";
 import { toolPolicy } from "../../tasks/policy.js";
 import type { Relay } from "../passthrough/relay.js";
@@ -93,7 +93,7 @@ export class TasksA {
     const created = await this.deps.engine.detachNow({
       caller: this.deps.caller ?? this.deps.relay,
       upstream: this.deps.upstream.name,
-      client: { ...clientOf(session, authorization), sessionId: callClientId("a:") },
+      client: { ...sessionClient(session, authorization), sessionId: callClientId("a:") },
       principal: session.principal,
       dialect: "A",
       request: { ...request, params },
@@ -114,7 +114,7 @@ export class TasksA {
   /** tools/list with `execution.taskSupport` from taskgate's policy, replacing the upstream's. */
   private async toolsList(session: SessionRecord, request: JsonRpcRequest, accepts: Accepts, authorization: string | undefined): Promise<Response> {
     const reply = new CallReply(accepts, this.deps.keepAliveMs);
-    const work = this.deps.relay.call(clientOf(session, authorization), request, reply).then((r) => {
+    const work = this.deps.relay.call(sessionClient(session, authorization), request, reply).then((r) => {
       if ("error" in r || !Array.isArray(r.result.tools)) return { ...r, id: request.id };
       const tools = (r.result.tools as Array<Record<string, unknown>>).map((tool) => ({
         ...tool,
@@ -127,7 +127,7 @@ export class TasksA {
 
   private relayed(session: SessionRecord, request: JsonRpcRequest, accepts: Accepts, authorization: string | undefined): Promise<Response> {
     const reply = new CallReply(accepts, this.deps.keepAliveMs);
-    return reply.respond(this.deps.relay.call(clientOf(session, authorization), request, reply));
+    return reply.respond(this.deps.relay.call(sessionClient(session, authorization), request, reply));
   }
 
   private async taskMethod(session: SessionRecord, request: JsonRpcRequest): Promise<Record<string, unknown>> {
@@ -202,6 +202,3 @@ async function found<T>(value: Promise<T | undefined>): Promise<T> {
   return v;
 }
 
-function clientOf(session: SessionRecord, authorization?: string): CallClient {
-  return { sessionId: session.id, capabilities: session.clientCapabilities, ...(authorization !== undefined ? { authorization } : {}) };
-}

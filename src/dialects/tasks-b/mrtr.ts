@@ -1,11 +1,12 @@
 import { GatewayError } from "../../http/errors.js";
+import { CallReply } from "../../http/reply.js";
 import { failure, success, type JsonRpcRequest, type JsonRpcResponse } from "../../jsonrpc/message.js";
 import { StoreUnavailableError } from "../../store/contract.js";
 import type { UpstreamCaller } from "../../tasks/caller.js";
 import { sameTarget, type CallTarget, type MrtrMethod, type ParkTicket } from "../../tasks/request-state.js";
-import type { SyncOutcome } from "../../tasks/sync-call.js";
+import type { SyncOptions, SyncOutcome } from "../../tasks/sync-call.js";
 import type { TaskCall } from "../../tasks/types.js";
-import type { ModernCall, ModernFront } from "../modern/modern-front.js";
+import { noServerRequests, type ModernCall, type ModernFront } from "../modern/modern-front.js";
 import { checkInputSize } from "../input-size.js";
 import type { TasksBDeps } from "./deps.js";
 import { createTaskResult } from "./render.js";
@@ -60,8 +61,20 @@ export function syncCall(deps: TasksBDeps, call: ModernCall, caller: UpstreamCal
   return task;
 }
 
-/** The client's answer: the request's own result, a task (tools/call only), or another round. */
-export function renderOutcome(deps: TasksBDeps, request: JsonRpcRequest, front: ModernFront, outcome: SyncOutcome | undefined): JsonRpcResponse {
+/**
+ * Start `task`, or continue the round `retry` names, and answer with what comes next: the
+ * request's own result, a task (tools/call only), or another round.
+ */
+export function runRound(deps: TasksBDeps, call: ModernCall, front: ModernFront, target: CallTarget, retry: Retry | undefined, task: TaskCall, options: SyncOptions): Promise<Response> {
+  const reply = new CallReply(call.accepts, front.keepAliveMs);
+  const outcome = retry
+    ? deps.engine.sync.resume(retry.ticket, call.principal, call.request.id, retry.responses, options)
+    : deps.engine.sync.start(task, target, noServerRequests(reply), options);
+  const work = outcome.then((o) => renderOutcome(deps, call.request, front, o)).catch((err: unknown) => storeFailure(call.request, err));
+  return reply.respond(work);
+}
+
+function renderOutcome(deps: TasksBDeps, request: JsonRpcRequest, front: ModernFront, outcome: SyncOutcome | undefined): JsonRpcResponse {
   if (outcome === undefined) return failure(request.id, { code: -32602, message: "Invalid params: requestState has expired (the parked call is gone)" });
   if ("inline" in outcome) return front.shape(request, outcome.inline);
   if ("task" in outcome) return success(request.id, createTaskResult(outcome.task));
@@ -70,7 +83,7 @@ export function renderOutcome(deps: TasksBDeps, request: JsonRpcRequest, front: 
   return front.shape(request, success(request.id, result));
 }
 
-export function storeFailure(request: JsonRpcRequest, err: unknown): JsonRpcResponse {
+function storeFailure(request: JsonRpcRequest, err: unknown): JsonRpcResponse {
   const message = err instanceof StoreUnavailableError ? "task store unavailable" : "Internal error";
   return failure(request.id, { code: -32603, message });
 }

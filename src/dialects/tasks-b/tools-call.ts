@@ -1,13 +1,11 @@
 import { GatewayError, storeCall } from "../../http/errors.js";
-import { CallReply } from "../../http/reply.js";
 import { success } from "../../jsonrpc/message.js";
 import { toolPolicy } from "../../tasks/policy.js";
 import type { SyncOptions } from "../../tasks/sync-call.js";
 import type { ModernCall, ModernFront } from "../modern/modern-front.js";
-import { noServerRequests } from "../modern/modern-front.js";
 import { declaresTasks, TASKS_EXTENSION } from "../modern/wire.js";
 import { REQUIRED_CAPABILITIES, type TasksBDeps } from "./deps.js";
-import { renderOutcome, retryOf, storeFailure, syncCall, targetOf } from "./mrtr.js";
+import { retryOf, runRound, syncCall, targetOf } from "./mrtr.js";
 import { createTaskResult } from "./render.js";
 
 /**
@@ -37,10 +35,5 @@ export async function toolsCall(deps: TasksBDeps, call: ModernCall, front: Moder
   }
   // Without the extension (or for a forbidden tool) the call never becomes a task: it stays synchronous.
   const options: SyncOptions = mayBeTask ? { detachAfterMs: policy.taskSupport === "required" ? 0 : policy.detachAfterMs } : {};
-  const reply = new CallReply(call.accepts, front.keepAliveMs);
-  const outcome = retry
-    ? deps.engine.sync.resume(retry.ticket, call.principal, call.request.id, retry.responses, options)
-    : deps.engine.sync.start(task, target, noServerRequests(reply), options);
-  const work = outcome.then((o) => renderOutcome(deps, call.request, front, o)).catch((err: unknown) => storeFailure(call.request, err));
-  return reply.respond(work);
+  return runRound(deps, call, front, target, retry, task, options);
 }

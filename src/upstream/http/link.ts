@@ -45,9 +45,10 @@ export class HttpLink {
 
   async send(message: JsonRpcMessage, onBehalf?: OnBehalf): Promise<void> {
     const authorization = onBehalf?.authorization;
-    const sent = authorization === undefined ? Object.values(this.config.headers) : [authorization, ...Object.values(this.config.headers)];
+    // The credentials are gathered only for an error to clean, not on every message.
     await this.exchange(message, authorization).catch((err: unknown) => {
-      throw withoutCredentials(err, sent);
+      const sent = Object.values(this.config.headers);
+      throw withoutCredentials(err, authorization === undefined ? sent : [authorization, ...sent]);
     });
   }
 
