@@ -23,6 +23,8 @@ export class OwnedCall {
   private cancelling = false;
   private failReason?: string;
   private lost = false;
+  /** Set when the call's own outcome is about to be written: from then on, only that write says whether the lease held. */
+  private ending = false;
   private readonly timers: NodeJS.Timeout[] = [];
   // Both made on first use: most calls send no progress and ask nothing, and 10,000 held calls
   // would each carry them (with their closures) for nothing.
@@ -79,11 +81,21 @@ export class OwnedCall {
     this.later(this.deps.options.cancelGraceMs, () => void caller.cancel(client, request.id, "task cancelled"));
   }
 
+  /**
+   * A renewal found the lease not held. A call that is writing its outcome releases its lease
+   * with that write, so a renewal that runs just after it finds the lease gone: that is the
+   * call's end, not a loss (issue 17). Its terminal write, fenced by the token, says whether the
+   * lease really moved on (`write`).
+   */
+  renewalRefused(): void {
+    if (!this.ending) this.leaseLost();
+  }
+
   /** The lease is gone (another replica may own the task now): never write again. */
   leaseLost(): void {
     if (this.lost) return;
     this.lost = true;
-    this.deps.metrics.leaseLost();
+    this.countLoss();
     this.deps.logger.warn({ taskId: this.task.id }, "lease lost: abandoning the local upstream call without writing its outcome");
     void this.call.caller.cancel(this.call.client, this.call.request.id, "owner lost its lease");
   }
@@ -107,17 +119,24 @@ export class OwnedCall {
     }
   }
 
+  private countLoss(): void {
+    this.deps.metrics.leaseLost();
+  }
+
   private abandon(reason: string): void {
     this.failReason = reason;
     void this.call.caller.cancel(this.call.client, this.call.request.id, reason);
   }
 
   private async finish(response: JsonRpcResponse): Promise<void> {
+    this.ending = true;
     this.timers.forEach(clearTimeout);
-    this.throttle?.stop();
+    // The last progress the upstream sent, even if the throttle held it back: it goes out with
+    // the terminal write, in the same store call (issue 17).
+    const progress = this.throttle?.stop();
     this.input?.close();
     try {
-      await this.writeUntilStored(bounded(this.ending(response), this.deps.options.maxResultBytes));
+      await this.writeUntilStored(bounded(this.endingOf(response, progress), this.deps.options.maxResultBytes));
     } catch (err) {
       this.deps.logger.error({ err, taskId: this.task.id }, "could not write the outcome of a task");
     } finally {
@@ -146,7 +165,12 @@ export class OwnedCall {
       this.ended(end);
       this.deps.audit.record("task.end", this.task.principal, { taskId: this.task.id, status: result.task.status });
     }
-    if (!result.ok && result.reason === "stale_lease") this.deps.logger.warn({ taskId: this.task.id }, "outcome refused: the lease moved on");
+    if (!result.ok && result.reason === "stale_lease" && !this.lost) {
+      // The lease moved on before this call could write its outcome: a real loss.
+      this.lost = true;
+      this.countLoss();
+      this.deps.logger.warn({ taskId: this.task.id }, "lease lost: outcome refused, the lease moved on");
+    }
     await this.deps.store.releaseLease(this.task.id, this.token).catch(() => undefined);
   }
 
@@ -156,7 +180,7 @@ export class OwnedCall {
     this.deps.logger.info({ taskId, upstream, tool, dialect, status: end.to }, "task ended");
   }
 
-  private ending(response: JsonRpcResponse): Ending {
+  private endingOf(response: JsonRpcResponse, progress: string | undefined): Ending {
     if (this.failReason) return { to: "failed", outcome: { error: { code: -32603, message: this.failReason } }, statusMessage: this.failReason };
     if ("error" in response) {
       if (response.error.code === CANCELLED_CODE && this.cancelling) return { to: "cancelled", statusMessage: "Cancelled at the client's request" };
@@ -165,7 +189,7 @@ export class OwnedCall {
     // Dialect A counts an isError result as failed (digest §2.5); dialect B as completed (§3.4).
     if (this.call.dialect === "A" && response.result.isError === true)
       return { to: "failed", outcome: { result: response.result }, statusMessage: "The tool reported an error" };
-    return { to: "completed", outcome: { result: response.result } };
+    return progress === undefined ? { to: "completed", outcome: { result: response.result } } : { to: "completed", outcome: { result: response.result }, statusMessage: progress };
   }
 
   private async writeStatus(statusMessage: string): Promise<void> {

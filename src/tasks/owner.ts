@@ -88,7 +88,7 @@ export class Owner {
       for (const state of states) {
         const call = this.calls.get(state.taskId);
         if (!call) continue;
-        if (!state.held) call.leaseLost();
+        if (!state.held) call.renewalRefused();
         else call.lastRenewedAt = now;
         if (state.held && state.cancelRequested) call.requestCancel();
         if (state.held && state.hasInputResponses) call.deliverInput();

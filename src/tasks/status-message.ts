@@ -17,6 +17,7 @@ export function statusFromProgress(params: Record<string, unknown>): string | un
 export class Throttle {
   private timer?: NodeJS.Timeout;
   private pending?: string;
+  private latest?: string;
   private last = 0;
 
   constructor(
@@ -26,16 +27,19 @@ export class Throttle {
 
   push(value: string): void {
     this.pending = value;
+    this.latest = value;
     if (this.timer) return;
     const wait = Math.max(0, this.last + this.intervalMs - Date.now());
     this.timer = setTimeout(() => this.flush(), wait);
     this.timer.unref();
   }
 
-  stop(): void {
+  /** No more writes; returns the latest value pushed (written or not), for a final write of the caller's own. */
+  stop(): string | undefined {
     clearTimeout(this.timer);
     this.timer = undefined;
     this.pending = undefined;
+    return this.latest;
   }
 
   private flush(): void {

@@ -141,20 +141,25 @@ describe.each([
     expect(progress.every((p) => p.total === 0.4 && /^Slept [\d.]+\/0\.4 s$/.test(p.message ?? ""))).toBe(true);
     const values = progress.map((p) => p.progress);
     expect(values).toEqual([...values].sort((a, b) => a - b));
-    expect(values.every((v) => v > 0 && v < 0.4)).toBe(true);
+    expect(values.every((v) => v > 0 && v <= 0.4)).toBe(true);
+    // The last one says the work is done.
+    expect(progress.at(-1)).toMatchObject({ progress: 0.4, message: "Slept 0.4/0.4 s" });
   });
 
   it("asks before deploying and deploys with progress when confirmed", async () => {
     answer = { action: "accept", content: { confirm: true } };
     const progress: Progress[] = [];
-    // Deploy reports once a second: 1.1 s gives one progress notification.
+    // Deploy reports once a second and at the end: 1.1 s gives two progress notifications.
     const result = await client.callTool({ name: "deploy", arguments: { service: "web", seconds: 1.1 } }, undefined, {
       onprogress: (p) => void progress.push(p),
     });
     expect(textOf(result)).toBe("Deployed web");
     expect(questions).toHaveLength(1);
     expect(questions[0]).toMatchObject({ message: "Deploy web?", requestedSchema: { properties: { confirm: { type: "boolean" } } } });
-    expect(progress).toEqual([expect.objectContaining({ total: 1.1, message: expect.stringMatching(/^Slept 1\/1\.1 s$/) })]);
+    expect(progress).toEqual([
+      expect.objectContaining({ total: 1.1, message: expect.stringMatching(/^Slept 1\/1\.1 s$/) }),
+      expect.objectContaining({ progress: 1.1, total: 1.1, message: "Slept 1.1/1.1 s" }),
+    ]);
   });
 
   it("does not deploy when the question is declined or not confirmed", async () => {

@@ -14,13 +14,14 @@ export async function pauseWithProgress({ seconds, intervalMs, signal, onTick }:
   const startedAt = Date.now();
   for (;;) {
     const leftMs = totalMs - (Date.now() - startedAt);
-    if (leftMs <= 0) return;
+    if (leftMs <= 0) break;
     await delay(Math.min(intervalMs, leftMs), signal);
     const elapsedMs = Date.now() - startedAt;
-    // No tick at the end: the result says it, and a client may drop a notification that arrives
-    // together with the response it belongs to.
     if (elapsedMs < totalMs) await onTick(elapsedMs / 1000);
   }
+  // The last tick says the work is all done ("Slept 2/2 s"), as a real tool's last progress
+  // would; it goes out before the result, on the same stream.
+  if (seconds > 0) await onTick(seconds);
 }
 
 /** Resolves after `ms`, or rejects with the signal's reason as soon as it aborts. */
