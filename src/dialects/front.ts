@@ -51,10 +51,18 @@ export class Front {
 }
 
 function isModern(req: FrontRequest): boolean {
-  const { message } = req;
+  return isModernMessage(req.message, req.sessionId, req.protocolVersion);
+}
+
+function isModernMessage(message: JsonRpcMessage, sessionId: string | undefined, protocolVersion: string | undefined): boolean {
   if (!("method" in message)) return false;
   if (metaVersion(message.params) !== undefined) return true;
   // A request that names a non-legacy version in its header, outside any session, is a modern
   // request missing its _meta: the modern side answers it with the right error.
-  return req.sessionId === undefined && message.method !== "initialize" && req.protocolVersion !== undefined && !isLegacyVersion(req.protocolVersion);
+  return sessionId === undefined && message.method !== "initialize" && protocolVersion !== undefined && !isLegacyVersion(protocolVersion);
+}
+
+/** The wire `Front.post` will serve the message on, for metrics and logs. */
+export function wireOf(message: JsonRpcMessage, sessionId: string | undefined, protocolVersion: string | undefined): "legacy" | "modern" {
+  return isModernMessage(message, sessionId, protocolVersion) ? "modern" : "legacy";
 }

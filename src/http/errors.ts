@@ -1,6 +1,8 @@
 import type { JsonRpcId } from "../jsonrpc/message.js";
 import { StoreUnavailableError } from "../store/contract.js";
 import { TaskLimitError } from "../tasks/admission.js";
+import type { Refusal } from "../observability/request-outcome.js";
+import { tagReply } from "./reply-outcome.js";
 
 /**
  * Every error taskgate itself produces, with its JSON-RPC code and HTTP status: the one table.
@@ -43,6 +45,33 @@ export const ERRORS = {
 
 export type ErrorKind = keyof typeof ERRORS;
 
+/**
+ * The errors that refuse a request before its method runs, by reason: counted as refusals in
+ * `mcp_server_operation_duration_seconds` (README: Observability). Every other error counts by
+ * its JSON-RPC code.
+ */
+const REFUSALS: Partial<Record<ErrorKind, Refusal>> = {
+  unauthorized: "auth",
+  origin_forbidden: "auth",
+  host_forbidden: "auth",
+  rate_limited: "limit",
+  too_many_tasks: "limit",
+  too_many_streams: "limit",
+  payload_too_large: "limit",
+  parse_error: "bad_input",
+  invalid_request: "bad_input",
+  batch_unsupported: "bad_input",
+  session_required: "bad_input",
+  unsupported_protocol_version: "bad_input",
+  not_acceptable: "bad_input",
+  method_not_allowed: "bad_input",
+  unsupported_media_type: "bad_input",
+  header_mismatch: "bad_input",
+  unsupported_version: "bad_input",
+  missing_meta: "bad_input",
+  modern_method_not_allowed: "bad_input",
+};
+
 /** An error taskgate answers with; it knows its JSON-RPC code and HTTP status from the table. */
 export class GatewayError extends Error {
   readonly code: number;
@@ -68,7 +97,8 @@ export class GatewayError extends Error {
   }
 
   toResponse(id: JsonRpcId | null = null, headers: Record<string, string> = {}): Response {
-    return Response.json(this.toBody(id), { status: this.status, headers });
+    const refusal = REFUSALS[this.kind];
+    return tagReply(Response.json(this.toBody(id), { status: this.status, headers }), refusal ? { code: this.code, refusal } : { code: this.code });
   }
 }
 

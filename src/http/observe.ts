@@ -3,7 +3,12 @@ import type { MiddlewareHandler } from "hono";
 import { withLogContext, type LogContext } from "../observability/log-context.js";
 import type { Logger } from "../observability/logger.js";
 import type { Metrics } from "../observability/metrics.js";
+import type { Wire } from "../observability/request-outcome.js";
 import { activeSpan, withFrontSpan } from "../observability/tracing.js";
+import type { JsonRpcMessage } from "../jsonrpc/message.js";
+import { isLegacyVersion } from "../dialects/legacy/versions.js";
+import { isModernVersion } from "../dialects/modern/wire.js";
+import { outcomeOf, replyTag } from "./reply-outcome.js";
 import { isEventStream, whenStreamEnds } from "./sse-lifetime.js";
 
 /** A caller's X-Request-Id is kept when it is a plain token; anything else gets a fresh id. */
@@ -15,7 +20,8 @@ export type ObservedEnv = { Variables: { logContext: LogContext } };
 /**
  * Observing one front request, in order: a request id (echoed as X-Request-Id and on every log
  * line written while serving it), a server span continuing the caller's `traceparent`, the count
- * of open SSE responses, the tasks/get latency, and a debug access line.
+ * of open SSE responses, the request's duration and outcome (refusals included, since this runs
+ * before every other step), the tasks/get latency, and a debug access line.
  *
  * The context follows the request's async work (AsyncLocalStorage) only when lines at info or
  * below are written: those are the lines written away from the request's own stack ("task
@@ -40,6 +46,7 @@ export function observeRequests(upstream: string, metrics: Metrics, logger: Logg
     await (follow ? withLogContext(context, serve) : serve());
     const seconds = (performance.now() - started) / 1000;
     if (context.method === "tasks/get") metrics.tasksGet(upstream, seconds);
+    recordOperation(metrics, upstream, c.req.method, c.req.raw.headers, context, c.res, started);
     c.res.headers.set("x-request-id", context.reqId);
     if (isEventStream(c.res)) {
       metrics.sseOpened();
@@ -49,9 +56,54 @@ export function observeRequests(upstream: string, metrics: Metrics, logger: Logg
   };
 }
 
-/** Once the body is decoded: the method names the span and the log context. */
-export function noteMethod(context: LogContext | undefined, method: string | undefined): void {
-  if (method === undefined) return;
-  if (context) context.method = method;
-  activeSpan()?.setAttribute("rpc.method", method);
+/**
+ * `mcp_server_operation_duration_seconds` for one request: at once for a plain reply, when its
+ * last message is sent for a streamed one. A request refused before its body was read counts
+ * under its HTTP method, on the wire its headers name.
+ */
+function recordOperation(metrics: Metrics, upstream: string, httpMethod: string, headers: Headers, context: LogContext, res: Response, started: number): void {
+  const method = context.method ?? httpMethod;
+  const tool = context.tool ?? "";
+  const wire = context.wire ?? wireOfHeaders(headers);
+  const tag = replyTag(res);
+  if (tag instanceof Promise) {
+    void tag.then((message) => {
+      const { outcome, errorType } = outcomeOf(message, 200);
+      metrics.operation(upstream, method, tool, wire, outcome, errorType, (performance.now() - started) / 1000);
+    });
+    return;
+  }
+  const { outcome, errorType } = outcomeOf(tag, res.status);
+  metrics.operation(upstream, method, tool, wire, outcome, errorType, (performance.now() - started) / 1000);
+}
+
+function wireOfHeaders(headers: Headers): Wire {
+  const version = headers.get("mcp-protocol-version") ?? undefined;
+  if (isModernVersion(version)) return "modern";
+  return headers.has("mcp-session-id") || (version !== undefined && isLegacyVersion(version)) ? "legacy" : "unknown";
+}
+
+/**
+ * Once the body is decoded: the method (and tool) name the span and the log context, with the
+ * attributes of the OpenTelemetry semantic conventions for MCP
+ * (https://opentelemetry.io/docs/specs/semconv/gen-ai/mcp/).
+ */
+export function noteRequest(context: LogContext | undefined, message: JsonRpcMessage, wire: Wire, sessionId: string | undefined): void {
+  if (!("method" in message)) return;
+  const { method } = message;
+  const name = method === "tools/call" ? message.params?.name : undefined;
+  const tool = typeof name === "string" ? name : undefined;
+  if (context) {
+    context.method = method;
+    context.wire = wire;
+    if (tool !== undefined) context.tool = tool;
+  }
+  const span = activeSpan();
+  if (!span) return;
+  span.setAttribute("rpc.method", method);
+  span.setAttribute("mcp.method.name", method);
+  if (tool !== undefined) span.setAttribute("gen_ai.tool.name", tool);
+  if (sessionId !== undefined) span.setAttribute("mcp.session.id", sessionId);
+  const taskId = method.startsWith("tasks/") ? message.params?.taskId : undefined;
+  if (typeof taskId === "string") span.setAttribute("taskgate.task.id", taskId);
 }

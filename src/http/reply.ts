@@ -1,5 +1,6 @@
 import type { JsonRpcMessage } from "../jsonrpc/message.js";
 import type { MessageSink } from "../jsonrpc/sink.js";
+import { tagReply } from "./reply-outcome.js";
 import { SseStream } from "./sse.js";
 
 export type { MessageSink };
@@ -47,7 +48,7 @@ export class CallReply implements MessageSink {
   async respond(work: Promise<JsonRpcMessage>): Promise<Response> {
     if (!this.accepts.json) return this.streamed(work);
     const first = await Promise.race([work.then((message) => ({ message })), this.streamStarted.then(() => undefined)]);
-    if (first && !this.stream) return Response.json(first.message, { headers: this.headers });
+    if (first && !this.stream) return tagReply(Response.json(first.message, { headers: this.headers }), first.message);
     return this.streamed(work);
   }
 
@@ -57,7 +58,7 @@ export class CallReply implements MessageSink {
       stream.send(message);
       stream.close();
     });
-    return stream.response(this.headers);
+    return tagReply(stream.response(this.headers), work);
   }
 
   private openStream(): SseStream {

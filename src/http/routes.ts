@@ -3,7 +3,7 @@ import { decodeMessage } from "../jsonrpc/decode.js";
 import type { JsonRpcId } from "../jsonrpc/message.js";
 import type { Logger } from "../observability/logger.js";
 import type { Metrics } from "../observability/metrics.js";
-import type { Front } from "../dialects/front.js";
+import { wireOf, type Front } from "../dialects/front.js";
 import type { Authenticator } from "../auth/index.js";
 import type { Audit } from "../observability/audit.js";
 import { authGuard, type CallerEnv } from "./auth-guard.js";
@@ -13,7 +13,7 @@ import { ShuttingDownError } from "../tasks/types.js";
 import { bodySizeLimit } from "./body-size.js";
 import { GatewayError } from "./errors.js";
 import { hostGuard, jsonContentType, originGuard } from "./guards.js";
-import { noteMethod, observeRequests } from "./observe.js";
+import { noteRequest, observeRequests } from "./observe.js";
 import { parseAccept } from "./reply.js";
 
 export interface HttpOptions {
@@ -97,7 +97,7 @@ function mount(app: Hono<CallerEnv>, { path, front, forwardAuthorization }: Endp
     const principal = c.get("principal");
     const key = limitKey(principal, c.req.header("mcp-session-id"));
     const method = "method" in decoded.message ? decoded.message.method : "";
-    noteMethod(c.get("logContext"), method || undefined);
+    noteRequest(c.get("logContext"), decoded.message, wireOf(decoded.message, c.req.header("mcp-session-id"), c.req.header("mcp-protocol-version")), c.req.header("mcp-session-id"));
     // Draining: the load balancer has seen /readyz fail; a new session belongs on another replica.
     if (health.draining() && method === "initialize") return new GatewayError("shutting_down").toResponse(id);
     try {

@@ -1,3 +1,5 @@
+import { carryTag } from "./reply-outcome.js";
+
 /** True for a reply that streams (SSE); checked by header first, see `whenStreamEnds`. */
 export function isEventStream(response: Response): boolean {
   // Content type first: reading `body` of @hono/node-server's light Response turns it into a
@@ -34,5 +36,5 @@ export function whenStreamEnds(response: Response, ended: () => void): Response 
       await reader.cancel(reason);
     },
   });
-  return new Response(body, { status: response.status, headers: response.headers });
+  return carryTag(response, new Response(body, { status: response.status, headers: response.headers }));
 }

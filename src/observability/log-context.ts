@@ -1,10 +1,15 @@
 import { AsyncLocalStorage } from "node:async_hooks";
+import type { Wire } from "./request-outcome.js";
 
 /** What every log line written while serving one front request carries (pino mixin, logger.ts). */
 export interface LogContext {
   reqId: string;
   /** The JSON-RPC method, once the body is decoded. */
   method?: string;
+  /** The tool of a tools/call. */
+  tool?: string;
+  /** The wire the request came on, once the body is decoded. */
+  wire?: Wire;
 }
 
 /**

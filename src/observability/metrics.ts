@@ -1,10 +1,16 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from "prom-client";
 import { LabelGuard } from "./label-guard.js";
+import type { Outcome, Wire } from "./request-outcome.js";
 
 /** Seconds; from 1 ms (a Redis read) to 5 minutes (a slow upstream call). */
 const BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300];
 
 export type TaskEnd = "completed" | "failed" | "cancelled";
+
+type OperationLabel = "upstream" | "mcp_method_name" | "gen_ai_tool_name" | "error_type" | "wire" | "outcome";
+
+/** Label sets of `mcp_server_operation_duration_seconds` kept for reuse; past this many, new ones are built per request. */
+const MAX_CACHED_LABEL_SETS = 5000;
 
 /**
  * Every Prometheus series taskgate exports, behind named hooks, one registry per instance (no
@@ -26,6 +32,8 @@ export class Metrics {
   private readonly leaseLosses: Counter;
   private readonly reaper: Counter<"action">;
   private readonly sse: Gauge;
+  private readonly operations: Histogram<OperationLabel>;
+  private readonly operationLabels = new Map<string, Record<OperationLabel, string>>();
   private inFlight: () => number = () => 0;
 
   constructor({ processMetrics = true }: { processMetrics?: boolean } = {}) {
@@ -44,6 +52,15 @@ export class Metrics {
     this.leaseLosses = new Counter({ name: "taskgate_lease_losses_total", help: "Detached calls this replica abandoned because their lease was lost.", registers });
     this.reaper = new Counter({ name: "taskgate_reaper_actions_total", help: "Tasks the reaper acted on, by action.", labelNames: ["action"], registers });
     this.sse = new Gauge({ name: "taskgate_sse_streams_open", help: "Server-sent-event responses open on the front side.", registers });
+    // OpenTelemetry semantic conventions for MCP, metric mcp.server.operation.duration
+    // (https://opentelemetry.io/docs/specs/semconv/gen-ai/mcp/), in Prometheus naming.
+    this.operations = new Histogram({
+      name: "mcp_server_operation_duration_seconds",
+      help: "Every front request, from its arrival until its result (or refusal) is sent, by upstream, method (mcp_method_name; GET, DELETE or POST when there is none), tool, error_type (the JSON-RPC code, tool_error, or the HTTP status of a bare refusal), wire (legacy, modern, unknown) and outcome (ok, tool_error, refused_auth, refused_limit, refused_bad_input, or the JSON-RPC error class).",
+      labelNames: ["upstream", "mcp_method_name", "gen_ai_tool_name", "error_type", "wire", "outcome"],
+      buckets: BUCKETS,
+      registers,
+    });
   }
 
   /** What `taskgate_tasks_in_flight` reads at each scrape. */
@@ -73,6 +90,27 @@ export class Metrics {
 
   passthrough(upstream: string, method: string, seconds: number): void {
     this.passthroughSeconds.observe({ upstream, method: this.labels.admit("method", method) }, seconds);
+  }
+
+  /**
+   * One front request ended. Client-given names pass the label guard; the label object is built
+   * once per distinct set and reused, so a request adds no object of its own here.
+   */
+  operation(upstream: string, method: string, tool: string, wire: Wire, outcome: Outcome, errorType: string, seconds: number): void {
+    const key = `${upstream}\n${method}\n${tool}\n${wire}\n${outcome}\n${errorType}`;
+    let labels = this.operationLabels.get(key);
+    if (!labels) {
+      labels = {
+        upstream,
+        mcp_method_name: this.labels.admit("method", method),
+        gen_ai_tool_name: tool && this.labels.admit("tool", tool),
+        error_type: errorType && this.labels.admit("error_type", errorType),
+        wire,
+        outcome,
+      };
+      if (this.operationLabels.size < MAX_CACHED_LABEL_SETS) this.operationLabels.set(key, labels);
+    }
+    this.operations.observe(labels, seconds);
   }
 
   storeError(operation: string): void {

@@ -22,6 +22,8 @@ export function observeStore<S extends Store>(store: S, observer: StoreObserver)
       const method = value as (...args: unknown[]) => unknown;
       if (UNOBSERVED.has(prop) || typeof prop !== "string") return method.bind(target);
       return (...args: unknown[]) => {
+        // The request (or task) span that creates a task names it, for finding its trace by task id.
+        if (prop === "createTask") activeSpan()?.setAttribute("taskgate.task.id", (args[0] as { id: string }).id);
         const run = () => Promise.resolve(method.apply(target, args));
         const work = activeSpan() ? traced(`store ${prop}`, { "db.system": target.kind, "db.operation": prop }, run) : run();
         return work.catch((err: unknown) => {

@@ -1,10 +1,16 @@
 import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { getTask, modern, WITH_TASKS } from "../helpers/modern.js";
-import { startOtlpReceiver } from "../helpers/otlp-receiver.js";
+import { startOtlpReceiver, type ReceivedSpan } from "../helpers/otlp-receiver.js";
 import { startDemoHttp, startGateway, type GatewayProcess, type RunningProcess } from "../helpers/processes.js";
 import { startRecordingProxy } from "../helpers/recording-proxy.js";
+import { openSession } from "../helpers/raw.js";
 import { waitFor } from "../helpers/wait-for.js";
+
+/** A span's attributes as plain values (OTLP/JSON wraps each in stringValue, intValue, …). */
+function attributes(span: ReceivedSpan): Record<string, unknown> {
+  return Object.fromEntries(span.attributes.map((a) => [a.key, Object.values(a.value)[0]]));
+}
 
 describe("OpenTelemetry tracing across the detach, with traceparent forwarded to an HTTP upstream", () => {
   let receiver: Awaited<ReturnType<typeof startOtlpReceiver>>;
@@ -53,6 +59,17 @@ describe("OpenTelemetry tracing across the detach, with traceparent forwarded to
 
     const sent = proxy.seen.find((r) => r.method === "tools/call");
     expect(sent?.traceparent).toMatch(new RegExp(`^00-${traceId}-${upstream.spanId}-0[01]$`));
+
+    // The front span carries the MCP semantic-convention attributes and the task it created.
+    expect(attributes(front)).toMatchObject({ "mcp.method.name": "tools/call", "gen_ai.tool.name": "sleep", "taskgate.task.id": taskId });
+    const polled = await waitFor(() => receiver.spans.find((s) => s.name === "POST /mcp" && attributes(s)["mcp.method.name"] === "tasks/get"), { what: "a tasks/get span" });
+    expect(attributes(polled)["taskgate.task.id"]).toBe(taskId);
+  });
+
+  it("names the legacy session on the spans of its requests", async () => {
+    const sessionId = await openSession(gw.mcpUrl);
+    const span = await waitFor(() => receiver.spans.find((s) => attributes(s)["mcp.session.id"] === sessionId), { what: "a span naming the session" });
+    expect(attributes(span)["mcp.method.name"]).toBe("notifications/initialized");
   });
 
   it("sends no trace context upstream when tracing is not configured (the API's no-op)", async () => {

@@ -1,6 +1,7 @@
 import type { Config, UpstreamConfig } from "../../config/schema.js";
 import { GatewayError } from "../../http/errors.js";
 import { CallReply, type Accepts } from "../../http/reply.js";
+import { failureResponse } from "../../http/reply-outcome.js";
 import { failure, success, type JsonRpcRequest, type JsonRpcResponse } from "../../jsonrpc/message.js";
 import type { MessageSink } from "../../jsonrpc/sink.js";
 import { callClientId, sessionClient } from "../passthrough/client-id.js";
@@ -86,10 +87,10 @@ export class TasksA {
     const policy = toolPolicy(this.deps.tasks, this.deps.upstream, name);
     if (task === undefined) {
       // §2.3: a required tool MUST be called as a task (-32601); -32600 is only a MAY (§6 A2).
-      if (policy.taskSupport === "required") return Response.json(failure(request.id, { code: -32601, message: `Task augmentation required for tools/call requests: tool '${name}' runs only as a task` }));
+      if (policy.taskSupport === "required") return failureResponse(failure(request.id, { code: -32601, message: `Task augmentation required for tools/call requests: tool '${name}' runs only as a task` }));
       return this.relayed(session, request, accepts, authorization);
     }
-    if (policy.taskSupport === "forbidden") return Response.json(failure(request.id, { code: -32601, message: `Tool '${name}' does not support task-augmented calls` }));
+    if (policy.taskSupport === "forbidden") return failureResponse(failure(request.id, { code: -32601, message: `Tool '${name}' does not support task-augmented calls` }));
     const created = await this.deps.engine.detachNow({
       caller: this.deps.caller ?? this.deps.relay,
       upstream: this.deps.upstream.name,

@@ -1,0 +1,50 @@
+import type { JsonRpcMessage } from "../jsonrpc/message.js";
+import { outcomeOfCode, outcomeOfRefusal, outcomeOfStatus, type Outcome, type Refusal } from "../observability/request-outcome.js";
+
+/** What a response says about its request's outcome without reading its body back. */
+export type ReplyTag = { code: number; refusal?: Refusal } | JsonRpcMessage | Promise<JsonRpcMessage>;
+
+/**
+ * Responses tagged where they are built (the errors table, CallReply, the few direct failures),
+ * read by the request observer (observe.ts). Keyed by the Response object, so nothing is added to
+ * what the client receives; `carryTag` follows a response that is re-wrapped (sse-lifetime.ts).
+ */
+const tags = new WeakMap<Response, ReplyTag>();
+
+export function tagReply(response: Response, tag: ReplyTag): Response {
+  tags.set(response, tag);
+  return response;
+}
+
+export function replyTag(response: Response): ReplyTag | undefined {
+  return tags.get(response);
+}
+
+export function carryTag(from: Response, to: Response): Response {
+  const tag = tags.get(from);
+  if (tag !== undefined) tags.set(to, tag);
+  return to;
+}
+
+/** A JSON-RPC error answered as a plain JSON body. */
+export function failureResponse(message: JsonRpcMessage): Response {
+  return tagReply(Response.json(message), message);
+}
+
+export interface ReplyOutcome {
+  outcome: Outcome;
+  /** OpenTelemetry `error.type`: the JSON-RPC code as a string, "tool_error", or "" when it went well. */
+  errorType: string;
+}
+
+const OK: ReplyOutcome = { outcome: "ok", errorType: "" };
+const TOOL_ERROR: ReplyOutcome = { outcome: "tool_error", errorType: "tool_error" };
+
+/** The outcome of a tag that is not a pending stream, or of the bare HTTP status. */
+export function outcomeOf(tag: Exclude<ReplyTag, Promise<JsonRpcMessage>> | undefined, status: number): ReplyOutcome {
+  if (tag === undefined) return status < 400 ? OK : { outcome: outcomeOfStatus(status), errorType: String(status) };
+  if ("code" in tag) return { outcome: tag.refusal ? outcomeOfRefusal(tag.refusal) : outcomeOfCode(tag.code), errorType: String(tag.code) };
+  if ("error" in tag) return { outcome: outcomeOfCode(tag.error.code), errorType: String(tag.error.code) };
+  if ("result" in tag && tag.result.isError === true) return TOOL_ERROR;
+  return OK;
+}
