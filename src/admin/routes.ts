@@ -5,6 +5,7 @@ import { StoreUnavailableError, type TaskRecord } from "../store/contract.js";
 import type { TaskEngine } from "../tasks/engine.js";
 import { isTerminal } from "../tasks/transitions.js";
 import { requireToken } from "./auth.js";
+import { buildOverview } from "./overview.js";
 import { STATUS_PAGE_HTML, STATUS_PAGE_SCRIPT } from "./status-page.js";
 import { taskView } from "./view.js";
 
@@ -26,7 +27,7 @@ const ListQuery = z.object({
  * a status page. The API is behind the admin token; the page itself holds no data (its script
  * asks the API, with the token the operator gives it).
  */
-export function buildAdminApp(engine: TaskEngine, token: string, logger: Logger): Hono {
+export function buildAdminApp(engine: TaskEngine, token: string, logger: Logger, recentWindowMs: number): Hono {
   const app = new Hono();
   app.get("/", (c) => c.redirect("/status"));
   app.get("/status", (c) => c.html(STATUS_PAGE_HTML, 200, { "content-security-policy": "default-src 'none'; script-src 'self'; connect-src 'self'; style-src 'unsafe-inline'" }));
@@ -40,6 +41,8 @@ export function buildAdminApp(engine: TaskEngine, token: string, logger: Logger)
     if (!page) return c.json({ error: "unknown cursor" }, 400);
     return c.json({ tasks: page.tasks.map((t) => taskView(t)), ...(page.nextCursor ? { nextCursor: page.nextCursor } : {}) });
   });
+  // The status page's one read per refresh: tasks in flight, recently ended ones, counts.
+  app.get("/api/overview", async (c) => c.json(await buildOverview(engine, recentWindowMs)));
   app.get("/api/tasks/:id", async (c) => {
     const task = await engine.get(c.req.param("id"), null);
     return task ? c.json(taskView(task, { detail: true })) : c.json({ error: "task not found" }, 404);

@@ -16,7 +16,7 @@ export interface AdminListener {
  */
 export async function startAdmin(engine: TaskEngine, options: Config["admin"], logger: Logger): Promise<AdminListener | undefined> {
   if (options.port === undefined || options.token === undefined) return undefined;
-  const app = buildAdminApp(engine, options.token, logger);
+  const app = buildAdminApp(engine, options.token, logger, options.recentWindowMs);
   const server = await new Promise<ServerType>((resolve, reject) => {
     const s = serve({ fetch: app.fetch, hostname: options.host, port: options.port }, () => resolve(s));
     s.once("error", reject);

@@ -165,6 +165,12 @@ export const ConfigSchema = z
         port: z.number().int().min(0).max(65535).optional().describe("Port of the admin listener (task list, cancel, status page). Omitted: no admin listener."),
         host: z.string().min(1).default("127.0.0.1").describe("Address of the admin listener; keep it private."),
         token: z.string().min(16).optional().describe("Bearer token the admin listener requires (at least 16 characters; TASKGATE_ADMIN_TOKEN). Required when admin.port is set."),
+        recentWindowMs: z
+          .number()
+          .int()
+          .positive()
+          .default(15 * 60_000)
+          .describe("How far back the status page lists ended tasks (completed, failed, cancelled) and counts them. Tasks are found only while they live (their TTL), and one refresh examines at most 2,000 of the newest: a longer window shows more only if they are still there."),
       })
       .strict()
       .prefault({}),

@@ -11,6 +11,17 @@ export function statusFromProgress(params: Record<string, unknown>): string | un
 }
 
 /**
+ * The counts `statusFromProgress` put at the end of a message ("… (3/5)", "Progress 3/5"), for a
+ * progress bar; undefined when the upstream sent no total.
+ */
+export function progressOfStatus(statusMessage: string | undefined): { progress: number; total: number } | undefined {
+  const match = statusMessage === undefined ? null : /(?:\(|^Progress )(\d+(?:\.\d+)?)\/(\d+(?:\.\d+)?)\)?$/.exec(statusMessage);
+  if (!match) return undefined;
+  const [progress, total] = [Number(match[1]), Number(match[2])];
+  return total > 0 ? { progress: Math.min(progress, total), total } : undefined;
+}
+
+/**
  * At most one write per `intervalMs`: the first at once, then the latest value when the interval
  * ends, so the final progress is never lost and a chatty upstream cannot flood the store.
  */
