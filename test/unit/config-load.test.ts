@@ -240,7 +240,7 @@ describe("example configs", () => {
 
 describe("the admin listener's settings", () => {
   it("is off by default, and needs a token of at least 16 characters once admin.port is set", () => {
-    expect(ok(load([])).admin).toEqual({ host: "127.0.0.1" });
+    expect(ok(load([])).admin).toEqual({ host: "127.0.0.1", recentWindowMs: 900_000 });
     const { dir, file } = writeConfig("admin: { port: 9090 }\nupstreams: [{ http: { url: http://up.example/mcp } }]\n");
     expect(problems(load(["--config", file], {}, dir)).join("\n")).toMatch(/admin\.token.*required/);
     expect(problems(load(["--config", file], { TASKGATE_ADMIN_TOKEN: "short" }, dir)).join("\n")).toMatch(/admin\.token/);
@@ -248,6 +248,7 @@ describe("the admin listener's settings", () => {
       host: "127.0.0.1",
       port: 9090,
       token: "a-long-enough-admin-token",
+      recentWindowMs: 900_000,
     });
   });
 });

@@ -20,7 +20,9 @@ export async function pauseWithProgress({ seconds, intervalMs, signal, onTick }:
     if (elapsedMs < totalMs) await onTick(elapsedMs / 1000);
   }
   // The last tick says the work is all done ("Slept 2/2 s"), as a real tool's last progress
-  // would; it goes out before the result, on the same stream.
+  // would; it goes out before the result, on the same stream. A client that reads both at once may
+  // drop it (the SDK 1.x client handles notifications a microtask after responses); a task keeps
+  // it as its final statusMessage (issue 17).
   if (seconds > 0) await onTick(seconds);
 }
 
