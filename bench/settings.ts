@@ -9,6 +9,8 @@ export interface Settings {
   inFlightTasks: number;
   /** Scenario ids to run, e.g. "a,d"; all when empty. */
   only: string[];
+  /** BENCH_PROFILE=1: taskgate and the fixtures run under `node --cpu-prof` (see lib/profiles.ts). */
+  profile: boolean;
   command: string;
 }
 
@@ -28,5 +30,7 @@ export function readSettings(env: NodeJS.ProcessEnv): Settings {
   const inFlightTasks = Math.round(num("BENCH_TASKS", 1, 100_000));
   const only = (env.BENCH_ONLY ?? "").split(",").map((s) => s.trim()).filter(Boolean);
   if (only.length) changed.push(`BENCH_ONLY=${only.join(",")}`);
-  return { load, inFlightTasks, only, command: [...changed, "npm run bench"].join(" ") };
+  const profile = env.BENCH_PROFILE === "1";
+  if (profile) changed.push("BENCH_PROFILE=1");
+  return { load, inFlightTasks, only, profile, command: [...changed, "npm run bench"].join(" ") };
 }

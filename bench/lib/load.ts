@@ -1,5 +1,6 @@
 import type { EventEmitter } from "node:events";
 import autocannon from "autocannon";
+import { cpuMicros } from "./cpu.js";
 import { isGoodReply, type WireRequest } from "./mcp.js";
 
 export interface LoadSpec {
@@ -9,6 +10,8 @@ export interface LoadSpec {
   request?: WireRequest;
   /** Whether a reply body is a success; default: a JSON-RPC result. */
   verify?: (body: string) => boolean;
+  /** The server process whose CPU time per request is reported (taskgate, or a floor). */
+  cpuPid?: number;
 }
 
 export interface LoadSettings {
@@ -25,16 +28,28 @@ export interface Measurement {
   requests: number;
   /** Connection errors, timeouts, non-2xx answers and bodies that were not a success. */
   failures: number;
+  /** CPU-µs of `cpuPid` (its own process, not its children) per request answered in the measured window. */
+  cpuUsPerRequest?: number;
+  /** Set on a taskgate row held against a floor of the same run: its label and the ratios. */
+  floor?: { label: string; throughput: number; cpu?: number };
+  /** `cpuPid`, and the measured window in µs of the monotonic clock (to slice a CPU profile by). */
+  pid?: number;
+  windowUs?: [number, number];
 }
 
 /** A warm-up (discarded: JIT, connection pools, caches), then the measured run. */
 export async function measure(spec: LoadSpec, settings: LoadSettings): Promise<Measurement> {
   if (settings.warmupS > 0) await run(spec, settings.connections, settings.warmupS, []);
   const times: number[] = [];
+  const cpuBefore = spec.cpuPid === undefined ? undefined : cpuMicros(spec.cpuPid);
+  const from = monotonicUs();
   const result = await run(spec, settings.connections, settings.durationS, times);
+  const to = monotonicUs();
+  const cpuAfter = spec.cpuPid === undefined ? undefined : cpuMicros(spec.cpuPid);
   times.sort((a, b) => a - b);
   const failures = result.errors + result.timeouts + result.non2xx + result.mismatches;
   const good = Math.max(0, times.length - result.mismatches);
+  const answered = good + failures;
   return {
     label: spec.label,
     requestsPerS: round(good / settings.durationS, 0),
@@ -42,7 +57,14 @@ export async function measure(spec: LoadSpec, settings: LoadSettings): Promise<M
     p99Ms: round(percentile(times, 0.99), 3),
     requests: good,
     failures,
+    ...(cpuBefore !== undefined && cpuAfter !== undefined && answered > 0 ? { cpuUsPerRequest: round((cpuAfter - cpuBefore) / answered, 1) } : {}),
+    ...(spec.cpuPid === undefined ? {} : { pid: spec.cpuPid, windowUs: [from, to] as [number, number] }),
   };
+}
+
+/** The clock `node --cpu-prof` stamps its samples with (CLOCK_MONOTONIC), in µs. */
+function monotonicUs(): number {
+  return Number(process.hrtime.bigint() / 1000n);
 }
 
 /** Every response time is kept at full resolution: autocannon's own histogram counts whole milliseconds. */

@@ -5,6 +5,7 @@ import { stringify } from "yaml";
 import { CLI, DEMO, HONO_BASELINE, MCP_PROXY } from "../paths.js";
 import { openSession } from "./mcp.js";
 import { startProcess, type Tracked } from "./procs.js";
+import { profileArgs } from "./profiles.js";
 import { freePort, GiveUp, waitFor } from "./wait.js";
 
 export interface Server {
@@ -32,7 +33,7 @@ export async function startGateway(config: Record<string, unknown>, launch: Laun
   configDir ??= mkdtempSync(join(tmpdir(), "taskgate-bench-"));
   const file = join(configDir, `taskgate-${port}.yaml`);
   writeFileSync(file, stringify({ log: { level: "warn" }, ...config, listen: { host: "127.0.0.1", port } }));
-  const proc = startProcess("taskgate", process.execPath, [...launch.nodeArgs, CLI, "--config", file], launch.env);
+  const proc = startProcess("taskgate", process.execPath, [...profileArgs(), ...launch.nodeArgs, CLI, "--config", file], launch.env);
   const url = `http://127.0.0.1:${port}`;
   await ready(proc, "taskgate /readyz", async () => (await fetch(`${url}/readyz`)).status === 200);
   return { proc, url: `${url}/mcp` };
@@ -55,9 +56,14 @@ export async function startMcpProxy(): Promise<Server> {
 }
 
 export async function startHono(): Promise<Server> {
+  return startFixture("hono-baseline", HONO_BASELINE, []);
+}
+
+/** A bench fixture (`node FILE PORT ...args`) that says "listening" on stderr once it serves. */
+export async function startFixture(name: string, file: string, args: string[]): Promise<Server> {
   const port = await freePort();
-  const proc = startProcess("hono-baseline", process.execPath, [HONO_BASELINE, String(port)]);
-  await ready(proc, "the hono baseline to listen", () => proc.output().includes("listening"));
+  const proc = startProcess(name, process.execPath, [...profileArgs(), file, String(port), ...args]);
+  await ready(proc, `${name} to listen`, () => proc.output().includes("listening"));
   return { proc, url: `http://127.0.0.1:${port}` };
 }
 

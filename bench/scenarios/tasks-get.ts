@@ -1,23 +1,25 @@
+import { againstFloor, FLOOR_LABEL, startTasksGetFloor } from "../lib/floors.js";
 import { measure, round, type LoadSpec, type Measurement } from "../lib/load.js";
-import { modernRequest, WITH_TASKS } from "../lib/mcp.js";
+import { LEGACY, legacyRequest, modernRequest, openSession, rpc, WITH_TASKS } from "../lib/mcp.js";
 import { probeLaunch, readProbe } from "../lib/probe-client.js";
 import { commandDelta } from "../lib/redis.js";
 import type { BenchContext, Scenario } from "../lib/result.js";
 import { demoStdio, startGateway, startHono, type Server } from "../lib/servers.js";
 import { createTask, untilEnded } from "../lib/tasks.js";
-import { sleep } from "../lib/wait.js";
+import { sleep, waitFor } from "../lib/wait.js";
 import { ratio, times } from "./compare.js";
 
 /**
  * b. Polling a completed task, the hottest path of a tasks client, against the cheapest thing the
- * same stack can answer. Redis round trips per poll are counted inside taskgate by the bench's
+ * same stack can answer, and against its floor (issue 16): hono + ioredis answering the same poll
+ * from one Lua script. Both wires: a 2026-07-28 poll and a 2025-11-25 session's. Redis round trips per poll are counted inside taskgate by the bench's
  * probe (commands the Redis client sent: each one request and one reply; concurrent polls share
  * socket writes, counted apart); INFO commandstats around the same window says which commands
  * ran, a script's own included.
  */
 export const tasksGet: Scenario = {
   id: "b",
-  title: "tasks/get on a completed task vs a trivial hono JSON endpoint",
+  title: "tasks/get on a completed task vs its floor and a trivial hono JSON endpoint",
   goals: {
     "tasks/get throughput": "≥ 0.5× trivial endpoint",
     "Redis round trips per poll": "exactly 1",
@@ -35,13 +37,20 @@ export const tasksGet: Scenario = {
       const taskId = await createTask(gate.url, "echo", { text: "to be polled" }, "create-b");
       const status = await untilEnded(gate.url, taskId);
       if (status !== "completed") throw new Error(`the task ended ${status}, not completed`);
+      const legacyTask = await legacyTaskOf(gate.url);
+      const floor = await startTasksGetFloor(ctx.redis.url, taskId);
+      servers.push(floor);
       const request = modernRequest("tasks/get", taskId, { taskId }, WITH_TASKS);
-      const trivial = out.add(await measure({ label: "hono GET /json", url: `${hono.url}/json`, method: "GET", verify: (b) => b.includes('"ok":true') }, ctx.load));
+      const completed = (b: string) => b.includes('"status":"completed"');
+      const trivial = out.add(await measure({ label: "hono GET /json", url: `${hono.url}/json`, method: "GET", verify: (b) => b.includes('"ok":true'), cpuPid: hono.proc.pid }, ctx.load));
+      const floorRow = out.add(await measure({ label: `${FLOOR_LABEL} hono + ioredis, one Lua script`, url: floor.url, request, verify: completed, cpuPid: floor.proc.pid }, ctx.load));
       // Same routing, decoding and reply as a poll, without the store: splits the poll's cost in two.
       const discover = modernRequest("server/discover", undefined, {});
-      const local = out.add(await measure({ label: "taskgate server/discover (answered from memory)", url: gate.url, request: discover, verify: (b) => b.includes('"result"') }, ctx.load));
-      const polls = await counted(ctx, gate, { label: "taskgate tasks/get (completed task)", url: gate.url, request, verify: (b) => b.includes('"status":"completed"') });
-      out.add(polls.measurement);
+      const local = out.add(await measure({ label: "taskgate server/discover (answered from memory)", url: gate.url, request: discover, verify: (b) => b.includes('"result"'), cpuPid: gate.proc.pid }, ctx.load));
+      const polls = await counted(ctx, gate, { label: "taskgate tasks/get (completed task), modern", url: gate.url, request, verify: completed, cpuPid: gate.proc.pid });
+      out.add(againstFloor(polls.measurement, floorRow));
+      const legacyPolls = await counted(ctx, gate, { label: `taskgate tasks/get (completed task), legacy (${LEGACY} session)`, url: gate.url, request: legacyRequest(legacyTask.sessionId, "tasks/get", { taskId: legacyTask.taskId }), verify: completed, cpuPid: gate.proc.pid });
+      out.add(againstFloor(legacyPolls.measurement, floorRow));
       const r = ratio(polls.measurement, trivial);
       out.target("tasks/get throughput", times(r), r >= 0.5);
       out.figure("server/discover vs trivial endpoint", times(ratio(local, trivial)));
@@ -49,12 +58,26 @@ export const tasksGet: Scenario = {
       const roundTrips = polls.roundTripsPerPoll;
       out.figure("Redis commands per poll (a script's own commands included)", describeCalls(polls.commands, polls.measurement));
       out.figure("Redis socket writes per poll (concurrent polls share one)", `${polls.writesPerPoll}`);
+      out.figure("legacy tasks/get: Redis round trips per poll", `${legacyPolls.roundTripsPerPoll} (commands ${describeCalls(legacyPolls.commands, legacyPolls.measurement)})`);
       out.target("Redis round trips per poll", `${roundTrips}`, Math.abs(roundTrips - 1) <= 0.05);
     } finally {
       await Promise.all(servers.map((s) => s.proc.stop()));
     }
   },
 };
+
+/** A completed Dialect A task on a 2025-11-25 session, for the legacy tasks/get row. */
+async function legacyTaskOf(url: string): Promise<{ sessionId: string; taskId: string }> {
+  const sessionId = await openSession(url);
+  const { message } = await rpc(url, legacyRequest(sessionId, "tools/call", { name: "echo", arguments: { text: "to be polled" }, task: { ttl: 3_600_000 } }, "create-b-legacy"));
+  const taskId = message?.result?.task?.taskId;
+  if (typeof taskId !== "string") throw new Error(`a 2025-11-25 task call did not make a task: ${JSON.stringify(message).slice(0, 300)}`);
+  await waitFor(async () => {
+    const { message: got } = await rpc(url, legacyRequest(sessionId, "tasks/get", { taskId }, "poll-b-legacy"));
+    return got?.result?.status === "completed";
+  }, `legacy task ${taskId} to complete`);
+  return { sessionId, taskId };
+}
 
 /**
  * Warm up without counting, then count over the measured run only, so requests, commands and
