@@ -47,6 +47,8 @@ export interface RowProfile {
 
 const TOP_FUNCTIONS = 25;
 const SAMPLE_INTERVAL_US = 250;
+/** Modules below this share of the busy samples are summed in one line. */
+const MIN_MODULE_SHARE = 0.01;
 
 /** Cut every profiled row out of the profiles in `dir`; the full top-25 lists go to `dir`/summary.md. */
 export function summarizeProfiles(dir: string, measurements: readonly Measurement[]): RowProfile[] {
@@ -90,6 +92,8 @@ function topFunctions(row: RowProfile, slice: ProfileSlice): string[] {
   const us = (selfUs: number) => (cpu === undefined || slice.busyUs <= 0 ? "-" : String(round((selfUs / slice.busyUs) * cpu, 2)));
   const modules = new Map(slice.modules.map((m) => [m.module, m.selfUs]));
   const top = slice.functions.slice(0, TOP_FUNCTIONS);
+  const shown = slice.modules.filter((m) => m.selfUs >= slice.busyUs * MIN_MODULE_SHARE);
+  const restUs = slice.busyUs - shown.reduce((sum, m) => sum + m.selfUs, 0);
   // Grouped by module, the module with the most self time first.
   top.sort((a, b) => modules.get(b.module)! - modules.get(a.module)! || b.selfUs - a.selfUs);
   return [
@@ -99,7 +103,8 @@ function topFunctions(row: RowProfile, slice: ProfileSlice): string[] {
     "",
     "| module | share of busy | ≈ CPU-µs / req |",
     "| --- | ---: | ---: |",
-    ...slice.modules.map((x) => `| ${x.module} | ${percent(x.selfUs, slice.busyUs)} | ${us(x.selfUs)} |`),
+    ...shown.map((x) => `| ${x.module} | ${percent(x.selfUs, slice.busyUs)} | ${us(x.selfUs)} |`),
+    `| ${slice.modules.length - shown.length} more modules | ${percent(restUs, slice.busyUs)} | ${us(restUs)} |`,
     "",
     `Top ${TOP_FUNCTIONS} functions by self time, grouped by module:`,
     "",

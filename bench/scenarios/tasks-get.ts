@@ -60,6 +60,8 @@ export const tasksGet: Scenario = {
       out.figure("Redis socket writes per poll (concurrent polls share one)", `${polls.writesPerPoll}`);
       out.figure("legacy tasks/get: Redis round trips per poll", `${legacyPolls.roundTripsPerPoll} (commands ${describeCalls(legacyPolls.commands, legacyPolls.measurement)})`);
       out.target("Redis round trips per poll", `${roundTrips}`, Math.abs(roundTrips - 1) <= 0.05);
+      const cpu = polls.measurement.cpuUsPerRequest;
+      if (cpu) out.figure("capacity: tasks/get polls per second per core of taskgate (10⁶ / CPU-µs per poll, modern)", round(1e6 / cpu, 0));
     } finally {
       await Promise.all(servers.map((s) => s.proc.stop()));
     }
