@@ -6,7 +6,7 @@ import { killAllNow, pinCores, stopAll } from "./lib/procs.js";
 import { startRedis, type BenchRedis } from "./lib/redis.js";
 import { renderMarkdown, type BenchRun } from "./lib/report.js";
 import { ScenarioOutput, type BenchContext, type Scenario } from "./lib/result.js";
-import { removeConfigFiles } from "./lib/servers.js";
+import { removeConfigFiles, setGatewayLogLevel } from "./lib/servers.js";
 import { enableProfiles, profileScenario, summarizeProfiles } from "./lib/profiles.js";
 import { CLI, FLOOR_HTTP, FLOOR_STDIO, FLOOR_TASKS_GET, HONO_BASELINE, RESULTS, ROOT } from "./paths.js";
 import { httpPassthrough } from "./scenarios/http-passthrough.js";
@@ -29,13 +29,16 @@ async function main(): Promise<void> {
   const run: BenchRun = {
     startedAt: stamp,
     command: settings.command,
+    logLevel: settings.logLevel,
+    rounds: settings.rounds,
     machine: describeMachine((await redis.info("server")).get("redis_version") ?? "?", pin.pinning ? `load generator pinned to core ${pin.pinning.load}, servers (taskgate, upstreams, baselines, redis) to core ${pin.pinning.servers} with taskset` : `not pinned: ${pin.reason}`),
     load: settings.load,
     scenarios: [],
   };
   mkdirSync(RESULTS, { recursive: true });
+  setGatewayLogLevel(settings.logLevel);
   if (settings.profile) enableProfiles(join(RESULTS, "profiles", stamp.replace(/[:.]/g, "-")));
-  const ctx: BenchContext = { redis, load: settings.load, pinning: pin.pinning, inFlightTasks: settings.inFlightTasks };
+  const ctx: BenchContext = { redis, load: settings.load, pinning: pin.pinning, inFlightTasks: settings.inFlightTasks, rounds: settings.rounds };
   try {
     for (const scenario of SCENARIOS) {
       if (settings.only.length && !settings.only.includes(scenario.id)) continue;

@@ -38,14 +38,15 @@ export function readCpuProfile(file: string): CpuProfile {
   return JSON.parse(readFileSync(file, "utf8")) as CpuProfile;
 }
 
-/** Self time per function and module of the samples taken in [fromUs, toUs). */
-export function sliceProfile(profile: CpuProfile, root: string, fromUs = -Infinity, toUs = Infinity): ProfileSlice {
+/** Self time per function and module of the samples taken inside `windows` ([from, to) each, µs); all when none. */
+export function sliceProfile(profile: CpuProfile, root: string, windows: readonly [number, number][] = [[-Infinity, Infinity]]): ProfileSlice {
+  const inside = (at: number) => windows.some(([from, to]) => at >= from && at < to);
   const nodes = new Map(profile.nodes.map((n) => [n.id, n]));
   const selfById = new Map<number, number>();
   let at = profile.startTime;
   for (let i = 0; i < profile.samples.length; i++) {
     at += profile.timeDeltas[i] ?? 0;
-    if (at < fromUs || at >= toUs) continue;
+    if (!inside(at)) continue;
     // A sample stands for the time until the next one.
     const dt = Math.max(0, profile.timeDeltas[i + 1] ?? 0);
     selfById.set(profile.samples[i]!, (selfById.get(profile.samples[i]!) ?? 0) + dt);

@@ -57,11 +57,11 @@ export function summarizeProfiles(dir: string, measurements: readonly Measuremen
   for (const name of readdirSync(dir).filter((f) => f.endsWith(".cpuprofile"))) {
     // node names its profiles CPU.<date>.<time>.<pid>.<thread>.<seq>.cpuprofile.
     const pid = Number(name.split(".")[3]);
-    const measured = measurements.filter((m) => m.pid === pid && m.windowUs);
+    const measured = measurements.filter((m) => m.pid === pid && m.windowsUs);
     if (!measured.length) continue;
     const profile = readCpuProfile(join(dir, name));
     for (const m of measured) {
-      const slice = sliceProfile(profile, ROOT, m.windowUs![0], m.windowUs![1]);
+      const slice = sliceProfile(profile, ROOT, m.windowsUs);
       const answered = Math.max(1, m.requests + m.failures);
       const row = rowProfile(m, relative(ROOT, join(dir, name)), slice, answered);
       rows.push(row);

@@ -29,6 +29,8 @@ export interface BenchContext {
   pinning: Pinning | undefined;
   /** How many in-flight tasks scenario e holds (10,000 unless overridden). */
   inFlightTasks: number;
+  /** Slices in which rows measured together take turns (BENCH_ROUNDS). */
+  rounds: number;
 }
 
 export interface Scenario {

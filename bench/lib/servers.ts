@@ -27,12 +27,19 @@ export interface Launch {
   env: NodeJS.ProcessEnv;
 }
 
-/** A taskgate process from a config object (log level warn: logging is not what is measured). */
+let logLevel = "info";
+
+/** The log level every taskgate of the run gets (BENCH_LOG_LEVEL; taskgate's own default, info, unless set). */
+export function setGatewayLogLevel(level: string): void {
+  logLevel = level;
+}
+
+/** A taskgate process from a config object, at the run's log level (see setGatewayLogLevel). */
 export async function startGateway(config: Record<string, unknown>, launch: Launch = { nodeArgs: [], env: {} }): Promise<Server> {
   const port = await freePort();
   configDir ??= mkdtempSync(join(tmpdir(), "taskgate-bench-"));
   const file = join(configDir, `taskgate-${port}.yaml`);
-  writeFileSync(file, stringify({ log: { level: "warn" }, ...config, listen: { host: "127.0.0.1", port } }));
+  writeFileSync(file, stringify({ log: { level: logLevel }, ...config, listen: { host: "127.0.0.1", port } }));
   const proc = startProcess("taskgate", process.execPath, [...profileArgs(), ...launch.nodeArgs, CLI, "--config", file], launch.env);
   const url = `http://127.0.0.1:${port}`;
   await ready(proc, "taskgate /readyz", async () => (await fetch(`${url}/readyz`)).status === 200);

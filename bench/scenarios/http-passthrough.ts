@@ -1,5 +1,5 @@
 import { againstFloor, FLOOR_LABEL, startHttpFloor } from "../lib/floors.js";
-import { measure, type LoadSpec, type Measurement } from "../lib/load.js";
+import { measureTogether, type LoadSpec, type Measurement } from "../lib/load.js";
 import { echoParams, LEGACY, legacyRequest, MODERN, modernRequest, openSession } from "../lib/mcp.js";
 import type { BenchContext, Scenario, ScenarioOutput } from "../lib/result.js";
 import { startDemoHttp, startGateway, type Server } from "../lib/servers.js";
@@ -40,7 +40,6 @@ export const httpPassthrough: Scenario = {
       const modern: LoadSpec = { label: `through taskgate, modern (${MODERN})`, url: gate.url, request: modernRequest("tools/call", "echo", echoParams), cpuPid: gate.proc.pid };
       const loaded = await rows(ctx, out, [direct, floorSpec, legacy, modern], ctx.load.connections);
       const single = await rows(ctx, out, [direct, floorSpec, legacy, modern], 1);
-      for (const measured of [loaded, single]) for (const i of [2, 3]) againstFloor(measured[i]!, measured[1]!);
       for (const [wire, i] of [["legacy", 2], ["modern", 3]] as const) judge(out, wire, [loaded[0]!, loaded[i]!], [single[0]!, single[i]!]);
     } finally {
       await Promise.all(servers.map((s) => s.proc.stop()));
@@ -48,9 +47,12 @@ export const httpPassthrough: Scenario = {
   },
 };
 
+/** [direct, floor, legacy, modern] in turns (BENCH_ROUNDS), the taskgate rows held against the floor. */
 async function rows(ctx: BenchContext, out: ScenarioOutput, specs: LoadSpec[], connections: number): Promise<Measurement[]> {
-  const measured: Measurement[] = [];
-  for (const spec of specs) measured.push(out.add(await measure({ ...spec, label: `${spec.label}, ${connections} conn.` }, { ...ctx.load, connections })));
+  const labelled = specs.map((spec) => ({ ...spec, label: `${spec.label}, ${connections} conn.` }));
+  const measured = await measureTogether(labelled, { ...ctx.load, connections }, ctx.rounds);
+  for (const i of [2, 3]) againstFloor(measured[i]!, measured[1]!);
+  for (const m of measured) out.add(m);
   return measured;
 }
 

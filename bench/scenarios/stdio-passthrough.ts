@@ -1,6 +1,6 @@
 import { againstFloor, FLOOR_LABEL, startStdioFloor } from "../lib/floors.js";
-import { measure, type Measurement } from "../lib/load.js";
-import { echoParams, legacyRequest, modernRequest, openSession } from "../lib/mcp.js";
+import { measure, measureTogether, type Measurement } from "../lib/load.js";
+import { echoParams, LEGACY, legacyRequest, MODERN, modernRequest, openSession } from "../lib/mcp.js";
 import type { Scenario, ScenarioOutput } from "../lib/result.js";
 import { demoStdio, startGateway, startHono, startMcpProxy, type Server } from "../lib/servers.js";
 import { addedMs, ratio, times } from "./compare.js";
@@ -30,15 +30,19 @@ export const stdioPassthrough: Scenario = {
       const floor = await startStdioFloor();
       servers.push(floor);
       const modern = modernRequest("tools/call", "echo", echoParams);
-      const floorRow = out.add(await measure({ label: `${FLOOR_LABEL} hono relay to the stdio echo server`, url: floor.url, request: legacyRequest("unused", "tools/call", echoParams), cpuPid: floor.proc.pid }, ctx.load));
-      const tgLegacy = out.add(againstFloor(await measure({ label: "taskgate, legacy", url: gate.url, request: legacyRequest(await openSession(gate.url), "tools/call", echoParams), cpuPid: gate.proc.pid }, ctx.load), floorRow));
-      const tgModern = out.add(againstFloor(await measure({ label: "taskgate, modern", url: gate.url, request: modern, cpuPid: gate.proc.pid }, ctx.load), floorRow));
+      const [floorRow, tgLegacy, tgModern] = await measureTogether([
+        { label: `${FLOOR_LABEL} hono relay to the stdio echo server`, url: floor.url, request: legacyRequest("unused", "tools/call", echoParams), cpuPid: floor.proc.pid },
+        { label: `taskgate, legacy (${LEGACY} session)`, url: gate.url, request: legacyRequest(await openSession(gate.url), "tools/call", echoParams), cpuPid: gate.proc.pid },
+        { label: `taskgate, modern (${MODERN})`, url: gate.url, request: modern, cpuPid: gate.proc.pid },
+      ], ctx.load, ctx.rounds);
+      out.add(floorRow!);
+      for (const row of [tgLegacy!, tgModern!]) out.add(againstFloor(row, floorRow!));
       const pxLegacy = out.add(await measure({ label: "mcp-proxy, legacy", url: proxy.url, request: legacyRequest(await openSession(proxy.url), "tools/call", echoParams), cpuPid: proxy.proc.pid }, ctx.load));
       const pxModern = await optional(out, () => measure({ label: "mcp-proxy, modern", url: proxy.url, request: modern, cpuPid: proxy.proc.pid }, ctx.load));
       const bare = out.add(await measure({ label: "bare hono POST /rpc", url: `${hono.url}/rpc`, request: legacyRequest("unused", "tools/call", echoParams), cpuPid: hono.proc.pid }, ctx.load));
-      compare(out, "legacy", tgLegacy, pxLegacy, bare);
-      if (pxModern) compare(out, "modern", tgModern, pxModern, bare);
-      targets(out, tgLegacy, pxLegacy, bare);
+      compare(out, "legacy", tgLegacy!, pxLegacy, bare);
+      if (pxModern) compare(out, "modern", tgModern!, pxModern, bare);
+      targets(out, tgLegacy!, pxLegacy, bare);
     } finally {
       await Promise.all(servers.map((s) => s.proc.stop()));
     }

@@ -1,8 +1,8 @@
 import { againstFloor, FLOOR_LABEL, startTasksGetFloor } from "../lib/floors.js";
-import { measure, round, type LoadSpec, type Measurement } from "../lib/load.js";
-import { LEGACY, legacyRequest, modernRequest, openSession, rpc, WITH_TASKS } from "../lib/mcp.js";
+import { measure, measureTogether, round, type Measurement } from "../lib/load.js";
+import { LEGACY, legacyRequest, MODERN, modernRequest, openSession, rpc, WITH_TASKS } from "../lib/mcp.js";
 import { probeLaunch, readProbe } from "../lib/probe-client.js";
-import { commandDelta } from "../lib/redis.js";
+import { commandDelta, startRedis } from "../lib/redis.js";
 import type { BenchContext, Scenario } from "../lib/result.js";
 import { demoStdio, startGateway, startHono, type Server } from "../lib/servers.js";
 import { createTask, untilEnded } from "../lib/tasks.js";
@@ -26,6 +26,8 @@ export const tasksGet: Scenario = {
   },
   async run(ctx, out) {
     const servers: Server[] = [];
+    // The floor's own Redis: INFO commandstats of the run's Redis then counts taskgate's commands alone.
+    const floorRedis = await startRedis();
     try {
       const hono = await startHono();
       servers.push(hono);
@@ -38,35 +40,74 @@ export const tasksGet: Scenario = {
       const status = await untilEnded(gate.url, taskId);
       if (status !== "completed") throw new Error(`the task ended ${status}, not completed`);
       const legacyTask = await legacyTaskOf(gate.url);
-      const floor = await startTasksGetFloor(ctx.redis.url, taskId);
+      const floor = await startTasksGetFloor(floorRedis.url, taskId);
       servers.push(floor);
       const request = modernRequest("tasks/get", taskId, { taskId }, WITH_TASKS);
       const completed = (b: string) => b.includes('"status":"completed"');
       const trivial = out.add(await measure({ label: "hono GET /json", url: `${hono.url}/json`, method: "GET", verify: (b) => b.includes('"ok":true'), cpuPid: hono.proc.pid }, ctx.load));
-      const floorRow = out.add(await measure({ label: `${FLOOR_LABEL} hono + ioredis, one Lua script`, url: floor.url, request, verify: completed, cpuPid: floor.proc.pid }, ctx.load));
       // Same routing, decoding and reply as a poll, without the store: splits the poll's cost in two.
       const discover = modernRequest("server/discover", undefined, {});
       const local = out.add(await measure({ label: "taskgate server/discover (answered from memory)", url: gate.url, request: discover, verify: (b) => b.includes('"result"'), cpuPid: gate.proc.pid }, ctx.load));
-      const polls = await counted(ctx, gate, { label: "taskgate tasks/get (completed task), modern", url: gate.url, request, verify: completed, cpuPid: gate.proc.pid });
-      out.add(againstFloor(polls.measurement, floorRow));
-      const legacyPolls = await counted(ctx, gate, { label: `taskgate tasks/get (completed task), legacy (${LEGACY} session)`, url: gate.url, request: legacyRequest(legacyTask.sessionId, "tasks/get", { taskId: legacyTask.taskId }), verify: completed, cpuPid: gate.proc.pid });
-      out.add(againstFloor(legacyPolls.measurement, floorRow));
-      const r = ratio(polls.measurement, trivial);
+      const modernCount = countAround(ctx, gate);
+      const legacyCount = countAround(ctx, gate);
+      const [floorRow, polls, legacyPolls] = await measureTogether([
+        { label: `${FLOOR_LABEL} hono + ioredis, one Lua script`, url: floor.url, request, verify: completed, cpuPid: floor.proc.pid },
+        { label: `taskgate tasks/get (completed task), modern (${MODERN})`, url: gate.url, request, verify: completed, cpuPid: gate.proc.pid, around: modernCount.around },
+        { label: `taskgate tasks/get (completed task), legacy (${LEGACY} session)`, url: gate.url, request: legacyRequest(legacyTask.sessionId, "tasks/get", { taskId: legacyTask.taskId }), verify: completed, cpuPid: gate.proc.pid, around: legacyCount.around },
+      ], ctx.load, ctx.rounds);
+      out.add(floorRow!);
+      for (const row of [polls!, legacyPolls!]) out.add(againstFloor(row, floorRow!));
+      const r = ratio(polls!, trivial);
       out.target("tasks/get throughput", times(r), r >= 0.5);
       out.figure("server/discover vs trivial endpoint", times(ratio(local, trivial)));
-      out.figure("tasks/get vs server/discover", times(ratio(polls.measurement, local)));
-      const roundTrips = polls.roundTripsPerPoll;
-      out.figure("Redis commands per poll (a script's own commands included)", describeCalls(polls.commands, polls.measurement));
-      out.figure("Redis socket writes per poll (concurrent polls share one)", `${polls.writesPerPoll}`);
-      out.figure("legacy tasks/get: Redis round trips per poll", `${legacyPolls.roundTripsPerPoll} (commands ${describeCalls(legacyPolls.commands, legacyPolls.measurement)})`);
+      out.figure("tasks/get vs server/discover", times(ratio(polls!, local)));
+      const roundTrips = perPoll(modernCount.counts.redisCommands, polls!);
+      out.figure("Redis commands per poll (a script's own commands included)", describeCalls(modernCount.counts, polls!));
+      out.figure("Redis socket writes per poll (concurrent polls share one)", `${perPoll(modernCount.counts.redisWrites, polls!)}`);
+      out.figure("legacy tasks/get: Redis round trips per poll", `${perPoll(legacyCount.counts.redisCommands, legacyPolls!)} (commands ${describeCalls(legacyCount.counts, legacyPolls!)})`);
       out.target("Redis round trips per poll", `${roundTrips}`, Math.abs(roundTrips - 1) <= 0.05);
-      const cpu = polls.measurement.cpuUsPerRequest;
+      const cpu = polls!.cpuUsPerRequest;
       if (cpu) out.figure("capacity: tasks/get polls per second per core of taskgate (10⁶ / CPU-µs per poll, modern)", round(1e6 / cpu, 0));
     } finally {
       await Promise.all(servers.map((s) => s.proc.stop()));
+      await floorRedis.close();
     }
   },
 };
+
+interface Counts {
+  calls: Record<string, number>;
+  total: number;
+  redisCommands: number;
+  redisWrites: number;
+}
+
+/**
+ * Counters around one row's own slices only (the rows take turns): Redis's commandstats and the
+ * probe's count of commands and socket writes taskgate sent. Each slice is counted after the last
+ * requests autocannon dropped at its deadline have finished.
+ */
+function countAround(ctx: BenchContext, server: Server): { around: () => Promise<() => Promise<void>>; counts: Counts } {
+  const counts: Counts = { calls: {}, total: 0, redisCommands: 0, redisWrites: 0 };
+  const around = async () => {
+    const before = { calls: await ctx.redis.commandCalls(), ...(await readProbe(server.proc)) };
+    return async () => {
+      await sleep(200);
+      const after = { calls: await ctx.redis.commandCalls(), ...(await readProbe(server.proc)) };
+      const delta = commandDelta(before.calls, after.calls);
+      for (const [name, n] of Object.entries(delta.calls)) counts.calls[name] = (counts.calls[name] ?? 0) + n;
+      counts.total += delta.total;
+      // Each command sent is one request and one reply: a poll that sends one waits one round trip.
+      counts.redisCommands += after.redisCommands - before.redisCommands;
+      counts.redisWrites += after.redisWrites - before.redisWrites;
+    };
+  };
+  return { around, counts };
+}
+
+function perPoll(count: number, m: Measurement): number {
+  return round(count / Math.max(1, m.requests + m.failures), 2);
+}
 
 /** A completed Dialect A task on a 2025-11-25 session, for the legacy tasks/get row. */
 async function legacyTaskOf(url: string): Promise<{ sessionId: string; taskId: string }> {
@@ -81,28 +122,7 @@ async function legacyTaskOf(url: string): Promise<{ sessionId: string; taskId: s
   return { sessionId, taskId };
 }
 
-/**
- * Warm up without counting, then count over the measured run only, so requests, commands and
- * write calls are of one window.
- */
-async function counted(ctx: BenchContext, server: Server, spec: LoadSpec) {
-  if (ctx.load.warmupS > 0) await measure(spec, { ...ctx.load, durationS: ctx.load.warmupS, warmupS: 0 });
-  const before = { calls: await ctx.redis.commandCalls(), ...(await readProbe(server.proc)) };
-  const measurement = await measure(spec, { ...ctx.load, warmupS: 0 });
-  // Let the last requests autocannon dropped at its deadline finish before counting.
-  await sleep(200);
-  const after = { calls: await ctx.redis.commandCalls(), ...(await readProbe(server.proc)) };
-  const answered = Math.max(1, measurement.requests + measurement.failures);
-  return {
-    measurement,
-    commands: commandDelta(before.calls, after.calls),
-    // Each command sent is one request and one reply: a poll that sends one waits one round trip.
-    roundTripsPerPoll: round((after.redisCommands - before.redisCommands) / answered, 2),
-    writesPerPoll: round((after.redisWrites - before.redisWrites) / answered, 2),
-  };
-}
-
-function describeCalls(commands: ReturnType<typeof commandDelta>, m: Measurement): string {
+function describeCalls(commands: Pick<Counts, "calls" | "total">, m: Measurement): string {
   const polls = Math.max(1, m.requests + m.failures);
   const each = Object.entries(commands.calls).map(([name, n]) => `${name} ${round(n / polls, 2)}`);
   return `${round(commands.total / polls, 2)} (${each.join(", ") || "none"})`;
