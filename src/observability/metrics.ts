@@ -1,4 +1,5 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from "prom-client";
+import { FastHistogram, type HistogramSeries } from "./fast-histogram.js";
 import { LabelGuard } from "./label-guard.js";
 import type { Outcome, Wire } from "./request-outcome.js";
 
@@ -9,8 +10,9 @@ export type TaskEnd = "completed" | "failed" | "cancelled";
 
 type OperationLabel = "upstream" | "mcp_method_name" | "gen_ai_tool_name" | "error_type" | "wire" | "outcome";
 
-/** Label sets of `mcp_server_operation_duration_seconds` kept for reuse; past this many, new ones are built per request. */
-const MAX_CACHED_LABEL_SETS = 5000;
+/** Raw name combinations remembered for a one-lookup path; past this many, new ones go through the guard each time. */
+const MAX_CACHED_KEYS = 5000;
+
 
 /**
  * Every Prometheus series taskgate exports, behind named hooks, one registry per instance (no
@@ -32,8 +34,8 @@ export class Metrics {
   private readonly leaseLosses: Counter;
   private readonly reaper: Counter<"action">;
   private readonly sse: Gauge;
-  private readonly operations: Histogram<OperationLabel>;
-  private readonly operationLabels = new Map<string, Record<OperationLabel, string>>();
+  private readonly operations: FastHistogram<OperationLabel>;
+  private readonly operationSeries = new Map<string, HistogramSeries<OperationLabel>>();
   private inFlight: () => number = () => 0;
 
   constructor({ processMetrics = true }: { processMetrics?: boolean } = {}) {
@@ -54,13 +56,13 @@ export class Metrics {
     this.sse = new Gauge({ name: "taskgate_sse_streams_open", help: "Server-sent-event responses open on the front side.", registers });
     // OpenTelemetry semantic conventions for MCP, metric mcp.server.operation.duration
     // (https://opentelemetry.io/docs/specs/semconv/gen-ai/mcp/), in Prometheus naming.
-    this.operations = new Histogram({
-      name: "mcp_server_operation_duration_seconds",
-      help: "Every front request, from its arrival until its result (or refusal) is sent, by upstream, method (mcp_method_name; GET, DELETE or POST when there is none), tool, error_type (the JSON-RPC code, tool_error, or the HTTP status of a bare refusal), wire (legacy, modern, unknown) and outcome (ok, tool_error, refused_auth, refused_limit, refused_bad_input, or the JSON-RPC error class).",
-      labelNames: ["upstream", "mcp_method_name", "gen_ai_tool_name", "error_type", "wire", "outcome"],
-      buckets: BUCKETS,
-      registers,
-    });
+    this.operations = new FastHistogram(
+      "mcp_server_operation_duration_seconds",
+      "Every front request, from its arrival until its result (or refusal) is sent, by upstream, method (mcp_method_name; GET, DELETE or POST when there is none), tool, error_type (the JSON-RPC code, tool_error, or the HTTP status of a bare refusal), wire (legacy, modern, unknown) and outcome (ok, tool_error, refused_auth, refused_limit, refused_bad_input, or the JSON-RPC error class).",
+      ["upstream", "mcp_method_name", "gen_ai_tool_name", "error_type", "wire", "outcome"],
+      BUCKETS,
+      this.registry,
+    );
   }
 
   /** What `taskgate_tasks_in_flight` reads at each scrape. */
@@ -93,14 +95,14 @@ export class Metrics {
   }
 
   /**
-   * One front request ended. Client-given names pass the label guard; the label object is built
-   * once per distinct set and reused, so a request adds no object of its own here.
+   * One front request ended: one map lookup by the raw names, and a few additions. Client-given
+   * names pass the label guard only when their label set is first seen.
    */
   operation(upstream: string, method: string, tool: string, wire: Wire, outcome: Outcome, errorType: string, seconds: number): void {
     const key = `${upstream}\n${method}\n${tool}\n${wire}\n${outcome}\n${errorType}`;
-    let labels = this.operationLabels.get(key);
-    if (!labels) {
-      labels = {
+    let series = this.operationSeries.get(key);
+    if (!series) {
+      const labels = {
         upstream,
         mcp_method_name: this.labels.admit("method", method),
         gen_ai_tool_name: tool && this.labels.admit("tool", tool),
@@ -108,9 +110,11 @@ export class Metrics {
         wire,
         outcome,
       };
-      if (this.operationLabels.size < MAX_CACHED_LABEL_SETS) this.operationLabels.set(key, labels);
+      series = this.operations.seriesFor(Object.values(labels).join("\n"), labels);
+      // Names past the guard's bound share the "other" series; their raw keys are not kept.
+      if (this.operationSeries.size < MAX_CACHED_KEYS) this.operationSeries.set(key, series);
     }
-    this.operations.observe(labels, seconds);
+    this.operations.observe(series, seconds);
   }
 
   storeError(operation: string): void {

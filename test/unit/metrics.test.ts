@@ -22,4 +22,31 @@ describe("metrics", () => {
     expect(sample(await b.render(), "taskgate_lease_losses_total")).toBe(0);
     expect(sample(await b.render(), "taskgate_tasks_in_flight")).toBe(7);
   });
+
+  it("renders front requests as a Prometheus histogram: cumulative buckets, _sum and _count per label set", async () => {
+    const metrics = new Metrics({ processMetrics: false });
+    for (const seconds of [0.002, 0.02, 0.02, 3]) metrics.operation("demo", "tools/call", "echo", "modern", "ok", "", seconds);
+    metrics.operation("demo", "tools/call", "echo", "modern", "invalid_params", "-32602", 0.001);
+    const text = await metrics.render();
+    const ok = { mcp_method_name: "tools/call", gen_ai_tool_name: "echo", wire: "modern", outcome: "ok", error_type: "" };
+    expect(text).toContain("# TYPE mcp_server_operation_duration_seconds histogram");
+    expect(sample(text, "mcp_server_operation_duration_seconds_bucket", { ...ok, le: "0.001" })).toBe(0);
+    expect(sample(text, "mcp_server_operation_duration_seconds_bucket", { ...ok, le: "0.0025" })).toBe(1);
+    expect(sample(text, "mcp_server_operation_duration_seconds_bucket", { ...ok, le: "0.025" })).toBe(3);
+    expect(sample(text, "mcp_server_operation_duration_seconds_bucket", { ...ok, le: "5" })).toBe(4);
+    expect(sample(text, "mcp_server_operation_duration_seconds_bucket", { ...ok, le: "+Inf" })).toBe(4);
+    expect(sample(text, "mcp_server_operation_duration_seconds_sum", ok)).toBeCloseTo(3.042);
+    expect(sample(text, "mcp_server_operation_duration_seconds_count", ok)).toBe(4);
+    expect(sample(text, "mcp_server_operation_duration_seconds_count", { outcome: "invalid_params", error_type: "-32602" })).toBe(1);
+    expect(sample(text, "mcp_server_operation_duration_seconds_bucket", { outcome: "invalid_params", le: "0.001" })).toBe(1);
+  });
+
+  it("bounds the method and tool labels of front requests too", async () => {
+    const metrics = new Metrics({ processMetrics: false });
+    for (let i = 0; i < 210; i++) metrics.operation("demo", `m-${i}`, "", "legacy", "method_not_found", "-32601", 0.001);
+    for (let i = 0; i < 3; i++) metrics.operation("demo", "tools/call", `tool-${250 + i}`, "modern", "ok", "", 0.001);
+    const text = await metrics.render();
+    expect(sample(text, "mcp_server_operation_duration_seconds_count", { mcp_method_name: "m-199" })).toBe(1);
+    expect(sample(text, "mcp_server_operation_duration_seconds_count", { mcp_method_name: "other" })).toBe(10 + 3);
+  });
 });
