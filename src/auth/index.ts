@@ -2,6 +2,7 @@ import type { AuthConfig } from "../config/security-schema.js";
 import { BearerAuthenticator } from "./bearer.js";
 import { HeaderAuthenticator } from "./header.js";
 import { JwtAuthenticator } from "./jwt.js";
+import { OAuthAuthenticator } from "./oauth/oauth.js";
 import type { Authenticator } from "./types.js";
 
 export type { Authenticator, AuthRequest, AuthResult } from "./types.js";
@@ -20,5 +21,7 @@ export async function createAuthenticator(config: AuthConfig): Promise<Authentic
       return JwtAuthenticator.create(config.jwt);
     case "header":
       return new HeaderAuthenticator(config.header);
+    case "oauth":
+      return new OAuthAuthenticator(config.oauth);
   }
 }
