@@ -119,5 +119,8 @@ function cannotCheck(err: unknown): boolean {
 }
 
 function unavailable(err: unknown): AuthResult {
-  return { ok: false, error: "unavailable", description: `the token could not be checked: ${err instanceof Error ? err.message : String(err)}` };
+  // An OAuth error answer (oauth4webapi's ResponseBodyError) says why in `error`/`error_description`.
+  const { error, error_description } = (err ?? {}) as { error?: unknown; error_description?: unknown };
+  const oauthError = typeof error === "string" ? ` (${error}${typeof error_description === "string" ? `: ${error_description}` : ""})` : "";
+  return { ok: false, error: "unavailable", description: `the token could not be checked: ${err instanceof Error ? err.message : String(err)}${oauthError}` };
 }
