@@ -187,6 +187,17 @@ export const ConfigSchema = z
       ctx.addIssue({ code: "custom", path: ["store", "cluster"], message: "give either store.redisUrl or store.cluster, not both" });
     if (c.admin.port !== undefined && c.admin.token === undefined)
       ctx.addIssue({ code: "custom", path: ["admin", "token"], message: "is required when admin.port is set (or set TASKGATE_ADMIN_TOKEN)" });
+    // Token passthrough (https://modelcontextprotocol.io/specification/2025-11-25/basic/security_best_practices#token-passthrough):
+    // a token issued for taskgate's resource goes upstream only where the upstream is that resource too.
+    if (c.auth.mode === "oauth")
+      c.upstreams.forEach((u, i) => {
+        if (u.http?.forwardAuthorization && !(c.auth.oauth.audience ?? []).includes(u.http.url))
+          ctx.addIssue({
+            code: "custom",
+            path: ["upstreams", i, "http", "forwardAuthorization"],
+            message: "would hand tokens issued for taskgate to another resource (token passthrough); give the upstream its own credentials in http.headers, or, if it is the same resource, list its URL in auth.oauth.audience",
+          });
+      });
     if (c.auth.mode !== "oauth" && c.auth.mode !== "jwt")
       c.upstreams.forEach((u, i) => {
         if (hasScopes(u)) ctx.addIssue({ code: "custom", path: ["upstreams", i, "scopes"], message: "scopes need auth.mode oauth or jwt (only tokens carry scopes)" });
