@@ -2,7 +2,6 @@ import type { AuthConfig } from "../config/security-schema.js";
 import { BearerAuthenticator } from "./bearer.js";
 import { HeaderAuthenticator } from "./header.js";
 import { JwtAuthenticator } from "./jwt.js";
-import { OAuthAuthenticator } from "./oauth/oauth.js";
 import type { Authenticator } from "./types.js";
 
 export type { Authenticator, AuthRequest, AuthResult } from "./types.js";
@@ -21,7 +20,10 @@ export async function createAuthenticator(config: AuthConfig): Promise<Authentic
       return JwtAuthenticator.create(config.jwt);
     case "header":
       return new HeaderAuthenticator(config.header);
-    case "oauth":
+    case "oauth": {
+      // Loaded only in this mode: the OAuth client library is of no use to the others.
+      const { OAuthAuthenticator } = await import("./oauth/oauth.js");
       return new OAuthAuthenticator(config.oauth);
+    }
   }
 }
