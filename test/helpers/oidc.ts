@@ -21,6 +21,8 @@ export interface AuthServer {
   rotateKeys(): Promise<void>;
   /** A client-credentials access token for `resource` (RFC 8707). */
   token(client: TestClient, resource: string, scope: string): Promise<string>;
+  /** How many requests reached `path` (e.g. "/jwks", "/token/introspection") so far. */
+  requests(path: string): number;
   close(): Promise<void>;
 }
 
@@ -38,7 +40,12 @@ export async function startAuthServer(clients: TestClient[]): Promise<AuthServer
   const adapter = sharedAdapter();
   const build = () => new Provider(issuer, { ...providerConfig(keys, clients), adapter });
   let handler = build().callback();
-  const server = createServer((req: IncomingMessage, res: ServerResponse) => handler(req, res));
+  const counts = new Map<string, number>();
+  const server = createServer((req: IncomingMessage, res: ServerResponse) => {
+    const path = new URL(req.url ?? "/", issuer).pathname;
+    counts.set(path, (counts.get(path) ?? 0) + 1);
+    return handler(req, res);
+  });
   await new Promise<void>((resolve, reject) => server.once("error", reject).listen(port, "127.0.0.1", () => resolve()));
   return {
     issuer,
@@ -57,6 +64,7 @@ export async function startAuthServer(clients: TestClient[]): Promise<AuthServer
       if (!res.ok || !body.access_token) throw new Error(`token request answered ${res.status}: ${JSON.stringify(body)}`);
       return body.access_token;
     },
+    requests: (path) => counts.get(path) ?? 0,
     close: () => new Promise<void>((resolve) => server.close(() => resolve()).closeAllConnections()),
   };
 }
