@@ -67,34 +67,34 @@ export class TasksA {
 
   /**
    * A 2025-11-25 session's GET stream, from any replica: notifications/tasks/status for the
-   * principal's tasks (where SessionNotices puts them), and the questions of the tasks this
-   * session created, re-id'd with `:get` and carrying the related-task `_meta`. The spec tells
-   * clients to expect server messages on any SSE stream, the GET stream included
-   * (https://modelcontextprotocol.io/specification/2025-11-25/basic/utilities/tasks#input-required-status):
-   * a client that polls tasks/get to the end and never holds tasks/result (the ext-tasks
-   * library) reads them here. Another session's tasks' questions never come here (issue 14).
+   * principal's tasks, and the questions of the tasks this session created, re-id'd with `:get`
+   * and carrying the related-task `_meta` (which stream carries what: SessionNotices). A client
+   * that polls tasks/get to the end and never holds tasks/result (the ext-tasks library) reads
+   * them here. Another session's questions never come here, even of the same principal (issue 14).
    */
   async watch(session: SessionRecord, sink: MessageSink): Promise<(() => Promise<void>) | undefined> {
     if (session.protocolVersion !== DIALECT_A_VERSION) return undefined;
-    const closeStream = this.notices.open(session.id);
     const asked = new Map<string, Set<string>>();
+    const last = new Map<string, TaskRecord>();
+    const stream = this.notices.open(session.id, undefined, () => [...last.values()].forEach(onChange));
     const onChange = (task: TaskRecord) => {
-      if (!this.notices.hasResultStream(session.id, task.id) && this.notices.firstTelling(session.id, task))
-        sink.send({ jsonrpc: "2.0", method: "notifications/tasks/status", params: taskA(task) });
+      if (stream.tell(task)) sink.send({ jsonrpc: "2.0", method: "notifications/tasks/status", params: taskA(task) });
       if (task.frontSession !== session.id) return;
+      if (task.status !== "input_required") last.delete(task.id);
       if (isTerminal(task.status)) asked.delete(task.id);
       else if (task.status === "input_required") {
+        last.set(task.id, task);
         const sent = asked.get(task.id) ?? new Set<string>();
         asked.set(task.id, sent);
-        for (const question of questionsToSend(task, sent, "get")) sink.send(question);
+        for (const question of questionsToSend(task, sent, "get", (key) => stream.claim(task.id, key))) sink.send(question);
       }
     };
     const stop = await this.deps.engine.watchPrincipal(session.principal, onChange).catch((err: unknown) => {
-      closeStream();
+      stream.close();
       throw err;
     });
     return async () => {
-      closeStream();
+      stream.close();
       await stop();
     };
   }
@@ -180,27 +180,29 @@ export class TasksA {
 
   /**
    * tasks/result (§2.7, §2.12): blocks until terminal, then answers exactly what the call would
-   * have. While it waits, this response's SSE stream carries the task's status changes (see
-   * SessionNotices) and the upstream's questions with the related-task `_meta`: every one still
-   * unanswered, so a client that re-opens tasks/result gets again what it left unanswered.
+   * have. While it waits, this response's SSE stream carries the task's status changes and the
+   * upstream's questions with the related-task `_meta` (see SessionNotices): a client that
+   * re-opens tasks/result gets again what it left unanswered.
    */
   private async result(session: SessionRecord, request: JsonRpcRequest, accepts: Accepts, signal?: AbortSignal): Promise<Response> {
     const taskId = taskIdOf(request);
     if (!(await this.deps.engine.get(taskId, session.principal))) throw new GatewayError("task_not_found");
     const reply = new CallReply(accepts, this.deps.keepAliveMs);
     // A reply that cannot stream carries nothing before the result: the GET stream keeps telling.
-    const closeStream = this.notices.open(session.id, accepts.sse ? taskId : undefined);
+    let last: TaskRecord | undefined;
+    const stream = accepts.sse ? this.notices.open(session.id, taskId, () => last && onChange(last)) : undefined;
     const asked = new Set<string>();
     const onChange = (task: TaskRecord) => {
-      if (!accepts.sse) return;
-      if (this.notices.firstTelling(session.id, task)) reply.send({ jsonrpc: "2.0", method: "notifications/tasks/status", params: taskA(task) });
-      for (const question of questionsToSend(task, asked, "result")) reply.send(question);
+      if (!stream) return;
+      last = task;
+      if (stream.tell(task)) reply.send({ jsonrpc: "2.0", method: "notifications/tasks/status", params: taskA(task) });
+      for (const question of questionsToSend(task, asked, "result", (key) => stream.claim(task.id, key))) reply.send(question);
     };
     const work = this.deps.engine
       .follow(taskId, session.principal, onChange, signal)
       .then((task) => (task ? finalAnswer(request, task) : failure(request.id, { code: -32602, message: "Failed to retrieve task: Task not found" })))
       .catch(() => failure(request.id, { code: -32603, message: "task store unavailable" }))
-      .finally(closeStream);
+      .finally(() => stream?.close());
     if (accepts.sse) reply.startStream();
     return reply.respond(work);
   }

@@ -14,14 +14,14 @@ const QUESTION_ID = /^tgi:([^:]+):([^:]+)(?::get)?$/;
 /**
  * The upstream's questions still waiting for the client, as requests with the related-task
  * `_meta` (https://modelcontextprotocol.io/specification/2025-11-25/basic/utilities/tasks#input-required-status):
- * those not yet sent on this stream (`asked`, updated) and not answered already (an answer
- * waiting for the owner counts as one).
+ * those not answered already (an answer waiting for the owner counts as one), not yet sent on
+ * this stream (`asked`, updated) and that `claim` gives to it (see SessionNotices).
  */
-export function questionsToSend(task: TaskRecord, asked: Set<string>, stream: QuestionStream): JsonRpcRequest[] {
+export function questionsToSend(task: TaskRecord, asked: Set<string>, stream: QuestionStream, claim: (key: string) => boolean): JsonRpcRequest[] {
   if (task.status !== "input_required") return [];
   const out: JsonRpcRequest[] = [];
   for (const [key, input] of Object.entries(task.inputRequests)) {
-    if (asked.has(key) || key in task.inputResponses) continue;
+    if (asked.has(key) || key in task.inputResponses || !claim(key)) continue;
     asked.add(key);
     const params = { ...input.params, _meta: { ...(input.params?._meta as object | undefined), [RELATED_TASK]: { taskId: task.id } } };
     out.push({ jsonrpc: "2.0", id: `tgi:${task.id}:${key}${stream === "get" ? ":get" : ""}`, method: input.method, params });

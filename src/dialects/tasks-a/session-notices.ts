@@ -1,81 +1,109 @@
 import type { TaskRecord } from "../../store/contract.js";
 
-/** Status snapshots remembered per session, so a long-lived session's memory stays bounded. */
+/** Status snapshots and questions remembered per session, so a long-lived session's memory stays bounded. */
 const MAX_TOLD_PER_SESSION = 1_000;
 
 interface SessionEntry {
   /** Streams of the session open on this replica (GET and tasks/result): the entry lives while any is. */
-  streams: number;
-  /** tasks/result streams open per task. */
-  results: Map<string, number>;
+  streams: Set<SessionStream>;
   /** The last status snapshot each task's notification carried to this session. */
   told: Map<string, string>;
+  /** `<taskId> <key>` → the open stream that carried the question. */
+  asked: Map<string, SessionStream>;
+}
+
+/** One open stream of a session: its GET stream, or a tasks/result stream for `resultFor`. */
+export interface SessionStream {
+  readonly resultFor?: string;
+  /** Whether this stream carries the task's status notification now (marks it told). */
+  tell(task: TaskRecord): boolean;
+  /** Whether this stream carries the question now: no other open stream of the session carries it (marks it carried). */
+  claim(taskId: string, key: string): boolean;
+  close(): void;
 }
 
 /**
- * Which stream of a 2025-11-25 session carries a task's `notifications/tasks/status`, so that
- * each status change reaches the client once (issue 17).
+ * What each stream of a 2025-11-25 session carries, so that the client is told each thing once
+ * (issue 17) while a client that reads only one kind of stream still gets everything (issue 14).
  *
- * The rule: on the `tasks/result` stream while one is open for that task, else on the session's
- * GET stream. Streamable HTTP says messages on a request's own SSE stream SHOULD relate to that
- * request, and messages on the GET stream SHOULD be unrelated to any request the client has
- * running (https://modelcontextprotocol.io/specification/2025-11-25/basic/transports#sending-messages-to-the-server
- * and #listening-for-messages-from-the-server); a status change of a task whose `tasks/result`
- * is running relates to that request. Status notifications are a MAY and clients keep polling
- * (https://modelcontextprotocol.io/specification/2025-11-25/basic/utilities/tasks#task-status-notification),
- * so the rule is kept per replica: both streams of a session on one replica never repeat a
- * snapshot; a client whose GET and `tasks/result` streams land on two replicas may see one twice.
+ * Status: `notifications/tasks/status` go on the `tasks/result` stream while one is open for that
+ * task, else on the session's GET stream, and a snapshot the session was told is not repeated.
+ * Streamable HTTP says messages on a request's SSE stream SHOULD relate to that request, and
+ * those on the GET stream SHOULD be unrelated to any request the client has running
+ * (https://modelcontextprotocol.io/specification/2025-11-25/basic/transports#sending-messages-to-the-server,
+ * #listening-for-messages-from-the-server); a status change of a task whose `tasks/result` runs
+ * relates to that request.
  *
- * Questions (`elicitation/create` and the like) follow another rule: they go on every stream
- * that may be read (see TasksA), and the first answer wins.
+ * Questions (`elicitation/create` and the like): the first open stream to see one carries it (the
+ * GET stream, or the task's `tasks/result`); while that stream stays open no other repeats it,
+ * so a client that reads both (the SDK 1.x client) asks its user once. Once that stream closes
+ * unanswered, the next to look (a re-opened `tasks/result`, a new GET stream) carries it again.
+ * The tasks page says clients should expect messages on any SSE stream, the GET stream included
+ * (https://modelcontextprotocol.io/specification/2025-11-25/basic/utilities/tasks#input-required-status).
+ *
+ * Kept per replica: a client whose two streams land on two replicas may be told a status twice,
+ * or asked twice; either answer is taken and the first wins. Status notifications are a MAY and
+ * clients keep polling (same page, #task-status-notification).
  */
 export class SessionNotices {
   private readonly sessions = new Map<string, SessionEntry>();
-
-  /** A stream of the session opened; the returned function closes it. */
-  open(sessionId: string, resultFor?: string): () => void {
-    const entry = this.entry(sessionId);
-    entry.streams++;
-    if (resultFor !== undefined) entry.results.set(resultFor, (entry.results.get(resultFor) ?? 0) + 1);
-    let open = true;
-    return () => {
-      if (!open) return;
-      open = false;
-      if (resultFor !== undefined) {
-        const left = (entry.results.get(resultFor) ?? 1) - 1;
-        if (left > 0) entry.results.set(resultFor, left);
-        else entry.results.delete(resultFor);
-      }
-      if (--entry.streams === 0) this.sessions.delete(sessionId);
-    };
-  }
-
-  /** Whether a tasks/result stream of the session is open for the task on this replica. */
-  hasResultStream(sessionId: string, taskId: string): boolean {
-    return (this.sessions.get(sessionId)?.results.get(taskId) ?? 0) > 0;
-  }
+  private readonly rechecks = new WeakMap<SessionStream, () => void>();
 
   /**
-   * True the first time this snapshot of the task is to be told to the session (and it is marked
-   * told); false when the session was already told it, on whichever stream.
+   * `recheck`: called when another stream of the session closed leaving questions unanswered,
+   * so this one may carry them now (it looks at the last task it saw again).
    */
-  firstTelling(sessionId: string, task: TaskRecord): boolean {
-    const entry = this.sessions.get(sessionId);
-    if (!entry) return true;
-    const snapshot = `${task.status}\u0000${task.statusMessage ?? ""}\u0000${task.lastUpdatedAt}`;
-    if (entry.told.get(task.id) === snapshot) return false;
-    entry.told.delete(task.id);
-    entry.told.set(task.id, snapshot);
-    if (entry.told.size > MAX_TOLD_PER_SESSION) entry.told.delete(entry.told.keys().next().value!);
-    return true;
+  open(sessionId: string, resultFor: string | undefined, recheck: () => void): SessionStream {
+    const entry = this.entry(sessionId);
+    const stream: SessionStream = {
+      ...(resultFor !== undefined ? { resultFor } : {}),
+      tell: (task) => (resultFor === task.id || !this.hasResultStream(entry, task.id)) && firstTelling(entry, task),
+      claim: (taskId, key) => {
+        const holder = entry.asked.get(`${taskId} ${key}`);
+        if (holder && holder !== stream) return false;
+        entry.asked.set(`${taskId} ${key}`, stream);
+        if (entry.asked.size > MAX_TOLD_PER_SESSION) entry.asked.delete(entry.asked.keys().next().value!);
+        return true;
+      },
+      close: () => {
+        if (!entry.streams.delete(stream)) return;
+        let released = false;
+        for (const [question, holder] of entry.asked)
+          if (holder === stream) {
+            entry.asked.delete(question);
+            released = true;
+          }
+        if (entry.streams.size === 0) this.sessions.delete(sessionId);
+        else if (released) for (const other of entry.streams) rechecks.get(other)?.();
+      },
+    };
+    const rechecks = this.rechecks;
+    rechecks.set(stream, recheck);
+    entry.streams.add(stream);
+    return stream;
+  }
+
+  private hasResultStream(entry: SessionEntry, taskId: string): boolean {
+    for (const stream of entry.streams) if (stream.resultFor === taskId) return true;
+    return false;
   }
 
   private entry(sessionId: string): SessionEntry {
     let entry = this.sessions.get(sessionId);
     if (!entry) {
-      entry = { streams: 0, results: new Map(), told: new Map() };
+      entry = { streams: new Set(), told: new Map(), asked: new Map() };
       this.sessions.set(sessionId, entry);
     }
     return entry;
   }
+}
+
+/** True the first time this snapshot of the task is to be told to the session (then marked told). */
+function firstTelling(entry: SessionEntry, task: TaskRecord): boolean {
+  const snapshot = `${task.status}\u0000${task.statusMessage ?? ""}\u0000${task.lastUpdatedAt}`;
+  if (entry.told.get(task.id) === snapshot) return false;
+  entry.told.delete(task.id);
+  entry.told.set(task.id, snapshot);
+  if (entry.told.size > MAX_TOLD_PER_SESSION) entry.told.delete(entry.told.keys().next().value!);
+  return true;
 }
