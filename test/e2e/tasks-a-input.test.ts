@@ -62,10 +62,9 @@ describe.each(["memory", "redis"] as const)("dialect A questions reach every kin
   beforeAll(async () => {
     const store = (prefix: string) => (kind === "redis" ? { store: { redisUrl: inject("redisUrl"), keyPrefix: `t${randomBytes(4).toString("hex")}${prefix}:` } } : {});
     const upstreams = [{ name: "demo", path: "/mcp", stdio: demoStdio(), tools: { deploy: { taskSupport: "required" } } }];
-    [gw, short] = await Promise.all([
-      startGateway({ ...store("a"), tasks: { pollIntervalMs: 100 }, upstreams }),
-      startGateway({ ...store("b"), tasks: { pollIntervalMs: 100, inputTimeoutMs: 800, cancelGraceMs: 200 }, upstreams }),
-    ]);
+    // One after the other: two gateways and their upstreams starting at once are slow on a busy machine.
+    gw = await startGateway({ ...store("a"), tasks: { pollIntervalMs: 100 }, upstreams });
+    short = await startGateway({ ...store("b"), tasks: { pollIntervalMs: 100, inputTimeoutMs: 800, cancelGraceMs: 200 }, upstreams });
   });
   afterAll(async () => Promise.all([gw?.stop(), short?.stop()]));
 

@@ -75,15 +75,12 @@ export class TasksA {
   async watch(session: SessionRecord, sink: MessageSink): Promise<(() => Promise<void>) | undefined> {
     if (session.protocolVersion !== DIALECT_A_VERSION) return undefined;
     const asked = new Map<string, Set<string>>();
-    const last = new Map<string, TaskRecord>();
-    const stream = this.notices.open(session.id, undefined, () => [...last.values()].forEach(onChange));
+    const stream = this.notices.open(session.id, undefined, () => [...asked.keys()].forEach((id) => this.reread(session, id, onChange)));
     const onChange = (task: TaskRecord) => {
       if (stream.tell(task)) sink.send({ jsonrpc: "2.0", method: "notifications/tasks/status", params: taskA(task) });
       if (task.frontSession !== session.id) return;
-      if (task.status !== "input_required") last.delete(task.id);
       if (isTerminal(task.status)) asked.delete(task.id);
       else if (task.status === "input_required") {
-        last.set(task.id, task);
         const sent = asked.get(task.id) ?? new Set<string>();
         asked.set(task.id, sent);
         for (const question of questionsToSend(task, sent, "get", (key) => stream.claim(task.id, key))) sink.send(question);
@@ -97,6 +94,11 @@ export class TasksA {
       stream.close();
       await stop();
     };
+  }
+
+  /** Another stream of the session closed leaving questions: look at the task again, as it is now. */
+  private reread(session: SessionRecord, taskId: string, onChange: (task: TaskRecord) => void): void {
+    void this.deps.engine.get(taskId, session.principal).then((task) => task && onChange(task), () => undefined);
   }
 
   /** A client's answer to a question sent on a tasks/result or GET stream; false when it is not one. The first answer to a question wins. */
@@ -189,12 +191,10 @@ export class TasksA {
     if (!(await this.deps.engine.get(taskId, session.principal))) throw new GatewayError("task_not_found");
     const reply = new CallReply(accepts, this.deps.keepAliveMs);
     // A reply that cannot stream carries nothing before the result: the GET stream keeps telling.
-    let last: TaskRecord | undefined;
-    const stream = accepts.sse ? this.notices.open(session.id, taskId, () => last && onChange(last)) : undefined;
+    const stream = accepts.sse ? this.notices.open(session.id, taskId, () => this.reread(session, taskId, onChange)) : undefined;
     const asked = new Set<string>();
     const onChange = (task: TaskRecord) => {
       if (!stream) return;
-      last = task;
       if (stream.tell(task)) reply.send({ jsonrpc: "2.0", method: "notifications/tasks/status", params: taskA(task) });
       for (const question of questionsToSend(task, asked, "result", (key) => stream.claim(task.id, key))) reply.send(question);
     };
