@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { CallToolResultSchema, CreateTaskResultSchema, TaskStatusNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { as, bearerAuth, legacy, openSessionAs } from "../helpers/auth.js";
 import { callWithExtTasks } from "../helpers/ext-tasks.js";
 import { connectClient, textOf } from "../helpers/mcp-client.js";
 import { demoStdio, startGateway, type GatewayProcess } from "../helpers/processes.js";
@@ -206,5 +207,32 @@ describe.each(["memory", "redis"] as const)("dialect A questions reach every kin
     expect(keys).toEqual([...new Set(keys)]);
     for (const id of taskIds) expect(keys.filter((k) => k.startsWith(`${id} completed`))).toHaveLength(1);
     await client.close();
+  });
+});
+
+describe("dialect A questions with bearer auth: one principal, two sessions", () => {
+  let gw: GatewayProcess;
+  beforeAll(async () => {
+    const store = { redisUrl: inject("redisUrl"), keyPrefix: `t${randomBytes(4).toString("hex")}:` };
+    gw = await startGateway({ store, auth: bearerAuth("alice"), upstreams: [{ name: "demo", path: "/mcp", stdio: demoStdio() }] });
+  });
+  afterAll(async () => gw?.stop());
+
+  it("asks only on the GET stream of the session that created the task, while both see its status", async () => {
+    const alice = as("alice");
+    const [mine, other] = await Promise.all([openSessionAs(gw.mcpUrl, alice, ELICIT), openSessionAs(gw.mcpUrl, alice, ELICIT)]);
+    const getOf = (sessionId: string) => openSse(gw.mcpUrl, { headers: { accept: "text/event-stream", ...alice, ...sessionHeaders(sessionId) } });
+    const [myGet, otherGet] = await Promise.all([getOf(mine), getOf(other)]);
+    const res = await legacy(gw.mcpUrl, { jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "deploy", arguments: { service: "alice", seconds: 0.1 }, task: {} } }, { ...alice, "mcp-session-id": mine });
+    const taskId = ((await res.json()) as { result: { task: { taskId: string } } }).result.task.taskId;
+    const question = await myGet.next(isElicitation, "the question on the creating session's GET stream");
+    expect((await legacy(gw.mcpUrl, { jsonrpc: "2.0", id: question.id, result: CONFIRM }, { ...alice, "mcp-session-id": mine })).status).toBe(202);
+    // The other session follows the task to its end (statuses are the principal's) and was never asked.
+    const isStatus = (status: string) => (m: any) => m.method === "notifications/tasks/status" && m.params.taskId === taskId && m.params.status === status;
+    await otherGet.next(isStatus("input_required"), "input_required on the other session's stream");
+    await otherGet.next(isStatus("completed"), "completed on the other session's stream");
+    expect(otherGet.messages.filter(isElicitation)).toEqual([]);
+    myGet.close();
+    otherGet.close();
   });
 });
