@@ -51,7 +51,7 @@ export class SessionNotices {
 
   /**
    * `recheck`: called when another stream of the session closed leaving questions unanswered,
-   * so this one may carry them now (it looks at the last task it saw again).
+   * so this one may carry them now (it reads the task again: the question may be answered by now).
    */
   open(sessionId: string, resultFor: string | undefined, recheck: () => void): SessionStream {
     const entry = this.entry(sessionId);
