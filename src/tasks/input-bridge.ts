@@ -97,7 +97,7 @@ export class InputBridge {
     if (!this.pending.has(key)) return;
     const why = configured
       ? `no answer arrived within tasks.inputTimeoutMs (${ms} ms)`
-      : `no answer arrived before the task's TTL ran out (${ms} ms; tasks.inputTimeoutMs is not set)`;
+      : `no answer arrived before the task's TTL ran out (${ms} ms; tasks.inputTimeoutMs can bound a question sooner)`;
     this.onTimedOut(why);
     await this.refuse(key, why);
   }
