@@ -158,6 +158,20 @@ describe.each(["memory", "redis"] as const)("dialect A questions reach every kin
     expect(textOf(final.result)).toBe("Deployed twice");
   });
 
+  it("asks a client whose tasks/result takes only JSON on its GET stream, and answers that tasks/result at the end", async () => {
+    const sessionId = await openSession(gw.mcpUrl, ELICIT, VERSION);
+    const get = await openGet(gw.mcpUrl, sessionId);
+    const taskId = await createTask(gw.mcpUrl, sessionId, "deploy", { service: "json", seconds: 0.1 });
+    const body = JSON.stringify({ jsonrpc: "2.0", id: 40, method: "tasks/result", params: { taskId } });
+    const blocked = fetch(gw.mcpUrl, { method: "POST", headers: { "content-type": "application/json", accept: "application/json", ...sessionHeaders(sessionId) }, body });
+    const question = await get.next(isElicitation, "the question on the GET stream");
+    expect(await answer(gw.mcpUrl, sessionId, question.id, CONFIRM)).toBe(202);
+    const res = await blocked;
+    expect(res.headers.get("content-type")).toContain("application/json");
+    expect(textOf(((await res.json()) as { result: unknown }).result)).toBe("Deployed json");
+    get.close();
+  });
+
   it("never sends a task's question to another session's GET stream", async () => {
     const [mine, other] = await Promise.all([openSession(gw.mcpUrl, ELICIT, VERSION), openSession(gw.mcpUrl, ELICIT, VERSION)]);
     const [myGet, otherGet] = await Promise.all([openGet(gw.mcpUrl, mine), openGet(gw.mcpUrl, other)]);
