@@ -1,3 +1,4 @@
+import type { OAuthClientProvider } from "@modelcontextprotocol/sdk/client/auth.js";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { ElicitRequestSchema, type ElicitResult } from "@modelcontextprotocol/sdk/types.js";
@@ -8,6 +9,8 @@ export interface ConnectOptions {
   sessionId?: string;
   /** Sees the JSON-RPC method of every request the client POSTs. */
   onPost?: (method: string) => void;
+  /** The SDK's OAuth client: it discovers the resource and authorization server metadata itself on a 401. */
+  authProvider?: OAuthClientProvider;
 }
 
 /** The real SDK 1.x client over Streamable HTTP, as a user would run it against taskgate. */
@@ -24,7 +27,11 @@ export async function connectClient(mcpUrl: string, options: ConnectOptions = {}
     }
     return fetch(input, init);
   };
-  const transport = new StreamableHTTPClientTransport(new URL(mcpUrl), { ...(options.sessionId ? { sessionId: options.sessionId } : {}), ...(onPost ? { fetch: fetchSeen } : {}) });
+  const transport = new StreamableHTTPClientTransport(new URL(mcpUrl), {
+    ...(options.sessionId ? { sessionId: options.sessionId } : {}),
+    ...(options.authProvider ? { authProvider: options.authProvider } : {}),
+    ...(onPost ? { fetch: fetchSeen } : {}),
+  });
   await client.connect(transport);
   return { client, transport };
 }
