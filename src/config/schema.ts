@@ -82,6 +82,13 @@ export const ConfigSchema = z
     http: z
       .object({
         maxBodyBytes: z.number().int().positive().default(4 * 1024 * 1024).describe("Largest request body accepted (413 beyond)."),
+        maxJsonDepth: z
+          .number()
+          .int()
+          .min(8)
+          .max(1000)
+          .default(64)
+          .describe("Deepest nesting of objects and arrays in a request body; deeper is refused (400, -32600) before any other work."),
         allowedOrigins: z
           .array(z.string())
           .default([])

@@ -18,6 +18,8 @@ import { parseAccept } from "./reply.js";
 
 export interface HttpOptions {
   maxBodyBytes: number;
+  /** Deeper JSON is refused before any other work (issue 17). */
+  maxJsonDepth: number;
   allowedOrigins: readonly string[];
   metricsEnabled: boolean;
   allowedHosts: readonly string[];
@@ -91,7 +93,7 @@ function mount(app: Hono<CallerEnv>, { path, front, forwardAuthorization }: Endp
     const accepts = parseAccept(c.req.header("accept"));
     if (!accepts.json && !accepts.sse)
       return new GatewayError("not_acceptable", "Accept must include application/json or text/event-stream").toResponse();
-    const decoded = decodeMessage(await c.req.text());
+    const decoded = decodeMessage(await c.req.text(), { maxDepth: options.maxJsonDepth });
     if (!decoded.ok) return new GatewayError(decoded.kind, decoded.detail).toResponse(decoded.id);
     const id: JsonRpcId | null = "id" in decoded.message ? decoded.message.id : null;
     const principal = c.get("principal");
