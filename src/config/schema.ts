@@ -92,7 +92,7 @@ export const ConfigSchema = z
         allowedOrigins: z
           .array(z.string())
           .default([])
-          .describe('Origins allowed to call (DNS-rebinding guard). Requests without Origin are allowed; "*" allows all.'),
+          .describe('Origins of web pages allowed to call, answered with CORS headers; "*" allows all. Empty: on a loopback listener loopback pages (localhost, 127.0.0.1, [::1], any port), elsewhere none. Requests without Origin always pass.'),
         sseKeepAliveMs: z.number().int().positive().default(15_000).describe("A keep-alive comment on open SSE streams this often, so idle proxies keep them."),
         allowedHosts: z
           .array(z.string())

@@ -12,7 +12,8 @@ import { forwardedAuthorization } from "../tasks/caller.js";
 import { ShuttingDownError } from "../tasks/types.js";
 import { bodySizeLimit } from "./body-size.js";
 import { GatewayError } from "./errors.js";
-import { hostGuard, jsonContentType, originGuard } from "./guards.js";
+import { hostGuard, jsonContentType } from "./guards.js";
+import { corsForAllowed, originGuard, originPolicy } from "./origins.js";
 import { noteMethod, observeRequests } from "./observe.js";
 import { parseAccept } from "./reply.js";
 
@@ -80,14 +81,17 @@ export function buildHttpApp(endpoints: readonly Endpoint[], health: Health, opt
 }
 
 /**
- * Steps in order: Host, Origin, authentication (the principal), then per method. Every entry point
+ * Steps in order: Host, Origin, CORS, authentication (the principal), then per method. Every entry point
  * below receives `principal` from the one auth step; a new one binds by passing it on.
  */
 function mount(app: Hono<CallerEnv>, { path, front, forwardAuthorization }: Endpoint, options: HttpOptions, logger: Logger, security: Security, health: Health): void {
   const tooLarge = () => new GatewayError("payload_too_large", `the limit is ${options.maxBodyBytes} bytes`).toResponse();
   const { limits } = security;
   app.use(path, hostGuard(options.allowedHosts, security.listenHost));
-  app.use(path, originGuard(options.allowedOrigins));
+  app.use(path, originGuard(originPolicy(options.allowedOrigins, security.listenHost)));
+  // After the Origin check, before auth: a preflight carries no credentials, and a 401's
+  // WWW-Authenticate must be readable by the page.
+  app.use(path, corsForAllowed(["GET", "POST", "DELETE"]));
   app.use(path, authGuard(security.auth, security.realm, security.audit));
   app.post(path, jsonContentType, bodySizeLimit(options.maxBodyBytes, tooLarge), async (c) => {
     const accepts = parseAccept(c.req.header("accept"));
