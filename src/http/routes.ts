@@ -117,6 +117,7 @@ function mount(app: Hono<CallerEnv>, { path, front, forwardAuthorization }: Endp
         protocolVersion: c.req.header("mcp-protocol-version"),
         mcpMethod: c.req.header("mcp-method"),
         mcpName: c.req.header("mcp-name"),
+        header: (name) => c.req.header(name),
         // A getter: the signal exists only for the few calls that wait on it (tasks/result), since
         // creating it makes @hono/node-server build an AbortController for the request.
         get signal() {
