@@ -5,7 +5,6 @@ import { headerDeclarations, type HeaderDeclaration } from "./param-headers.js";
 
 const FRESH_MS = 60_000;
 const MAX_PAGES = 20;
-const CLIENT = { sessionId: "taskgate:tool-headers", capabilities: {} };
 
 /**
  * Which arguments of each upstream tool are mirrored into `Mcp-Param-*` headers (SEP-2243), read
@@ -15,7 +14,6 @@ const CLIENT = { sessionId: "taskgate:tool-headers", capabilities: {} };
  */
 export class ToolHeaders {
   private cached?: { at: number; tools: Promise<Map<string, HeaderDeclaration[]>> };
-  private seq = 0;
 
   constructor(
     private readonly relay: Relay,
@@ -46,8 +44,8 @@ export class ToolHeaders {
     let cursor: unknown;
     for (let page = 0; page < MAX_PAGES; page++) {
       const params = cursor === undefined ? {} : { cursor };
-      const request = { jsonrpc: "2.0" as const, id: `headers-${++this.seq}`, method: "tools/list", params };
-      const response: JsonRpcResponse = await this.relay.call(CLIENT, request, { send: () => false });
+      // taskgate's own request, straight to the connector: not a client's, so not in the passthrough metrics.
+      const response: JsonRpcResponse = await this.relay.connector.request({ method: "tools/list", params });
       if ("error" in response) throw new Error(`tools/list failed: ${response.error.message}`);
       for (const tool of (response.result.tools as Array<{ name?: unknown; inputSchema?: unknown }> | undefined) ?? []) {
         const declarations = typeof tool.name === "string" ? headerDeclarations(tool.inputSchema) : undefined;
