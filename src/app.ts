@@ -6,10 +6,12 @@ import { startAdmin } from "./admin/server.js";
 import { Front } from "./dialects/front.js";
 import { LegacyFront } from "./dialects/legacy/legacy-front.js";
 import { ModernFront } from "./dialects/modern/modern-front.js";
+import { ToolHeaders } from "./dialects/modern/tool-headers.js";
 import { TasksA } from "./dialects/tasks-a/handlers.js";
 import { tasksBHandlers } from "./dialects/tasks-b/handlers.js";
 import { SessionCache } from "./dialects/legacy/session-cache.js";
 import { Sessions } from "./dialects/legacy/sessions.js";
+import { ListChangedHub } from "./dialects/passthrough/list-changed.js";
 import { PerCallCaller } from "./dialects/passthrough/per-call.js";
 import { Relay } from "./dialects/passthrough/relay.js";
 import { createAuthenticator } from "./auth/index.js";
@@ -65,9 +67,10 @@ export async function startGateway(config: Config, logger: Logger): Promise<Gate
   await engine.start();
   const connectors = config.upstreams.map((u) => createConnector(u, logger.child({ upstream: u.name })));
   const keepAliveMs = config.http.sseKeepAliveMs;
-  const perCall = config.upstreams.map((u) => perCallCaller(u, logger.child({ upstream: u.name }), replicaId, metrics));
+  const hubs = config.upstreams.map(() => new ListChangedHub());
+  const perCall = config.upstreams.map((u, i) => perCallCaller(u, logger.child({ upstream: u.name }), replicaId, metrics, hubs[i]!));
   const endpoints: Endpoint[] = config.upstreams.map((u, i) => {
-    const relay = new Relay(connectors[i]!, logger.child({ upstream: u.name }), replicaId, metrics);
+    const relay = new Relay(connectors[i]!, logger.child({ upstream: u.name }), replicaId, metrics, hubs[i]);
     const caller = perCall[i];
     const { maxInputResponsesBytes } = config.limits;
     engine.addUpstream(u.name, { caller: caller ?? relay, retryOnOwnerLoss: (tool) => (Object.hasOwn(u.tools, tool) ? u.tools[tool]?.retryOnOwnerLoss : undefined) });
@@ -75,7 +78,8 @@ export async function startGateway(config: Config, logger: Logger): Promise<Gate
     // A cached session must be re-read (pushing its idle expiry out) well before it could expire.
     const sessionCache = new SessionCache(store.bus, Math.min(config.sessions.cacheMs, config.sessions.idleTtlMs / 2));
     const legacy = new LegacyFront(new Sessions(store, u.name, config.sessions.idleTtlMs, sessionCache), relay, keepAliveMs, tasksA);
-    const modern = new ModernFront(relay, tasksBHandlers({ engine, relay, upstream: u, tasks, requestState, maxInputResponsesBytes, ...(caller ? { caller } : {}) }), keepAliveMs);
+    const handlers = tasksBHandlers({ engine, relay, upstream: u, tasks, requestState, maxInputResponsesBytes, ...(caller ? { caller } : {}) });
+    const modern = new ModernFront(relay, handlers, keepAliveMs, new ToolHeaders(relay, logger.child({ upstream: u.name })));
     const forwardAuthorization = u.http?.forwardAuthorization === true;
     return { name: u.name, path: u.path, front: new Front(legacy, modern), forwardAuthorization, scopes: scopePolicy(u) };
   });
@@ -106,11 +110,11 @@ export async function startGateway(config: Config, logger: Logger): Promise<Gate
 }
 
 /** `isolation: per-call`: task calls run in processes of their own, from a warm pool (README: Attribution). */
-function perCallCaller(u: UpstreamConfig, logger: Logger, replicaId: string, metrics: Metrics): PerCallCaller | undefined {
+function perCallCaller(u: UpstreamConfig, logger: Logger, replicaId: string, metrics: Metrics, hub: ListChangedHub): PerCallCaller | undefined {
   if (u.isolation !== "per-call" || !u.stdio) return undefined;
   const pool = new StdioPool(u.name, u.stdio, u.perCallPool, logger);
   pool.start();
-  return new PerCallCaller(pool, logger, `${replicaId}-${u.name}`, metrics);
+  return new PerCallCaller(pool, logger, `${replicaId}-${u.name}`, metrics, hub);
 }
 
 /** MRTR's requestState is signed with a key every replica must share (README: MRTR). */

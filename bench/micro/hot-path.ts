@@ -28,6 +28,7 @@ const steps: [string, () => unknown][] = [
   ["decodeMessage (JSON.parse + zod), modern request", () => decodeMessage(modern)],
   ["JSON.parse, legacy request", () => JSON.parse(legacy)],
   ["decodeMessage (JSON.parse + zod), legacy request", () => decodeMessage(legacy)],
+  ["decodeMessage with the front's depth bound (maxDepth 64), modern request", () => decodeMessage(modern, { maxDepth: 64 })],
   ["hand check of jsonrpc/id/method/params, after JSON.parse", () => handCheck(JSON.parse(modern))],
   ["JSON.parse, upstream reply line", () => JSON.parse(reply)],
   ["decodeMessage (JSON.parse + zod), upstream reply line", () => decodeMessage(reply)],

@@ -85,10 +85,17 @@ export const ConfigSchema = z
     http: z
       .object({
         maxBodyBytes: z.number().int().positive().default(4 * 1024 * 1024).describe("Largest request body accepted (413 beyond)."),
+        maxJsonDepth: z
+          .number()
+          .int()
+          .min(8)
+          .max(1000)
+          .default(64)
+          .describe("Deepest nesting of objects and arrays in a request body; deeper is refused (400, -32600) before any other work."),
         allowedOrigins: z
           .array(z.string())
           .default([])
-          .describe('Origins allowed to call (DNS-rebinding guard). Requests without Origin are allowed; "*" allows all.'),
+          .describe('Origins of web pages allowed to call, answered with CORS headers; "*" allows all. Empty: on a loopback listener loopback pages (localhost, 127.0.0.1, [::1], any port), elsewhere none. Requests without Origin always pass.'),
         sseKeepAliveMs: z.number().int().positive().default(15_000).describe("A keep-alive comment on open SSE streams this often, so idle proxies keep them."),
         allowedHosts: z
           .array(z.string())

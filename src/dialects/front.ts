@@ -14,6 +14,8 @@ export interface FrontRequest {
   protocolVersion?: string;
   mcpMethod?: string;
   mcpName?: string;
+  /** Any request header by name, for the few looked up by name at run time (SEP-2243 Mcp-Param-*). */
+  header?: (name: string) => string | undefined;
   signal?: AbortSignal;
   /** From the auth step (src/auth); undefined in auth mode none. */
   principal?: string;
@@ -34,7 +36,7 @@ export class Front {
   post(req: FrontRequest): Promise<Response> {
     if (isModern(req)) {
       const headers = { protocolVersion: req.protocolVersion, method: req.mcpMethod, name: req.mcpName };
-      return this.modern.post({ message: req.message, accepts: req.accepts, headers, principal: req.principal, ...forwardedAuthorization(req.authorization) });
+      return this.modern.post({ message: req.message, accepts: req.accepts, headers, header: req.header, principal: req.principal, ...forwardedAuthorization(req.authorization) });
     }
     return this.legacy.post(req);
   }

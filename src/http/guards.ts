@@ -1,21 +1,6 @@
 import type { MiddlewareHandler } from "hono";
 import { GatewayError } from "./errors.js";
 
-/**
- * Origin allow-list against DNS rebinding (Streamable HTTP transport, security warning).
- * Requests without Origin (non-browser clients) pass; "*" allows every origin.
- */
-export function originGuard(allowed: readonly string[]): MiddlewareHandler {
-  const all = allowed.includes("*");
-  const set = new Set(allowed.map((o) => o.toLowerCase()));
-  return async (c, next) => {
-    const origin = c.req.header("origin");
-    if (origin !== undefined && !all && !set.has(origin.toLowerCase()))
-      return new GatewayError("origin_forbidden", origin.slice(0, 200)).toResponse();
-    await next();
-  };
-}
-
 /** POST bodies must be JSON (Streamable HTTP: the body is a JSON-RPC message). */
 export const jsonContentType: MiddlewareHandler = async (c, next) => {
   const type = (c.req.header("content-type") ?? "").split(";")[0]!.trim().toLowerCase();
@@ -23,7 +8,8 @@ export const jsonContentType: MiddlewareHandler = async (c, next) => {
   await next();
 };
 
-const LOOPBACK_LISTEN = new Set(["127.0.0.1", "::1", "localhost"]);
+/** Listen addresses that are loopback: the defaults for Host and Origin depend on it. */
+export const LOOPBACK_LISTEN = new Set(["127.0.0.1", "::1", "localhost"]);
 const LOOPBACK_NAMES = ["localhost", "127.0.0.1", "[::1]"];
 
 /**

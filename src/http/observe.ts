@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import type { MiddlewareHandler } from "hono";
+import type { Context, MiddlewareHandler } from "hono";
 import { withLogContext, type LogContext } from "../observability/log-context.js";
 import type { Logger } from "../observability/logger.js";
 import type { Metrics } from "../observability/metrics.js";
@@ -8,14 +8,17 @@ import { activeSpan, withFrontSpan } from "../observability/tracing.js";
 import type { JsonRpcMessage } from "../jsonrpc/message.js";
 import { isLegacyVersion } from "../dialects/legacy/versions.js";
 import { isModernVersion } from "../dialects/modern/wire.js";
-import { outcomeOf, replyTag } from "./reply-outcome.js";
+import { outcomeOf, replyTag, type ReplyTag } from "./reply-outcome.js";
 import { isEventStream, whenStreamEnds } from "./sse-lifetime.js";
 
 /** A caller's X-Request-Id is kept when it is a plain token; anything else gets a fresh id. */
 const REQUEST_ID = /^[\w.:-]{1,128}$/;
 
-/** Where the request's log context is kept for the routes (set before any other step runs). */
-export type ObservedEnv = { Variables: { logContext: LogContext } };
+/**
+ * Where the request's log context is kept for the routes (set before any other step runs), and
+ * the outcome of the reply the route built (`keepReply`).
+ */
+export type ObservedEnv = { Variables: { logContext: LogContext; reply?: ReplyTag } };
 
 /**
  * Observing one front request, in order: a request id (echoed as X-Request-Id and on every log
@@ -46,7 +49,7 @@ export function observeRequests(upstream: string, metrics: Metrics, logger: Logg
     await (follow ? withLogContext(context, serve) : serve());
     const seconds = (performance.now() - started) / 1000;
     if (context.method === "tasks/get") metrics.tasksGet(upstream, seconds);
-    recordOperation(metrics, upstream, c.req.method, c.req.raw.headers, context, c.res, started);
+    recordOperation(metrics, upstream, c.req.method, c.req.raw.headers, context, c.res, c.get("reply"), started);
     c.res.headers.set("x-request-id", context.reqId);
     if (isEventStream(c.res)) {
       metrics.sseOpened();
@@ -61,11 +64,11 @@ export function observeRequests(upstream: string, metrics: Metrics, logger: Logg
  * last message is sent for a streamed one. A request refused before its body was read counts
  * under its HTTP method, on the wire its headers name.
  */
-function recordOperation(metrics: Metrics, upstream: string, httpMethod: string, headers: Headers, context: LogContext, res: Response, started: number): void {
+function recordOperation(metrics: Metrics, upstream: string, httpMethod: string, headers: Headers, context: LogContext, res: Response, kept: ReplyTag | undefined, started: number): void {
   const method = context.method ?? httpMethod;
   const tool = context.tool ?? "";
   const wire = context.wire ?? wireOfHeaders(headers);
-  const tag = replyTag(res);
+  const tag = replyTag(res) ?? kept;
   if (tag instanceof Promise) {
     void tag.then((message) => {
       const { outcome, errorType } = outcomeOf(message, 200);
@@ -75,6 +78,17 @@ function recordOperation(metrics: Metrics, upstream: string, httpMethod: string,
   }
   const { outcome, errorType } = outcomeOf(tag, res.status);
   metrics.operation(upstream, method, tool, wire, outcome, errorType, (performance.now() - started) / 1000);
+}
+
+/**
+ * The route's reply, remembered on the request: a step that touched the response before the
+ * route ran (CORS sets its headers that way) makes hono re-wrap the route's Response, which then
+ * no longer carries its tag (reply-outcome.ts).
+ */
+export function keepReply<E extends ObservedEnv>(c: Context<E>, response: Response): Response {
+  const tag = replyTag(response);
+  if (tag !== undefined) (c as unknown as Context<ObservedEnv>).set("reply", tag);
+  return response;
 }
 
 function wireOfHeaders(headers: Headers): Wire {

@@ -12,14 +12,17 @@ import { forwardedAuthorization } from "../tasks/caller.js";
 import { ShuttingDownError } from "../tasks/types.js";
 import { bodySizeLimit } from "./body-size.js";
 import { GatewayError } from "./errors.js";
-import { hostGuard, jsonContentType, originGuard } from "./guards.js";
-import { noteRequest, observeRequests } from "./observe.js";
+import { hostGuard, jsonContentType } from "./guards.js";
+import { corsForAllowed, originGuard, originPolicy } from "./origins.js";
+import { keepReply, noteRequest, observeRequests } from "./observe.js";
 import { parseAccept } from "./reply.js";
 import type { ProtectedResources } from "./resource-metadata.js";
 import { insufficientScope, NO_SCOPES, scopesFor, type ScopePolicy } from "./scope-guard.js";
 
 export interface HttpOptions {
   maxBodyBytes: number;
+  /** Deeper JSON is refused before any other work (issue 17). */
+  maxJsonDepth: number;
   allowedOrigins: readonly string[];
   metricsEnabled: boolean;
   allowedHosts: readonly string[];
@@ -85,7 +88,7 @@ export function buildHttpApp(endpoints: readonly Endpoint[], health: Health, opt
 }
 
 /**
- * Steps in order: Host, Origin, authentication (the principal), then per method. Every entry point
+ * Steps in order: Host, Origin, CORS, authentication (the principal), then per method. Every entry point
  * below receives `principal` from the one auth step; a new one binds by passing it on.
  */
 function mount(app: Hono<CallerEnv>, { path, front, forwardAuthorization, scopes = NO_SCOPES }: Endpoint, options: HttpOptions, logger: Logger, security: Security, health: Health): void {
@@ -93,13 +96,16 @@ function mount(app: Hono<CallerEnv>, { path, front, forwardAuthorization, scopes
   const { limits } = security;
   const resource = security.resources?.challengeFor(path);
   app.use(path, hostGuard(options.allowedHosts, security.listenHost));
-  app.use(path, originGuard(options.allowedOrigins));
+  app.use(path, originGuard(originPolicy(options.allowedOrigins, security.listenHost)));
+  // After the Origin check, before auth: a preflight carries no credentials, and a 401's
+  // WWW-Authenticate must be readable by the page.
+  app.use(path, corsForAllowed(["GET", "POST", "DELETE"]));
   app.use(path, authGuard(security.auth, security.realm, security.audit, { resource, requiredScopes: scopes.required }));
   app.post(path, jsonContentType, bodySizeLimit(options.maxBodyBytes, tooLarge), async (c) => {
     const accepts = parseAccept(c.req.header("accept"));
     if (!accepts.json && !accepts.sse)
       return new GatewayError("not_acceptable", "Accept must include application/json or text/event-stream").toResponse();
-    const decoded = decodeMessage(await c.req.text());
+    const decoded = decodeMessage(await c.req.text(), { maxDepth: options.maxJsonDepth });
     if (!decoded.ok) return new GatewayError(decoded.kind, decoded.detail).toResponse(decoded.id);
     const id: JsonRpcId | null = "id" in decoded.message ? decoded.message.id : null;
     const principal = c.get("principal");
@@ -118,13 +124,14 @@ function mount(app: Hono<CallerEnv>, { path, front, forwardAuthorization, scopes
       const limited = limits.rate(key, method);
       if (limited) return limited;
       if (LONG_STREAMS.has(method)) limits.checkStreams(key);
-      return limits.track(key, await front.post({
+      return keepReply(c, limits.track(key, await front.post({
         message: decoded.message,
         accepts,
         sessionId: c.req.header("mcp-session-id"),
         protocolVersion: c.req.header("mcp-protocol-version"),
         mcpMethod: c.req.header("mcp-method"),
         mcpName: c.req.header("mcp-name"),
+        header: (name) => c.req.header(name),
         // A getter: the signal exists only for the few calls that wait on it (tasks/result), since
         // creating it makes @hono/node-server build an AbortController for the request.
         get signal() {
@@ -135,9 +142,9 @@ function mount(app: Hono<CallerEnv>, { path, front, forwardAuthorization, scopes
         // Off by default: MCP authorization (Token Handling) forbids passing through a token issued
         // to taskgate itself; the switch is for an upstream that is the token's audience (README).
         ...(forwardAuthorization ? forwardedAuthorization(c.req.header("authorization")) : {}),
-      }));
+      })));
     } catch (err) {
-      if (err instanceof GatewayError) return err.toResponse(id);
+      if (err instanceof GatewayError) return keepReply(c, err.toResponse(id));
       if (err instanceof ShuttingDownError) return new GatewayError("shutting_down").toResponse(id);
       logger.error({ err, ...c.get("logContext") }, "unexpected error while relaying a message");
       return new GatewayError("internal").toResponse(id);

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { describeDeep, tooDeep } from "./depth.js";
 import type { JsonRpcMessage } from "./message.js";
 
 /**
@@ -26,7 +27,12 @@ export type Decoded =
   | { ok: true; message: JsonRpcMessage }
   | { ok: false; kind: "parse_error" | "invalid_request" | "batch_unsupported"; id: string | number | null; detail?: string };
 
-export function decodeMessage(text: string): Decoded {
+export interface DecodeLimits {
+  /** The deepest nesting of objects and arrays taken; deeper is invalid before anything else is looked at. */
+  maxDepth?: number;
+}
+
+export function decodeMessage(text: string, limits: DecodeLimits = {}): Decoded {
   let value: unknown;
   try {
     value = JSON.parse(text);
@@ -34,6 +40,10 @@ export function decodeMessage(text: string): Decoded {
     return { ok: false, kind: "parse_error", id: null };
   }
   if (Array.isArray(value)) return { ok: false, kind: "batch_unsupported", id: null };
+  if (limits.maxDepth !== undefined) {
+    const path = tooDeep(value, limits.maxDepth);
+    if (path) return { ok: false, kind: "invalid_request", id: idOf(value), detail: describeDeep(path, limits.maxDepth) };
+  }
   return classify(value);
 }
 

@@ -107,4 +107,25 @@ describe("bad input gets a well-formed answer and taskgate keeps serving", () =>
   it("refuses JSON-RPC batches with -32600", async () => {
     await expectError(await post(gw.mcpUrl, [{ jsonrpc: "2.0", id: 1, method: "ping" }], { "mcp-session-id": session }), 400, -32600);
   });
+
+  it("refuses absurdly deep nesting first, with 400 and -32600 naming the field, on both wires", async () => {
+    const deep = (depth: number) => `${'{"a":'.repeat(depth)}1${"}".repeat(depth)}`;
+    // The case from issue 17: an initialize whose capabilities nest 10,000 levels deep.
+    const init = `{"jsonrpc":"2.0","id":21,"method":"initialize","params":{"protocolVersion":"2025-11-25","clientInfo":{"name":"x","version":"1"},"capabilities":${deep(10_000)}}}`;
+    let body = await expectError(await post(gw.mcpUrl, init), 400, -32600);
+    expect(body.id).toBe(21);
+    expect(body.error.message).toMatch(/params\.capabilities\.a\.a.*nested deeper than 64 levels/);
+    // In a session, and on the 2026-07-28 wire, whatever the method.
+    const inSession = `{"jsonrpc":"2.0","id":22,"method":"tools/call","params":{"name":"echo","arguments":{"text":${deep(65)}}}}`;
+    body = await expectError(await post(gw.mcpUrl, inSession, { "mcp-session-id": session }), 400, -32600);
+    expect(body.error.message).toContain("params.arguments.text");
+    const meta = '"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}';
+    const modern = `{"jsonrpc":"2.0","id":23,"method":"tasks/get","params":{${meta},"taskId":${deep(5_000)}}}`;
+    const headers = { "mcp-protocol-version": "2026-07-28", "mcp-method": "tasks/get", "mcp-name": "x" };
+    body = await expectError(await post(gw.mcpUrl, modern, headers), 400, -32600);
+    expect(body).toMatchObject({ id: 23, error: { message: expect.stringContaining("params.taskId") } });
+    // Deep but within the bound is served as usual.
+    const fine = `{"jsonrpc":"2.0","id":24,"method":"tools/call","params":{"name":"echo","arguments":{"text":"ok","_x":${deep(40)}}}}`;
+    expect((await messagesOf(await post(gw.mcpUrl, fine, { "mcp-session-id": session })))[0]).toMatchObject({ id: 24 });
+  });
 });

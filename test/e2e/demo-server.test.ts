@@ -89,7 +89,7 @@ describe.each([
 
   it("lists every tool with an input schema, a description and its annotations", async () => {
     const { tools } = await client.listTools();
-    expect(tools.map((t) => t.name)).toEqual(["echo", "sleep", "deploy", "fail", "crash", "hang"]);
+    expect(tools.map((t) => t.name)).toEqual(["echo", "sleep", "deploy", "fail", "crash", "hang", "routed", "change-lists"]);
     for (const tool of tools) {
       expect(tool.description).toBeTruthy();
       expect(tool.inputSchema.type).toBe("object");
@@ -99,6 +99,7 @@ describe.each([
     expect(byName.get("sleep")?.annotations?.idempotentHint).toBe(true);
     expect(byName.get("deploy")?.annotations?.destructiveHint).toBe(true);
     expect(byName.get("sleep")?.inputSchema.required).toEqual(["seconds"]);
+    expect(byName.get("routed")?.inputSchema.properties?.region).toMatchObject({ type: "string", "x-mcp-header": "Region" });
   });
 
   it("lists one prompt and one resource template, both of which ask first", async () => {

@@ -173,7 +173,44 @@ describe("fuzzed bad input on both eras: well-formed errors, no 500, the process
     const own = await modern(gw.mcpUrl, "tasks/get", { taskId: taskIds[0] }, { capabilities: WITH_TASKS, headers: as("alice") });
     expect(own.body.result).toMatchObject({ status: "working" });
   });
+
+  it("refuses nesting deeper than 64 in any field of any method, on both wires, before any other check", { timeout: 60_000 }, async () => {
+    const nest = ([depth, array]: [number, boolean]) => (array ? `${"[".repeat(depth)}1${"]".repeat(depth)}` : `${'{"k":'.repeat(depth)}1${"}".repeat(depth)}`);
+    const deep = fc.tuple(fc.integer({ min: 65, max: 6_000 }), fc.boolean()).map(nest);
+    const wire = fc.constantFrom("modern", "legacy", "no-session");
+    const deepCase = fc.tuple(fc.constantFrom(...METHODS), fc.constantFrom(...DEEP_FIELDS), deep, wire, fc.constantFrom("Bearer tok-bob", "Bearer tok-nobody")).map(([method, field, value, era, authorization]) => {
+      const caps = field === "_meta.clientCapabilities" ? value : JSON.stringify(WITH_TASKS);
+      const progress = field === "_meta.progressToken" ? `,"progressToken":${value}` : "";
+      const version = era === "modern" ? `"io.modelcontextprotocol/protocolVersion":"2026-07-28",` : "";
+      const meta = `{${version}"io.modelcontextprotocol/clientCapabilities":${caps}${progress}}`;
+      const fields = [`"name":"echo"`, `"taskId":${JSON.stringify(taskIds[0])}`, `"_meta":${meta}`];
+      if (!field.startsWith("_meta.")) fields.push(`${JSON.stringify(field)}:${value}`);
+      const id = method.startsWith("notifications/") ? "" : `"id":7,`;
+      const hs: Record<string, string | undefined> = { authorization, "content-type": "application/json", accept: "application/json, text/event-stream" };
+      if (era === "modern") Object.assign(hs, { "mcp-protocol-version": "2026-07-28", "mcp-method": method, "mcp-name": "echo" });
+      if (era === "legacy") Object.assign(hs, { "mcp-protocol-version": "2025-11-25", "mcp-session-id": bobSession });
+      return [`{"jsonrpc":"2.0",${id}"method":${JSON.stringify(method)},"params":{${fields.join(",")}}}`, hs] as const;
+    });
+    await fc.assert(
+      fc.asyncProperty(deepCase, async ([payload, hs]) => {
+        const sent = Object.fromEntries(Object.entries(hs).filter((e): e is [string, string] => e[1] !== undefined));
+        const res = await rawPost(gw.mcpUrl, sent, payload);
+        expect(res.status, res.text).toBe(res.text.includes("Unauthorized") ? 401 : 400);
+        if (res.status === 401) return;
+        const body = JSON.parse(res.text);
+        expect(body.error, res.text).toMatchObject({ code: -32600, message: expect.stringContaining("nested deeper than 64 levels") });
+      }),
+      { numRuns: 300, seed: Number(process.env["FUZZ_SEED"] ?? Date.now() % 2 ** 31) },
+    );
+    expect((await fetch(`${gw.url}/livez`)).status).toBe(200);
+  });
 });
+
+/** Every field a request of any method may carry, as the deep-nesting property fills them. */
+const DEEP_FIELDS = [
+  "capabilities", "clientInfo", "protocolVersion", "arguments", "name", "taskId", "task", "inputResponses", "requestState", "cursor",
+  "notifications", "uri", "level", "requestId", "reason", "ref", "argument", "_meta.clientCapabilities", "_meta.progressToken",
+];
 
 const ACKNOWLEDGED = "notifications/subscriptions/acknowledged";
 

@@ -27,7 +27,6 @@ describe("the 2026-07-28 wire on the same path as the legacy one", () => {
     const res = await modern(gw.mcpUrl, "tools/list");
     expect(res.body.result).toMatchObject({ resultType: "complete", ttlMs: 0, cacheScope: "private" });
     expect(res.body.result.tools.map((t: { name: string }) => t.name)).toContain("echo");
-    expect((await modern(gw.mcpUrl, "ping")).body.result).toMatchObject({ resultType: "complete" });
   });
 
   it("validates the routing headers: missing or mismatched → 400 with -32020", async () => {
@@ -45,6 +44,31 @@ describe("the 2026-07-28 wire on the same path as the legacy one", () => {
     }
     const encoded = await modern(gw.mcpUrl, "tools/call", { name: "echo", arguments: { text: "x" } }, { headers: { "mcp-name": `=?base64?${Buffer.from("echo").toString("base64")}?=` } });
     expect(encoded.body.result.resultType).toBe("complete");
+    // SEP-2243: the wrapper holds canonical base64 (padding included) of UTF-8, or nothing matches.
+    for (const name of ["=?base64?ZWNobw?=", "=?base64?ZW!!obw==?=", "=?base64?/w==?="]) {
+      const res = await modern(gw.mcpUrl, "tools/call", { name: "echo", arguments: { text: "x" } }, { headers: { "mcp-name": name } });
+      expect([res.status, res.body.error?.code], name).toEqual([400, -32020]);
+    }
+  });
+
+  it("reports a protocol-version header that disagrees with _meta as -32020 before judging the version", async () => {
+    // The conformance suite's server-stateless case: a valid header, an unknown version in _meta.
+    const meta = { "io.modelcontextprotocol/protocolVersion": "v999.0.0" };
+    const mismatch = await modern(gw.mcpUrl, "server/discover", {}, { meta, id: 302 });
+    expect([mismatch.status, mismatch.body.error.code, mismatch.body.id]).toEqual([400, -32020, 302]);
+    const unsupported = await modern(gw.mcpUrl, "server/discover", {}, { meta, id: 301, headers: { "mcp-protocol-version": "v999.0.0" } });
+    expect([unsupported.status, unsupported.body.error.code]).toEqual([400, -32022]);
+    expect(unsupported.body.error.data).toEqual({ supported: [MODERN], requested: "v999.0.0" });
+    // Mcp-Method and Mcp-Name are headers too: their mismatch comes before the version as well.
+    const method = await modern(gw.mcpUrl, "tools/list", {}, { meta, headers: { "mcp-protocol-version": "v999.0.0", "mcp-method": "prompts/list" } });
+    expect([method.status, method.body.error.code]).toEqual([400, -32020]);
+  });
+
+  it("answers the methods 2026-07-28 removed, ping among them, with 404 and -32601", async () => {
+    for (const method of ["ping", "initialize", "logging/setLevel", "resources/subscribe", "resources/unsubscribe", "tasks/result", "tasks/list"]) {
+      const res = await modern(gw.mcpUrl, method, {}, { id: 500 });
+      expect([res.status, res.body.error?.code, res.body.id], method).toEqual([404, -32601, 500]);
+    }
   });
 
   it("answers an unsupported version with -32022 and the supported list", async () => {

@@ -35,6 +35,9 @@ describe("front request metrics on /metrics", () => {
     expect((await call("echo", { text: "hi" })).body.result.content[0].text).toBe("hi");
     expect((await call("fail", {})).body.result.isError).toBe(true);
     expect((await call("echo", { wrong: 1 })).body.error.code).toBe(-32602);
+    // The same from a browser page on a loopback origin (CORS runs first): counted alike.
+    const fromPage = await modern(gw.mcpUrl, "tools/call", { name: "echo", arguments: { wrong: 1 } }, { headers: { ...ana, origin: "http://localhost:6274" } });
+    expect(fromPage.body.error.code).toBe(-32602);
     // Streamed (progress turns the reply into SSE): counted when its result is sent.
     expect((await call("sleep", { seconds: 0.2, progressIntervalMs: 50 })).body.result.content[0].text).toBe("Slept 0.2 s");
     // On the legacy wire, in a session.
@@ -58,7 +61,7 @@ describe("front request metrics on /metrics", () => {
     const tool = { mcp_method_name: "tools/call", wire: "modern" };
     expect(count({ ...tool, gen_ai_tool_name: "echo", outcome: "ok", error_type: "" })).toBe(1);
     expect(count({ ...tool, gen_ai_tool_name: "fail", outcome: "tool_error", error_type: "tool_error" })).toBe(1);
-    expect(count({ ...tool, gen_ai_tool_name: "echo", outcome: "invalid_params", error_type: "-32602" })).toBe(1);
+    expect(count({ ...tool, gen_ai_tool_name: "echo", outcome: "invalid_params", error_type: "-32602" })).toBe(2);
     expect(count({ ...tool, gen_ai_tool_name: "sleep", outcome: "ok" })).toBe(1);
     expect(count({ mcp_method_name: "initialize", wire: "legacy", outcome: "ok" })).toBe(1);
     expect(count({ mcp_method_name: "notifications/initialized", wire: "legacy", outcome: "ok" })).toBe(1);
@@ -69,8 +72,8 @@ describe("front request metrics on /metrics", () => {
     expect(count({ mcp_method_name: "POST", outcome: "refused_bad_input", error_type: "-32700" })).toBe(1);
     expect(count({ mcp_method_name: "tasks/get", wire: "modern", outcome: "invalid_params", error_type: "-32602" })).toBe(1);
     expect(count({ mcp_method_name: "tasks/get", wire: "modern", outcome: "refused_limit", error_type: "-32000" })).toBe(1);
-    // And nothing else: each of the 12 requests above is counted exactly once.
-    expect(sample(text, OPS)).toBe(12);
+    // And nothing else: each of the 13 requests above is counted exactly once.
+    expect(sample(text, OPS)).toBe(13);
     expect(sample(text, "mcp_server_operation_duration_seconds_bucket", { gen_ai_tool_name: "sleep", le: "+Inf" })).toBe(1);
   });
 });

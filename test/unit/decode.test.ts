@@ -31,4 +31,27 @@ describe("decoding untrusted JSON-RPC", () => {
       });
     expect(decodeMessage(JSON.stringify({ jsonrpc: "2.0", id: 8, method: "tools/list", params: { _meta: { a: 1 } } }))).toMatchObject({ ok: true });
   });
+
+  it("refuses nesting deeper than the bound, naming where, and keeps the id", () => {
+    const nest = (depth: number, key = "a"): unknown => {
+      let v: unknown = 1;
+      for (let i = 0; i < depth; i++) v = i % 2 ? [v] : { [key]: v };
+      return v;
+    };
+    const message = (inner: unknown) => JSON.stringify({ jsonrpc: "2.0", id: 9, method: "initialize", params: { capabilities: inner } });
+    // message (1) > params (2) > the value of capabilities (3 onwards): 62 levels of it fit in 64.
+    expect(decodeMessage(message(nest(62)), { maxDepth: 64 })).toMatchObject({ ok: true });
+    expect(decodeMessage(message(nest(63)), { maxDepth: 64 })).toMatchObject({ ok: false, kind: "invalid_request", id: 9, detail: expect.stringMatching(/^params\.capabilities\..*nested deeper than 64 levels/) });
+    // Built as text: JSON.stringify itself cannot go this deep.
+    const huge = `{"jsonrpc":"2.0","id":9,"method":"initialize","params":{"capabilities":${'{"a":'.repeat(100_000)}1${"}".repeat(100_000)}}}`;
+    expect(decodeMessage(huge, { maxDepth: 64 })).toMatchObject({ ok: false, kind: "invalid_request", id: 9 });
+    // Without a bound (what the upstream sends back) depth is not judged here.
+    expect(decodeMessage(message(nest(200)))).toMatchObject({ ok: true });
+  });
+
+  it("walks an own __proto__ key like any other", () => {
+    const deep = "[".repeat(100) + "]".repeat(100);
+    const text = `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"__proto__":{"x":${deep}}}}`;
+    expect(decodeMessage(text, { maxDepth: 64 })).toMatchObject({ ok: false, kind: "invalid_request", detail: expect.stringContaining("params.__proto__.x") });
+  });
 });

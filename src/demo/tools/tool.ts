@@ -9,6 +9,8 @@ export interface ToolContext {
   progress(progress: number, total: number, message: string): Promise<void>;
   /** Asks the client a question on this call's own stream (HTTP) or connection (stdio). */
   elicit(params: ElicitRequestFormParams): Promise<ElicitResult>;
+  /** Sends a notification without params, e.g. notifications/tools/list_changed. */
+  notify(method: string): Promise<void>;
   /** One line for the operator (stderr); never stdout, which carries MCP in stdio mode. */
   log(line: string): void;
 }

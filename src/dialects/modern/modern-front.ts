@@ -6,12 +6,16 @@ import { forwardedAuthorization, type CallClient } from "../../tasks/caller.js";
 import { callClientId } from "../passthrough/client-id.js";
 import type { Relay } from "../passthrough/relay.js";
 import { modernResult, discoverResult, upstreamParams } from "./shape.js";
+import { checkParamHeaders } from "./param-headers.js";
+import type { ToolHeaders } from "./tool-headers.js";
 import { MODERN_VERSIONS, validateModernRequest, type ModernHeaders } from "./wire.js";
 
 export interface ModernRequest {
   message: JsonRpcMessage;
   accepts: Accepts;
   headers: ModernHeaders;
+  /** Any request header by name (SEP-2243's Mcp-Param-* are looked up per tool). */
+  header?: (name: string) => string | undefined;
   principal?: string;
   /** Forwarded upstream with this request's calls (http.forwardAuthorization); in memory only. */
   authorization?: string;
@@ -43,6 +47,7 @@ export class ModernFront {
     private readonly relay: Relay,
     private readonly handlers: ReadonlyMap<string, MethodHandler>,
     readonly keepAliveMs: number,
+    private readonly toolHeaders?: ToolHeaders,
   ) {}
 
   async post(req: ModernRequest): Promise<Response> {
@@ -55,6 +60,7 @@ export class ModernFront {
     const capabilities = validateModernRequest(message, req.headers);
     // Answered from memory: no call (client id, upstream copy of the request) is built for it.
     if (message.method === "server/discover") return this.discover(message);
+    if (message.method === "tools/call") await this.checkToolHeaders(message, req.header);
     const call: ModernCall = {
       request: message,
       upstreamRequest: { ...message, params: upstreamParams(message.method, message.params) },
@@ -77,6 +83,14 @@ export class ModernFront {
     if ("error" in response) return { ...response, id: request.id };
     const serverInfo = this.relay.connector.initializeResult()?.serverInfo;
     return { jsonrpc: "2.0", id: request.id, result: modernResult(request.method, response.result, serverInfo) };
+  }
+
+  /** SEP-2243: the tool's `x-mcp-header` arguments against their `Mcp-Param-*` headers (400, -32020). */
+  private async checkToolHeaders(request: JsonRpcRequest, header: ModernRequest["header"]): Promise<void> {
+    const name = request.params?.name;
+    if (!this.toolHeaders || typeof name !== "string") return;
+    const declarations = await this.toolHeaders.of(name);
+    if (declarations.length > 0) checkParamHeaders(declarations, request.params?.arguments, header ?? (() => undefined));
   }
 
   private discover(request: JsonRpcRequest): Response {

@@ -13,10 +13,13 @@ export const META = {
 
 export const TASKS_EXTENSION = "io.modelcontextprotocol/tasks";
 
-/** Methods of the 2026-07-28 wire that taskgate serves; anything else is 404 + -32601. */
+/**
+ * Methods of the 2026-07-28 wire that taskgate serves; anything else is 404 + -32601, among them
+ * what that revision removed (`initialize`, `ping`, `logging/setLevel`, `resources/subscribe`,
+ * `resources/unsubscribe`; the conformance suite's server-stateless scenario asks for exactly this).
+ */
 export const MODERN_METHODS = new Set([
   "server/discover",
-  "ping",
   "tools/list",
   "tools/call",
   "resources/list",
@@ -66,19 +69,19 @@ export interface ModernHeaders {
 }
 
 /**
- * The checks every modern request passes before anything else (§3.1, §3.10, §3.11), in the order
- * the spec's error table lists them. Returns the validated client capabilities.
+ * The checks every modern request passes before anything else, in the order the 2026-07-28
+ * transport and the MCP conformance suite's server scenarios expect
+ * (https://modelcontextprotocol.io/specification/2026-07-28/basic/transports): a header that
+ * disagrees with the body, the protocol version included, is HeaderMismatch (-32020) before the
+ * version itself is judged (-32022); then the required `_meta`, then whether the method exists on
+ * this wire (404, -32601). Returns the validated client capabilities.
  */
 export function validateModernRequest(request: JsonRpcRequest, headers: ModernHeaders): Record<string, unknown> {
   const meta = metaOf(request.params);
   const version = meta?.[META.protocolVersion];
   if (typeof version !== "string") throw new GatewayError("missing_meta", `_meta["${META.protocolVersion}"] is required`);
+  checkHeaders(request, headers, version);
   if (!isModernVersion(version)) throw new GatewayError("unsupported_version", version.slice(0, 100), { supported: [...MODERN_VERSIONS], requested: version.slice(0, 100) });
-  if (headers.protocolVersion !== version) throw new GatewayError("header_mismatch", "MCP-Protocol-Version must equal the _meta protocol version");
-  if (decodeHeader(headers.method) !== request.method) throw new GatewayError("header_mismatch", "Mcp-Method must equal the request's method");
-  const nameParam = NAME_PARAM[request.method];
-  if (nameParam !== undefined && decodeHeader(headers.name) !== request.params?.[nameParam])
-    throw new GatewayError("header_mismatch", `Mcp-Name must equal params.${nameParam}`);
   const caps = meta?.[META.clientCapabilities];
   if (typeof caps !== "object" || caps === null || Array.isArray(caps))
     throw new GatewayError("missing_meta", `_meta["${META.clientCapabilities}"] is required`);
@@ -86,11 +89,34 @@ export function validateModernRequest(request: JsonRpcRequest, headers: ModernHe
   return caps as Record<string, unknown>;
 }
 
-/** Non-ASCII header values travel as `=?base64?{value}?=` (§3.1). */
+/** SEP-2243 standard headers: present, well-formed and equal to the body (400, -32020 otherwise). */
+function checkHeaders(request: JsonRpcRequest, headers: ModernHeaders, version: string): void {
+  if (headers.protocolVersion !== version) throw new GatewayError("header_mismatch", "MCP-Protocol-Version must equal the _meta protocol version");
+  if (decodeHeader(headers.method) !== request.method) throw new GatewayError("header_mismatch", "Mcp-Method must equal the request's method");
+  const nameParam = NAME_PARAM[request.method];
+  if (nameParam !== undefined && decodeHeader(headers.name) !== request.params?.[nameParam])
+    throw new GatewayError("header_mismatch", `Mcp-Name must equal params.${nameParam}`);
+}
+
+const SENTINEL = /^=\?base64\?(.*)\?=$/;
+/** RFC 4648 base64 with its padding: the SEP-2243 test cases refuse a value without it. */
+const CANONICAL_BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
+const UTF8 = new TextDecoder("utf-8", { fatal: true });
+
+/**
+ * A header value as SEP-2243 encodes it: `=?base64?{value}?=` carries UTF-8 in canonical base64;
+ * anything else is the value itself. Undefined for a wrapper whose content is not canonical
+ * base64 or not UTF-8, which can then equal no body value.
+ */
 export function decodeHeader(value: string | undefined): string | undefined {
-  const match = value?.match(/^=\?base64\?(.*)\?=$/);
+  const match = value?.match(SENTINEL);
   if (!match) return value;
-  return Buffer.from(match[1]!, "base64").toString("utf8");
+  if (!CANONICAL_BASE64.test(match[1]!)) return undefined;
+  try {
+    return UTF8.decode(Buffer.from(match[1]!, "base64"));
+  } catch {
+    return undefined;
+  }
 }
 
 export function declaresTasks(caps: Record<string, unknown>): boolean {

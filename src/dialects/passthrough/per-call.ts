@@ -4,6 +4,7 @@ import type { Logger } from "../../observability/logger.js";
 import type { Metrics } from "../../observability/metrics.js";
 import { CANCELLED_CODE, type CallClient, type UpstreamCaller } from "../../tasks/caller.js";
 import type { StdioPool } from "../../upstream/stdio/stdio-pool.js";
+import type { ListChangedHub } from "./list-changed.js";
 import { Relay, type CallOptions } from "./relay.js";
 
 /**
@@ -29,6 +30,8 @@ export class PerCallCaller implements UpstreamCaller {
     private readonly logger: Logger,
     private readonly idPrefix: string,
     private readonly metrics: Metrics,
+    /** The upstream's hub: a list may change in a per-call process as well. */
+    private readonly listChanged?: ListChangedHub,
   ) {}
 
   async call(client: CallClient, request: JsonRpcRequest, sink: MessageSink, options?: CallOptions): Promise<JsonRpcResponse> {
@@ -40,7 +43,7 @@ export class PerCallCaller implements UpstreamCaller {
     try {
       if (connector instanceof Error) return failure(request.id, { code: -32603, message: `upstream '${this.pool.name}' failed: ${connector.message}` });
       if (slot.cancelled) return failure(request.id, CANCELLED);
-      slot.relay = new Relay(connector, this.logger, `${this.idPrefix}-c${++this.next}`, this.metrics);
+      slot.relay = new Relay(connector, this.logger, `${this.idPrefix}-c${++this.next}`, this.metrics, this.listChanged);
       return await slot.relay.call(client, request, sink, options);
     } finally {
       this.active.delete(key);

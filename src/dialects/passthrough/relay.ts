@@ -12,6 +12,7 @@ import {
 import type { MessageSink } from "../../jsonrpc/sink.js";
 import { UpstreamError, type UpstreamConnector, type UpstreamEvent } from "../../upstream/connector.js";
 import { missingClientCapability } from "./capabilities.js";
+import { ListChangedHub } from "./list-changed.js";
 import { ServerRequests } from "./server-requests.js";
 import { SessionStreams } from "./session-streams.js";
 import { CANCELLED_CODE, forwardedAuthorization, type CallClient, type UpstreamCaller } from "../../tasks/caller.js";
@@ -61,6 +62,8 @@ export class Relay implements UpstreamCaller {
     private readonly logger: Logger,
     private readonly idPrefix: string,
     private readonly metrics: Metrics,
+    /** Where the upstream's list-changed notifications go besides the sessions' streams. */
+    readonly listChanged: ListChangedHub = new ListChangedHub(),
   ) {
     this.serverRequests = new ServerRequests(`${idPrefix}-s`);
     connector.onEvent((event) => this.onUpstreamEvent(event));
@@ -222,6 +225,8 @@ export class Relay implements UpstreamCaller {
       if (target) target.sink.send({ ...message, params: { ...params, requestId: target.frontId } });
       return;
     }
+    // Session-wide news, whichever call's stream it came on: also for the modern wire's listen streams.
+    this.listChanged.emit(message);
     if (message.method === "notifications/resources/updated" && typeof params.uri === "string") {
       this.streams.toSubscribers(params.uri, message);
       return;
