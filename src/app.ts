@@ -8,6 +8,7 @@ import { LegacyFront } from "./dialects/legacy/legacy-front.js";
 import { ModernFront } from "./dialects/modern/modern-front.js";
 import { TasksA } from "./dialects/tasks-a/handlers.js";
 import { tasksBHandlers } from "./dialects/tasks-b/handlers.js";
+import { Unaware } from "./dialects/unaware/unaware.js";
 import { SessionCache } from "./dialects/legacy/session-cache.js";
 import { Sessions } from "./dialects/legacy/sessions.js";
 import { PerCallCaller } from "./dialects/passthrough/per-call.js";
@@ -71,10 +72,11 @@ export async function startGateway(config: Config, logger: Logger): Promise<Gate
     const { maxInputResponsesBytes } = config.limits;
     engine.addUpstream(u.name, { caller: caller ?? relay, retryOnOwnerLoss: (tool) => (Object.hasOwn(u.tools, tool) ? u.tools[tool]?.retryOnOwnerLoss : undefined) });
     const tasksA = new TasksA({ engine, relay, upstream: u, tasks, keepAliveMs, maxInputResponsesBytes, ...(caller ? { caller } : {}) });
+    const unaware = new Unaware({ engine, relay, upstream: u, tasks, maxInputResponsesBytes, ...(caller ? { caller } : {}) });
     // A cached session must be re-read (pushing its idle expiry out) well before it could expire.
     const sessionCache = new SessionCache(store.bus, Math.min(config.sessions.cacheMs, config.sessions.idleTtlMs / 2));
-    const legacy = new LegacyFront(new Sessions(store, u.name, config.sessions.idleTtlMs, sessionCache), relay, keepAliveMs, tasksA);
-    const modern = new ModernFront(relay, tasksBHandlers({ engine, relay, upstream: u, tasks, requestState, maxInputResponsesBytes, ...(caller ? { caller } : {}) }), keepAliveMs);
+    const legacy = new LegacyFront(new Sessions(store, u.name, config.sessions.idleTtlMs, sessionCache), relay, keepAliveMs, tasksA, unaware);
+    const modern = new ModernFront(relay, tasksBHandlers({ engine, relay, upstream: u, tasks, requestState, maxInputResponsesBytes, unaware, ...(caller ? { caller } : {}) }), keepAliveMs);
     return { name: u.name, path: u.path, front: new Front(legacy, modern), forwardAuthorization: u.http?.forwardAuthorization === true };
   });
   const security = await securityOf(config, audit, logger);
