@@ -6,6 +6,8 @@ export interface ConnectOptions {
   /** Answer elicitations with this (declares the elicitation capability). */
   elicit?: (message: string) => ElicitResult;
   sessionId?: string;
+  /** Sent with every request (credentials). */
+  headers?: Record<string, string>;
 }
 
 /** The real SDK 1.x client over Streamable HTTP, as a user would run it against taskgate. */
@@ -14,7 +16,10 @@ export async function connectClient(mcpUrl: string, options: ConnectOptions = {}
   const client = new Client({ name: "taskgate-test", version: "1.0.0" }, { capabilities });
   const { elicit } = options;
   if (elicit) client.setRequestHandler(ElicitRequestSchema, async (req) => elicit(req.params.message));
-  const transport = new StreamableHTTPClientTransport(new URL(mcpUrl), options.sessionId ? { sessionId: options.sessionId } : undefined);
+  const transport = new StreamableHTTPClientTransport(new URL(mcpUrl), {
+    ...(options.sessionId ? { sessionId: options.sessionId } : {}),
+    ...(options.headers ? { requestInit: { headers: options.headers } } : {}),
+  });
   await client.connect(transport);
   return { client, transport };
 }

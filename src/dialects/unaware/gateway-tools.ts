@@ -13,8 +13,8 @@ const TASK_STATUS_SCHEMA = {
     taskId: { type: "string" },
     status: { type: "string", enum: ["working", "input_required", "completed", "failed", "cancelled"] },
     statusMessage: { type: "string", description: "The upstream's latest progress, e.g. \"Slept 2/5 s\"." },
-    createdAt: { type: "string", format: "date-time" },
-    lastUpdatedAt: { type: "string", format: "date-time" },
+    createdAt: { type: "string", description: "ISO 8601." },
+    lastUpdatedAt: { type: "string", description: "ISO 8601." },
     ttlMs: { type: "integer", description: "The task and its result are kept this long from creation." },
     pollIntervalMs: { type: "integer", description: "How long to wait before checking again." },
     questions: {
