@@ -162,8 +162,8 @@ export const ConfigSchema = z
         ),
         gatewayTools: z
           .object({
-            status: toolName("taskgate_status", "progress and the pending question of a task"),
-            result: toolName("taskgate_result", "a task's result once it is done"),
+            status: toolName("taskgate_status", "shows a task's progress and pending question"),
+            result: toolName("taskgate_result", "gives a task's result once it is done"),
             cancel: toolName("taskgate_cancel", "cancels a task"),
             answer: toolName("taskgate_answer", "answers a task's pending question"),
           })
