@@ -144,3 +144,49 @@ describe("task-unaware callers in handle mode (tasks.unawareClients: handle)", (
     }
   });
 });
+
+describe("handle mode under the caller's limits and audit", () => {
+  let gw: GatewayProcess;
+  beforeAll(async () => {
+    gw = await startGateway({
+      auth: bearerAuth("alice"),
+      limits: { maxActiveTasksPerPrincipal: 1 },
+      tasks: { unawareClients: "handle" },
+      upstreams: [{ name: "demo", path: "/mcp", stdio: demoStdio(), tools: { hang: { taskSupport: "required" } } }],
+    });
+  });
+  afterAll(async () => gw?.stop());
+
+  it("counts its tasks against maxActiveTasksPerPrincipal and audits them as dialect U", async () => {
+    const { client } = await connectClient(gw.mcpUrl, { headers: as("alice") });
+    try {
+      const { taskId } = ((await call(client, "hang", {})) as any).structuredContent;
+      // HTTP 429 with -32000, as for every task over the limit (README "Limits").
+      await expect(call(client, "hang", {})).rejects.toThrow(/Too many active tasks/);
+      await call(client, "taskgate_cancel", { taskId });
+      await waitFor(() => gw.output().includes('"task ended"'), { what: "the task to end" });
+      const audit = gw.output().split("\n").filter((l) => l.includes('"audit":"task.create"')).map((l) => JSON.parse(l));
+      expect(audit).toEqual([expect.objectContaining({ taskId, dialect: "U" })]);
+      // The slot is free again once the task ended.
+      const next = await waitFor(async () => (await call(client, "hang", {}).then((r: any) => r.structuredContent?.taskId, () => undefined)), { what: "a new task after the first ended" });
+      await call(client, "taskgate_cancel", { taskId: next });
+      await waitFor(() => gw.output().split('"task ended"').length > 2, { what: "the second task to end" });
+    } finally {
+      await client.close();
+    }
+  });
+  it("stops a call the client cancels before it detached, upstream too", async () => {
+    const { client } = await connectClient(gw.mcpUrl, { headers: as("alice") });
+    try {
+      const controller = new AbortController();
+      const running = client.callTool({ name: "sleep", arguments: { seconds: 30, progressIntervalMs: 100 } }, undefined, {
+        signal: controller.signal,
+        onprogress: () => controller.abort("the user pressed stop"),
+      });
+      await expect(running).rejects.toThrow();
+      await waitFor(() => gw.output().includes("sleep cancelled"), { what: "the upstream to stop the call" });
+    } finally {
+      await client.close();
+    }
+  });
+});

@@ -115,8 +115,10 @@ export class LegacyFront {
     if (message.method === "notifications/initialized") return; // taskgate made the upstream handshake itself
     if (message.method === "notifications/cancelled") {
       const { requestId, reason } = message.params ?? {};
-      if (typeof requestId === "string" || typeof requestId === "number")
+      if (typeof requestId === "string" || typeof requestId === "number") {
         await this.relay.cancel(client, requestId, typeof reason === "string" ? reason : undefined);
+        await this.unaware?.cancelWaiting(client.sessionId, requestId, typeof reason === "string" ? reason : undefined);
+      }
       return;
     }
     await this.relay.notify(message);

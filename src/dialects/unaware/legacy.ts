@@ -30,5 +30,6 @@ export async function serveLegacy(
   // A client id of its own, as a dialect A task call has: its questions go to the task, never to the session.
   const call = { request, upstreamRequest: request, client: { ...client, sessionId: callClientId("u:") }, principal: session.principal };
   const { answer } = await unaware.call(call, out);
+  unaware.track(session.id, request.id, call.client, answer);
   return out.respond(answer);
 }

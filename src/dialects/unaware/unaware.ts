@@ -43,6 +43,8 @@ export class Unaware {
   private readonly names: Config["tasks"]["gatewayTools"];
   /** Whether tools/list shows the gateway tools: some tool of this upstream is handled. */
   readonly active: boolean;
+  /** Legacy calls not answered yet, by session and request id: a client's cancel must still reach them. */
+  private readonly waiting = new Map<string, CallClient>();
 
   constructor(private readonly deps: UnawareDeps) {
     this.names = deps.tasks.gatewayTools;
@@ -90,6 +92,22 @@ export class Unaware {
       (err: unknown) => failure(request.id, { code: -32603, message: err instanceof StoreUnavailableError ? "task store unavailable" : "Internal error" }),
     );
     return { answer };
+  }
+
+  /**
+   * A legacy session's call, until it is answered: its notifications/cancelled then stops it
+   * upstream (the call runs under a client id of its own, which the session's cancel does not name).
+   */
+  track(sessionId: string, requestId: JsonRpcRequest["id"], client: CallClient, answer: Promise<unknown>): void {
+    const key = `${sessionId}\n${String(requestId)}`;
+    this.waiting.set(key, client);
+    void answer.finally(() => this.waiting.delete(key));
+  }
+
+  /** A cancel before the call was answered; once detached, the task goes on (the cancel tool stops it). */
+  async cancelWaiting(sessionId: string, requestId: JsonRpcRequest["id"], reason?: string): Promise<void> {
+    const client = this.waiting.get(`${sessionId}\n${String(requestId)}`);
+    if (client) await (this.deps.caller ?? this.deps.relay).cancel(client, requestId, reason);
   }
 
   /**
