@@ -38,7 +38,7 @@ def build_report(request_id, args, progress_token):
         step += 1
         if progress_token is not None:
             send({"jsonrpc": "2.0", "method": "notifications/progress",
-                  "params": {"progressToken": progress_token, "progress": step, "message": f"Report {step}s of {seconds:g}s"}})
+                  "params": {"progressToken": progress_token, "progress": step, "message": f"Report {min(step, seconds):g}s of {seconds:g}s"}})
     text = f"Report ready after {seconds:g} s"
     send({"jsonrpc": "2.0", "id": request_id, "result": {"content": [{"type": "text", "text": text}]}})
 
