@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { as, bearerAuth } from "../helpers/auth.js";
 import { connectClient, textOf } from "../helpers/mcp-client.js";
 import { modern, WITH_TASKS } from "../helpers/modern.js";
-import { demoStdio, startGateway, type GatewayProcess } from "../helpers/processes.js";
+import { demoStdio, EVERYTHING, startGateway, type GatewayProcess } from "../helpers/processes.js";
 import { waitFor } from "../helpers/wait-for.js";
 
 const GATEWAY_TOOLS = ["taskgate_status", "taskgate_result", "taskgate_cancel", "taskgate_answer"];
@@ -17,6 +17,8 @@ const config = (store: Record<string, unknown>) => ({
     { name: "demo", path: "/mcp", stdio: demoStdio(), tools: { hang: { taskSupport: "required" }, fail: { taskSupport: "forbidden" } } },
     // The default (block) on another path: nothing changes there.
     { name: "blocking", path: "/block", stdio: demoStdio(), unawareClients: "block", tools: { hang: { taskSupport: "required" } } },
+    // A tool with an outputSchema, handled for this one tool only.
+    { name: "everything", path: "/everything", stdio: { command: process.execPath, args: [EVERYTHING, "stdio"] }, unawareClients: "block", tools: { "get-structured-content": { taskSupport: "required", unawareClients: "handle" } } },
   ],
 });
 
@@ -48,7 +50,23 @@ describe("task-unaware callers in handle mode (tasks.unawareClients: handle)", (
     await gw?.stop();
   });
 
-  it("lists the gateway tools with schemas and annotations, and drops outputSchema only where a call may detach", async () => {
+  it("drops a handled tool's outputSchema for such callers only, and returns its structured result through the result tool", async () => {
+    const everything = await connectClient(`${gw.url}/everything`, { headers: as("alice") });
+    try {
+      const listed = (await everything.client.listTools()).tools.find((t) => t.name === "get-structured-content");
+      expect(listed).toBeDefined();
+      expect(listed).not.toHaveProperty("outputSchema");
+      const aware = await modern(`${gw.url}/everything`, "tools/list", {}, { headers: as("alice"), capabilities: WITH_TASKS });
+      expect(aware.body.result.tools.find((t: any) => t.name === "get-structured-content").outputSchema).toMatchObject({ type: "object" });
+      const { taskId } = ((await call(everything.client, "get-structured-content", { location: "Chicago" })) as any).structuredContent;
+      const result = await resultOf(everything.client, taskId);
+      expect(result.structuredContent).toEqual({ temperature: 36, conditions: "Light rain / drizzle", humidity: 82 });
+    } finally {
+      await everything.client.close();
+    }
+  });
+
+  it("lists the gateway tools with schemas and annotations", async () => {
     const { tools } = await alice.client.listTools();
     const byName = new Map(tools.map((t) => [t.name, t]));
     for (const name of GATEWAY_TOOLS) expect(byName.get(name)?.inputSchema.required).toContain("taskId");
