@@ -17,7 +17,7 @@ import { isToolCall, type EngineDeps, type TaskCall } from "./types.js";
  */
 export type SyncOutcome =
   | { inline: JsonRpcResponse }
-  | { task: TaskRecord }
+  | { task: TaskRecord; asking?: boolean }
   | { input: { inputRequests: Record<string, InputRequest>; ticket: ParkTicket } };
 
 /** How long the call may stay synchronous before it detaches; undefined: it never detaches. */
@@ -70,7 +70,8 @@ export class SyncCalls {
     const owned = await this.create(call, parked, started);
     sink.detachTo(owned.sink);
     owned.run(running);
-    if (!parked) return { task: owned.task };
+    // `asking`: detached by a question (detachOnInput), which the task shows once it is written.
+    if (!parked) return early === "input" ? { task: owned.task, asking: true } : { task: owned.task };
     const deadline = detachAfterMs === undefined ? undefined : startedAt + detachAfterMs;
     return (await this.round(owned.task.id, target, call.principal, call.request.id, deadline)) ?? gone(call.request.id);
   }

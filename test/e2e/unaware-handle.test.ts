@@ -14,7 +14,8 @@ const config = (store: Record<string, unknown>) => ({
   auth: bearerAuth("alice", "bob"),
   tasks: { detachAfterMs: 300, pollIntervalMs: 500, cancelGraceMs: 300, unawareClients: "handle" },
   upstreams: [
-    { name: "demo", path: "/mcp", stdio: demoStdio(), tools: { hang: { taskSupport: "required" }, fail: { taskSupport: "forbidden" } } },
+    // deploy: long enough a threshold that its question, not the clock, detaches it.
+    { name: "demo", path: "/mcp", stdio: demoStdio(), tools: { hang: { taskSupport: "required" }, fail: { taskSupport: "forbidden" }, deploy: { detachAfterMs: 20_000 } } },
     // The default (block) on another path: nothing changes there.
     { name: "blocking", path: "/block", stdio: demoStdio(), unawareClients: "block", tools: { hang: { taskSupport: "required" } } },
     // A tool with an outputSchema, handled for this one tool only.
@@ -102,6 +103,7 @@ describe("task-unaware callers in handle mode (tasks.unawareClients: handle)", (
   it("detaches at once when the upstream asks, shows the question, and routes the answer to it", async () => {
     const detached = await call(alice.client, "deploy", { service: "billing", seconds: 0.2 });
     const { taskId } = detached.structuredContent;
+    expect(textOf(detached)).toContain("asks a question first");
     const waiting = await waitFor(async () => {
       const s = (await call(alice.client, "taskgate_status", { taskId })).structuredContent;
       return s.status === "input_required" ? s : undefined;

@@ -66,8 +66,8 @@ function questionsText(task: TaskRecord): string {
  * What a task-unaware caller gets when its call detached (issue 20): an ordinary CallToolResult,
  * not an error, saying the work goes on and naming the tools that follow it.
  */
-export function detachedResult(task: TaskRecord, tool: string, names: GatewayToolNames): Record<string, unknown> {
-  const asks = task.status === "input_required" ? ` It asks a question first: ${names.status} shows it, ${names.answer} answers it.` : "";
+export function detachedResult(task: TaskRecord, tool: string, names: GatewayToolNames, asking = false): Record<string, unknown> {
+  const asks = asking || task.status === "input_required" ? ` It asks a question first: ${names.status} shows it, ${names.answer} answers it.` : "";
   const text =
     `"${tool}" is still running in the background as task ${task.id}.${asks} ` +
     `Call ${names.status} with {"taskId":"${task.id}"} for its progress and ${names.result} with the same taskId for its result ` +

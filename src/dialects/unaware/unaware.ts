@@ -86,7 +86,7 @@ export class Unaware {
     const answer = this.deps.engine.sync.start(admitted, { method: "tools/call", name }, front, options).then(
       (outcome): JsonRpcResponse => {
         if ("inline" in outcome) return { ...outcome.inline, id: request.id };
-        if ("task" in outcome) return success(request.id, detachedResult(outcome.task, name, this.names));
+        if ("task" in outcome) return success(request.id, detachedResult(outcome.task, name, this.names, outcome.asking === true));
         return failure(request.id, { code: -32603, message: "Internal error" });
       },
       (err: unknown) => failure(request.id, { code: -32603, message: err instanceof StoreUnavailableError ? "task store unavailable" : "Internal error" }),
