@@ -72,19 +72,19 @@ describe("recipe: taskgate as a sidecar next to an MCP server in one pod", () =>
 
     it("passes its startup, liveness and readiness probes, then drains a running task on SIGTERM and exits 0", async () => {
       const probe = (p: any) => fetch(`${url}${p.httpGet.path}`).then((r) => r.status, () => 0);
-      await waitFor(async () => (await probe(taskgate.startupProbe)) === 200, { timeoutMs: 15_000, what: "startup probe" });
+      await waitFor(async () => (await probe(taskgate.startupProbe)) === 200, { timeoutMs: 30_000, what: "startup probe" });
       expect(await probe(taskgate.livenessProbe)).toBe(200);
-      await waitFor(async () => (await probe(taskgate.readinessProbe)) === 200, { timeoutMs: 15_000, what: "readiness probe" });
-      const created = (await modern(`${url}/mcp`, "tools/call", { name: "sleep", arguments: { seconds: 3 } }, { capabilities: WITH_TASKS })).body.result;
+      await waitFor(async () => (await probe(taskgate.readinessProbe)) === 200, { timeoutMs: 30_000, what: "readiness probe" });
+      const created = (await modern(`${url}/mcp`, "tools/call", { name: "sleep", arguments: { seconds: 10 } }, { capabilities: WITH_TASKS })).body.result;
       expect(created.resultType).toBe("task");
       const exited = new Promise<number | null>((resolve) => gateway.proc.once("exit", (code) => resolve(code)));
       gateway.proc.kill("SIGTERM");
-      // Out of the Service's endpoints at once, still serving the task it owns.
+      // Out of the Service's endpoints at once, while the call (10 s) still runs.
       await waitFor(async () => (await probe(taskgate.readinessProbe)) === 503, { what: "readiness failing while draining" });
       expect(await exited).toBe(0);
       // The process is gone once its last call ended: its own log says how that call ended.
       const ended = gateway.output().split("\n").filter((l) => l.includes('"task ended"')).map((l) => JSON.parse(l));
       expect(ended).toEqual([expect.objectContaining({ taskId: created.taskId, status: "completed" })]);
-    });
+    }, 90_000);
   });
 });

@@ -4,7 +4,7 @@ import { demoStdio, startGateway, type GatewayProcess } from "../helpers/process
 import { ACCEPT_BOTH } from "../helpers/raw.js";
 import { startTimeoutProxy, type TimeoutProxy } from "../helpers/timeout-proxy.js";
 
-const CALL = { name: "sleep", arguments: { seconds: 4, progressIntervalMs: 60_000 } };
+const CALL = { name: "sleep", arguments: { seconds: 6, progressIntervalMs: 60_000 } };
 
 /** A plain (never detached) 2026-07-28 tools/call through the hop: the raw body, or how it was cut. */
 async function plainCall(url: string): Promise<{ status: number; type: string; body: string } | "cut"> {
@@ -20,7 +20,7 @@ async function plainCall(url: string): Promise<{ status: number; type: string; b
 }
 
 // http.sseKeepAliveMs (issue 20): a plain call still running after it is answered on SSE with
-// comment keep-alives, so a hop that cuts idle responses (here after 1.5 s, like a load
+// comment keep-alives, so a hop that cuts idle responses (here after 3 s, like a load
 // balancer's idle timeout) lets a call within its maximum duration finish. The progress interval
 // is longer than the call, so nothing but keep-alives crosses the hop while it runs.
 describe("keep-alives for calls that stay blocking", () => {
@@ -29,8 +29,8 @@ describe("keep-alives for calls that stay blocking", () => {
   let hops: TimeoutProxy[];
   beforeAll(async () => {
     const config = (sseKeepAliveMs: number) => ({ http: { sseKeepAliveMs }, upstreams: [{ name: "demo", path: "/mcp", stdio: demoStdio() }] });
-    [kept, off] = await Promise.all([startGateway(config(400)), startGateway(config(0))]);
-    hops = await Promise.all([kept, off].map((g) => startTimeoutProxy(g.url, { idleMs: 1_500 })));
+    [kept, off] = await Promise.all([startGateway(config(500)), startGateway(config(0))]);
+    hops = await Promise.all([kept, off].map((g) => startTimeoutProxy(g.url, { idleMs: 3_000 })));
   });
   afterAll(async () => {
     await Promise.all(hops.map((h) => h.close()));
@@ -42,9 +42,9 @@ describe("keep-alives for calls that stay blocking", () => {
     expect(withKeepAlive).toMatchObject({ status: 200, type: "text/event-stream" });
     const reply = withKeepAlive as { body: string };
     expect(reply.body).toContain(": keep-alive");
-    expect(reply.body).toContain("Slept 4 s");
+    expect(reply.body).toContain("Slept 6 s");
     expect(hops[0]!.cuts.idle).toBe(0);
-    expect(without === "cut" || !without.body.includes("Slept 4 s")).toBe(true);
+    expect(without === "cut" || !without.body.includes("Slept 6 s")).toBe(true);
     expect(hops[1]!.cuts.idle).toBeGreaterThan(0);
   });
 });

@@ -82,7 +82,7 @@ describe("task-unaware callers in handle mode (tasks.unawareClients: handle)", (
   });
 
   it("detaches a long call into a task, answered with an ordinary result, and follows it to the upstream's result", async () => {
-    const detached = await call(alice.client, "sleep", { seconds: 1.5, progressIntervalMs: 200 });
+    const detached = await call(alice.client, "sleep", { seconds: 3, progressIntervalMs: 200 });
     expect(detached.isError).toBeFalsy();
     const { taskId, followWith } = detached.structuredContent;
     expect(followWith).toEqual({ status: "taskgate_status", result: "taskgate_result", cancel: "taskgate_cancel", answer: "taskgate_answer" });
@@ -93,7 +93,7 @@ describe("task-unaware callers in handle mode (tasks.unawareClients: handle)", (
     const progress = await waitFor(async () => (await call(alice.client, "taskgate_status", { taskId })).structuredContent.statusMessage, { what: "progress" });
     expect(progress).toMatch(/^Slept/);
     const done = await resultOf(alice.client, taskId);
-    expect(done).toMatchObject({ content: [{ type: "text", text: "Slept 1.5 s" }] });
+    expect(done).toMatchObject({ content: [{ type: "text", text: "Slept 3 s" }] });
     // Bound to its principal: another caller's lookup reads like an unknown task.
     const foreign = await call(bob.client, "taskgate_status", { taskId });
     expect(foreign.isError).toBe(true);
