@@ -1,3 +1,4 @@
+import type { OAuthClientProvider } from "@modelcontextprotocol/sdk/client/auth.js";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { ElicitRequestSchema, type ElicitResult } from "@modelcontextprotocol/sdk/types.js";
@@ -8,6 +9,8 @@ export interface ConnectOptions {
   sessionId?: string;
   /** Sent with every request (credentials). */
   headers?: Record<string, string>;
+  /** The SDK's OAuth client: it discovers the resource and authorization server metadata itself on a 401. */
+  authProvider?: OAuthClientProvider;
 }
 
 /** The real SDK 1.x client over Streamable HTTP, as a user would run it against taskgate. */
@@ -19,6 +22,7 @@ export async function connectClient(mcpUrl: string, options: ConnectOptions = {}
   const transport = new StreamableHTTPClientTransport(new URL(mcpUrl), {
     ...(options.sessionId ? { sessionId: options.sessionId } : {}),
     ...(options.headers ? { requestInit: { headers: options.headers } } : {}),
+    ...(options.authProvider ? { authProvider: options.authProvider } : {}),
   });
   await client.connect(transport);
   return { client, transport };
