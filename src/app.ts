@@ -9,6 +9,7 @@ import { ModernFront } from "./dialects/modern/modern-front.js";
 import { TasksA } from "./dialects/tasks-a/handlers.js";
 import { tasksBHandlers } from "./dialects/tasks-b/handlers.js";
 import { Unaware } from "./dialects/unaware/unaware.js";
+import { withGatewayToolScopes } from "./dialects/unaware/scopes.js";
 import { SessionCache } from "./dialects/legacy/session-cache.js";
 import { Sessions } from "./dialects/legacy/sessions.js";
 import { PerCallCaller } from "./dialects/passthrough/per-call.js";
@@ -79,7 +80,7 @@ export async function startGateway(config: Config, logger: Logger): Promise<Gate
     const legacy = new LegacyFront(new Sessions(store, u.name, config.sessions.idleTtlMs, sessionCache), relay, keepAliveMs, tasksA, unaware);
     const modern = new ModernFront(relay, tasksBHandlers({ engine, relay, upstream: u, tasks, requestState, maxInputResponsesBytes, unaware, ...(caller ? { caller } : {}) }), keepAliveMs);
     const forwardAuthorization = u.http?.forwardAuthorization === true;
-    return { name: u.name, path: u.path, front: new Front(legacy, modern), forwardAuthorization, scopes: scopePolicy(u) };
+    return { name: u.name, path: u.path, front: new Front(legacy, modern), forwardAuthorization, scopes: unaware.active ? withGatewayToolScopes(scopePolicy(u), tasks.gatewayTools) : scopePolicy(u) };
   });
   // The resource URLs name the listener's own address unless auth.oauth.publicUrl is set; its port is known once bound.
   let selfUrl = "";

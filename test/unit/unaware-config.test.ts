@@ -1,6 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { ConfigSchema } from "../../src/config/schema.js";
 import { gatewayToolKind, gatewayTools } from "../../src/dialects/unaware/gateway-tools.js";
+import { withGatewayToolScopes } from "../../src/dialects/unaware/scopes.js";
+import { scopesFor } from "../../src/http/scope-guard.js";
 import { handlesUnaware, toolPolicy } from "../../src/tasks/policy.js";
 
 const parse = (input: Record<string, unknown>) => ConfigSchema.safeParse({ upstreams: [{ http: { url: "http://up.example/mcp" } }], ...input });
@@ -41,5 +43,14 @@ describe("tasks.unawareClients and the gateway tools' names", () => {
     for (const tool of tools) expect((tool.inputSchema as { required: string[] }).required).toContain("taskId");
     expect(gatewayToolKind(names, "job_answer")).toBe("answer");
     expect(gatewayToolKind(names, "taskgate_status")).toBeUndefined();
+  });
+
+  it("makes each gateway tool need the scopes of the task method it stands for", () => {
+    const names = { status: "taskgate_status", result: "taskgate_result", cancel: "taskgate_cancel", answer: "taskgate_answer" };
+    const policy = withGatewayToolScopes({ required: ["mcp"], methods: { "tasks/cancel": ["tasks:cancel"], "tasks/update": ["tasks:answer"] }, tools: { taskgate_cancel: ["extra"] } }, names);
+    const scopes = (tool: string) => scopesFor(policy, { jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: tool } }, tool).sort();
+    expect(scopes("taskgate_cancel")).toEqual(["extra", "mcp", "tasks:cancel"]);
+    expect(scopes("taskgate_answer")).toEqual(["mcp", "tasks:answer"]);
+    expect(scopes("taskgate_status")).toEqual(["mcp"]);
   });
 });
