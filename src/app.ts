@@ -9,6 +9,8 @@ import { ModernFront } from "./dialects/modern/modern-front.js";
 import { ToolHeaders } from "./dialects/modern/tool-headers.js";
 import { TasksA } from "./dialects/tasks-a/handlers.js";
 import { tasksBHandlers } from "./dialects/tasks-b/handlers.js";
+import { Unaware } from "./dialects/unaware/unaware.js";
+import { withGatewayToolScopes } from "./dialects/unaware/scopes.js";
 import { SessionCache } from "./dialects/legacy/session-cache.js";
 import { Sessions } from "./dialects/legacy/sessions.js";
 import { ListChangedHub } from "./dialects/passthrough/list-changed.js";
@@ -75,13 +77,14 @@ export async function startGateway(config: Config, logger: Logger): Promise<Gate
     const { maxInputResponsesBytes } = config.limits;
     engine.addUpstream(u.name, { caller: caller ?? relay, retryOnOwnerLoss: (tool) => (Object.hasOwn(u.tools, tool) ? u.tools[tool]?.retryOnOwnerLoss : undefined) });
     const tasksA = new TasksA({ engine, relay, upstream: u, tasks, keepAliveMs, maxInputResponsesBytes, ...(caller ? { caller } : {}) });
+    const unaware = new Unaware({ engine, relay, upstream: u, tasks, maxInputResponsesBytes, ...(caller ? { caller } : {}) });
     // A cached session must be re-read (pushing its idle expiry out) well before it could expire.
     const sessionCache = new SessionCache(store.bus, Math.min(config.sessions.cacheMs, config.sessions.idleTtlMs / 2));
-    const legacy = new LegacyFront(new Sessions(store, u.name, config.sessions.idleTtlMs, sessionCache), relay, keepAliveMs, tasksA);
-    const handlers = tasksBHandlers({ engine, relay, upstream: u, tasks, requestState, maxInputResponsesBytes, ...(caller ? { caller } : {}) });
+    const legacy = new LegacyFront(new Sessions(store, u.name, config.sessions.idleTtlMs, sessionCache), relay, keepAliveMs, tasksA, unaware);
+    const handlers = tasksBHandlers({ engine, relay, upstream: u, tasks, requestState, maxInputResponsesBytes, unaware, ...(caller ? { caller } : {}) });
     const modern = new ModernFront(relay, handlers, keepAliveMs, new ToolHeaders(relay, logger.child({ upstream: u.name })));
     const forwardAuthorization = u.http?.forwardAuthorization === true;
-    return { name: u.name, path: u.path, front: new Front(legacy, modern), forwardAuthorization, scopes: scopePolicy(u) };
+    return { name: u.name, path: u.path, front: new Front(legacy, modern), forwardAuthorization, scopes: unaware.active ? withGatewayToolScopes(scopePolicy(u), tasks.gatewayTools) : scopePolicy(u) };
   });
   // The resource URLs name the listener's own address unless auth.oauth.publicUrl is set; its port is known once bound.
   let selfUrl = "";

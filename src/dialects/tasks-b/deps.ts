@@ -4,6 +4,7 @@ import type { TaskEngine } from "../../tasks/engine.js";
 import type { RequestStateCodec } from "../../tasks/request-state.js";
 import type { Relay } from "../passthrough/relay.js";
 import { TASKS_EXTENSION } from "../modern/wire.js";
+import type { Unaware } from "../unaware/unaware.js";
 
 export interface TasksBDeps {
   engine: TaskEngine;
@@ -16,6 +17,8 @@ export interface TasksBDeps {
   requestState: RequestStateCodec;
   /** limits.maxInputResponsesBytes: the largest inputResponses (tasks/update, MRTR retry) taken. */
   maxInputResponsesBytes: number;
+  /** tasks.unawareClients: handle (issue 20): callers without the extension, through the gateway tools. */
+  unaware?: Unaware;
 }
 
 export const REQUIRED_CAPABILITIES = { requiredCapabilities: { extensions: { [TASKS_EXTENSION]: {} } } };
