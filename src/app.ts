@@ -10,8 +10,7 @@ import { TasksA } from "./dialects/tasks-a/handlers.js";
 import { tasksBHandlers } from "./dialects/tasks-b/handlers.js";
 import { SessionCache } from "./dialects/legacy/session-cache.js";
 import { Sessions } from "./dialects/legacy/sessions.js";
-import { PerCallCaller } from "./dialects/passthrough/per-call.js";
-import { Relay } from "./dialects/passthrough/relay.js";
+import { upstreamCalls } from "./dialects/passthrough/isolation.js";
 import { createAuthenticator } from "./auth/index.js";
 import { CallerLimits } from "./http/caller-limits.js";
 import { buildHttpApp, type Endpoint, type Security } from "./http/routes.js";
@@ -26,7 +25,6 @@ import { TaskEngine } from "./tasks/engine.js";
 import { RequestStateCodec } from "./tasks/request-state.js";
 import type { UpstreamConnector } from "./upstream/connector.js";
 import { createConnector } from "./upstream/index.js";
-import { StdioPool } from "./upstream/stdio/stdio-pool.js";
 
 export interface Gateway {
   readonly url: string;
@@ -64,10 +62,10 @@ export async function startGateway(config: Config, logger: Logger): Promise<Gate
   await engine.start();
   const connectors = config.upstreams.map((u) => createConnector(u, logger.child({ upstream: u.name })));
   const keepAliveMs = config.http.sseKeepAliveMs;
-  const perCall = config.upstreams.map((u) => perCallCaller(u, logger.child({ upstream: u.name }), replicaId, metrics));
+  const calls = config.upstreams.map((u, i) => upstreamCalls(u, connectors[i]!, logger.child({ upstream: u.name }), `${replicaId}-${u.name}`, metrics));
+  for (const [i, u] of config.upstreams.entries()) logger.info({ upstream: u.name, ...calls[i]!.describe }, "upstream isolation");
   const endpoints: Endpoint[] = config.upstreams.map((u, i) => {
-    const relay = new Relay(connectors[i]!, logger.child({ upstream: u.name }), replicaId, metrics);
-    const caller = perCall[i];
+    const { relay, pool: caller } = calls[i]!;
     const { maxInputResponsesBytes } = config.limits;
     engine.addUpstream(u.name, { caller: caller ?? relay, retryOnOwnerLoss: (tool) => (Object.hasOwn(u.tools, tool) ? u.tools[tool]?.retryOnOwnerLoss : undefined) });
     const tasksA = new TasksA({ engine, relay, upstream: u, tasks, keepAliveMs, maxInputResponsesBytes, ...(caller ? { caller } : {}) });
@@ -91,21 +89,13 @@ export async function startGateway(config: Config, logger: Logger): Promise<Gate
   logger.info({ url, replicaId, store: store.kind, upstreams: config.upstreams.map((u) => `${u.name} at ${u.path}`) }, "taskgate listening");
   const admin = await startAdmin(engine, config.admin, logger);
   await startConnectors(connectors, logger);
-  const closeables = [...connectors, ...perCall.filter((c) => c !== undefined)];
+  const closeables = [...connectors, ...calls.flatMap((c) => (c.pool ? [c.pool] : []))];
   const close = async () => {
     await engine.drain(config.tasks.drainMs);
     await admin?.close();
     await shutdown(server, engine, closeables, store).finally(stopTracing);
   };
   return { url, port, replicaId, ...(admin ? { adminUrl: admin.url } : {}), close };
-}
-
-/** `isolation: per-call`: task calls run in processes of their own, from a warm pool (README: Attribution). */
-function perCallCaller(u: UpstreamConfig, logger: Logger, replicaId: string, metrics: Metrics): PerCallCaller | undefined {
-  if (u.isolation !== "per-call" || !u.stdio) return undefined;
-  const pool = new StdioPool(u.name, u.stdio, u.perCallPool, logger);
-  pool.start();
-  return new PerCallCaller(pool, logger, `${replicaId}-${u.name}`, metrics);
 }
 
 /** MRTR's requestState is signed with a key every replica must share (README: MRTR). */

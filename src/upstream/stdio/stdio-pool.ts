@@ -3,63 +3,128 @@ import type { Logger } from "../../observability/logger.js";
 import { Backoff } from "../backoff.js";
 import { StdioConnector } from "./stdio-connector.js";
 
+/** What the pool holds per process: the connector, and whatever its user attached to it at birth. */
+export interface PoolMember {
+  readonly connector: StdioConnector;
+}
+
+export interface PoolOptions {
+  /** Most processes out at once (taken by calls). */
+  size: number;
+  /** Initialized processes kept ready for the next calls, within `size`. */
+  warm: number;
+  /** Whether a process that ended its call cleanly goes back for the next one (pool) or is ended (per-call). */
+  reuse: boolean;
+}
+
+export type PoolState = "idle" | "busy" | "starting" | "stopping";
+
 /**
- * Warm, initialized upstream processes for `isolation: per-call`: each is taken by one call and
- * closed (the stdio kill ladder) when that call ends, so everything the process says belongs to
- * that call. `size` are kept ready so a call does not wait for a spawn and a handshake; when none
- * is ready, one is started for the caller. Spawning and killing stay in the stdio connector.
+ * Initialized upstream processes for the calls of one stdio upstream (`isolation: pool` and
+ * `per-call`): each runs one call at a time, so everything it asks belongs to that call. A
+ * process comes back after a clean end and is ended (the stdio kill ladder) after any other: its
+ * handler may still run and ask. `create` attaches the member's listener before the process
+ * starts, so what it says right at start (a roots/list) is heard. Spawning and killing stay in
+ * the stdio connector; the callers above bound how many are taken at once.
  */
-export class StdioPool {
-  private readonly ready: StdioConnector[] = [];
+export class StdioPool<M extends PoolMember> {
+  private readonly idle: M[] = [];
   private readonly starting = new Set<Promise<void>>();
   private readonly backoff: Backoff;
+  private busy = 0;
+  /** Calls in take() that have no process yet. */
+  private waiting = 0;
+  private stopping = 0;
   private next = 0;
   private closed = false;
 
   constructor(
     readonly name: string,
     private readonly config: StdioUpstreamConfig,
-    private readonly size: number,
+    private readonly options: PoolOptions,
     private readonly logger: Logger,
+    private readonly create: (connector: StdioConnector, id: number) => M,
   ) {
     this.backoff = new Backoff(config.restartInitialDelayMs, config.restartMaxDelayMs);
   }
 
-  /** Fill the pool in the background; failures are logged and retried with backoff. */
+  /** Fill the warm processes in the background; failures are logged and retried with backoff. */
   start(): void {
     this.refill();
   }
 
-  /** A started process of its own for one call; rejects when one cannot be started. */
-  async take(): Promise<StdioConnector> {
-    let connector = this.ready.shift();
-    while (connector && !connector.isReady()) {
-      void connector.close();
-      connector = this.ready.shift();
-    }
-    this.refill();
-    if (connector) return connector;
-    const fresh = this.connector();
-    await fresh.start().catch(async (err: unknown) => {
-      await fresh.close();
+  /**
+   * An initialized process for one call: a warm one; else one that is warming up, when no other
+   * call waits for it; else one started for this call. The callers bound the calls (the bulkhead),
+   * so the processes stay within `size`.
+   */
+  async take(): Promise<M> {
+    this.busy++;
+    this.waiting++;
+    try {
+      const member = this.readyOne();
+      if (member) return member;
+      // Waited for once only: a process that cannot start makes this call fail, not wait on.
+      if (this.starting.size >= this.waiting) await Promise.race(this.starting);
+      return this.readyOne() ?? (await this.fresh());
+    } catch (err) {
+      this.busy--;
       throw err;
-    });
-    return fresh;
+    } finally {
+      this.waiting--;
+      this.refill();
+    }
   }
 
-  /** Warm processes waiting for a call (for logs and tests). */
-  get warm(): number {
-    return this.ready.length;
+  private readyOne(): M | undefined {
+    let member = this.idle.pop();
+    while (member && !member.connector.isReady()) {
+      this.retire(member);
+      member = this.idle.pop();
+    }
+    return member;
+  }
+
+  private async fresh(): Promise<M> {
+    const member = this.member();
+    await member.connector.start().catch(async (err: unknown) => {
+      await member.connector.close();
+      throw err;
+    });
+    return member;
+  }
+
+  /** The call is over: `clean` (its handler answered) may reuse the process; otherwise it is ended. */
+  give(member: M, clean: boolean): void {
+    this.busy--;
+    if (clean && this.options.reuse && !this.closed && member.connector.isReady()) this.idle.push(member);
+    else this.retire(member);
+    this.refill();
+  }
+
+  /** Processes by state, for the pool gauge. */
+  counts(): Record<PoolState, number> {
+    return { idle: this.idle.length, busy: this.busy, starting: this.starting.size, stopping: this.stopping };
   }
 
   async close(): Promise<void> {
     this.closed = true;
     await Promise.allSettled([...this.starting]);
-    await Promise.allSettled(this.ready.splice(0).map((c) => c.close()));
+    await Promise.allSettled(this.idle.splice(0).map((m) => m.connector.close()));
+  }
+
+  /** Ended in the background: stdin closed, `shutdownGraceMs`, SIGTERM, then SIGKILL. */
+  private retire(member: M): void {
+    this.stopping++;
+    void member.connector
+      .close()
+      .catch((err: unknown) => this.logger.warn({ err: String(err) }, "could not stop a pooled upstream process"))
+      .finally(() => this.stopping--);
   }
 
   private refill(): void {
-    while (!this.closed && this.ready.length + this.starting.size < this.size) {
+    const { size, warm } = this.options;
+    while (!this.closed && this.idle.length + this.starting.size < warm && this.busy - this.waiting + this.idle.length + this.starting.size < size) {
       const warming: Promise<void> = this.warmOne().finally(() => {
         this.starting.delete(warming);
         this.refill();
@@ -69,23 +134,23 @@ export class StdioPool {
   }
 
   private async warmOne(): Promise<void> {
-    const connector = this.connector();
+    const member = this.member();
     try {
-      await connector.start();
+      await member.connector.start();
       this.backoff.reset();
-      if (this.closed) await connector.close();
-      else this.ready.push(connector);
+      if (this.closed) await member.connector.close();
+      else this.idle.push(member);
     } catch (err) {
-      await connector.close();
+      await member.connector.close();
       const delayMs = this.backoff.next();
-      this.logger.warn({ upstream: this.name, err: String((err as Error).message ?? err), retryInMs: delayMs }, "could not start a per-call upstream process");
+      this.logger.warn({ err: String((err as Error).message ?? err), retryInMs: delayMs }, "could not start a pooled upstream process");
       // The pool refills once this attempt is over (see refill), after the backoff.
       await new Promise((resolve) => setTimeout(resolve, delayMs).unref());
     }
   }
 
-  private connector(): StdioConnector {
+  private member(): M {
     const id = ++this.next;
-    return new StdioConnector(this.name, this.config, this.logger.child({ perCall: id }));
+    return this.create(new StdioConnector(this.name, this.config, this.logger.child({ process: id })), id);
   }
 }

@@ -1,0 +1,50 @@
+import type { UpstreamConfig } from "../../config/schema.js";
+import type { Logger } from "../../observability/logger.js";
+import type { Metrics } from "../../observability/metrics.js";
+import type { UpstreamConnector } from "../../upstream/connector.js";
+import { StdioPool, type PoolOptions } from "../../upstream/stdio/stdio-pool.js";
+import { Bulkhead } from "./bulkhead.js";
+import { PoolCaller, type PooledProcess } from "./pool-caller.js";
+import { Relay } from "./relay.js";
+import type { QuestionPolicy } from "./unowned.js";
+
+/** One upstream's way of running calls: the relay over its home connection, and its pool if it has one. */
+export interface UpstreamCalls {
+  relay: Relay;
+  /** Set for a pooled stdio upstream (isolation pool or per-call). */
+  pool?: PoolCaller;
+  /** Said once at start, so an operator sees what each upstream costs. */
+  describe: Record<string, unknown>;
+}
+
+/**
+ * Builds what `upstreams[].isolation` asks for (README: Isolation). An HTTP upstream ties each
+ * question to its call by the call's own stream, so it has no pool; its bulkhead is maxInFlight,
+ * as for `shared` stdio. A pooled stdio upstream's bulkhead is its pool size.
+ */
+export function upstreamCalls(u: UpstreamConfig, home: UpstreamConnector, logger: Logger, idPrefix: string, metrics: Metrics): UpstreamCalls {
+  const questions: QuestionPolicy = { transport: u.stdio ? "stdio" : "http", roots: u.roots };
+  const stdio = u.stdio;
+  if (!stdio || u.isolation === "shared") {
+    const bulkhead = bulkheadOf(u, u.maxInFlight, metrics);
+    const relay = new Relay(home, logger, idPrefix, metrics, { bulkhead, questions });
+    return { relay, describe: { isolation: stdio ? "shared" : "by stream (http)", maxInFlight: u.maxInFlight } };
+  }
+  const reuse = u.isolation === "pool";
+  const options: PoolOptions = { size: u.poolSize, warm: reuse ? 1 : Math.min(u.perCallPool, u.poolSize), reuse };
+  const pool = new StdioPool<PooledProcess>(u.name, stdio, options, logger, (connector, id) => ({
+    connector,
+    relay: new Relay(connector, logger.child({ process: id }), `${idPrefix}-p${id}`, metrics, { questions }),
+  }));
+  metrics.watchPool(u.name, () => pool.counts());
+  pool.start();
+  const caller = new PoolCaller(pool, bulkheadOf(u, u.poolSize, metrics));
+  const relay = new Relay(home, logger, idPrefix, metrics, { calls: caller, questions });
+  return { relay, pool: caller, describe: { isolation: u.isolation, poolSize: u.poolSize, warm: options.warm } };
+}
+
+function bulkheadOf(u: UpstreamConfig, limit: number, metrics: Metrics): Bulkhead {
+  const bulkhead = new Bulkhead(u.name, limit, u.queueTimeoutMs, { waited: (seconds) => metrics.queueWaited(u.name, seconds) });
+  metrics.watchQueue(u.name, () => bulkhead.queued);
+  return bulkhead;
+}
