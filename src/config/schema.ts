@@ -59,7 +59,7 @@ const Upstream = z
       .enum(["pool", "shared", "per-call"])
       .default("pool")
       .describe("stdio only (HTTP ties questions to their call by the call's own stream). pool: each tools/call, prompts/get and resources/read runs alone on a process of a pool of poolSize, reused after a call that ended cleanly, replaced after a cancelled or abandoned one; everything else stays on one home process. shared: one process for everything (for servers that keep state between calls); a question that cannot be tied to one call is refused. per-call: like pool, but a process is never reused."),
-    poolSize: z.number().int().min(1).max(64).default(4).describe("stdio, isolation pool or per-call: most processes running calls at once, besides the home process; also the bulkhead (calls beyond it queue)."),
+    poolSize: z.number().int().min(1).max(64).default(8).describe("stdio, isolation pool or per-call: most processes running calls at once, besides the home process; also the bulkhead (calls beyond it queue)."),
     perCallPool: z.number().int().min(0).max(64).default(2).describe("With isolation: per-call, how many initialized processes are kept warm for the next calls (pool keeps one)."),
     maxInFlight: z.number().int().min(1).max(10_000).default(64).describe("HTTP upstreams and isolation: shared: most tools/call, prompts/get and resources/read in flight at once; calls beyond it queue (a pooled stdio upstream uses poolSize)."),
     queueTimeoutMs: z.number().int().positive().default(60_000).describe("How long a call may wait in the queue for a free slot before it fails with a clear error."),
