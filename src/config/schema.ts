@@ -64,7 +64,14 @@ const Upstream = z
     maxInFlight: z.number().int().min(1).max(10_000).default(64).describe("HTTP upstreams and isolation: shared: most tools/call, prompts/get and resources/read in flight at once; calls beyond it queue (a pooled stdio upstream uses poolSize)."),
     queueTimeoutMs: z.number().int().positive().default(60_000).describe("How long a call may wait in the queue for a free slot before it fails with a clear error."),
     roots: z
-      .array(z.object({ uri: z.string().startsWith("file://"), name: z.string().optional() }).strict())
+      .array(
+        z
+          .object({
+            uri: z.string().startsWith("file://").describe("A root the upstream may work in, as a file:// URI."),
+            name: z.string().optional().describe("A name for it that the upstream may show."),
+          })
+          .strict(),
+      )
       .optional()
       .describe("The answer to a roots/list the upstream asks outside any client call (e.g. at start). Omitted: such a request gets an error."),
   })
