@@ -89,6 +89,7 @@ export async function startGateway(config: Config, logger: Logger): Promise<Gate
   logger.info({ url, replicaId, store: store.kind, upstreams: config.upstreams.map((u) => `${u.name} at ${u.path}`) }, "taskgate listening");
   const admin = await startAdmin(engine, config.admin, logger);
   await startConnectors(connectors, logger);
+  for (const c of calls) c.start();
   const closeables = [...connectors, ...calls.flatMap((c) => (c.pool ? [c.pool] : []))];
   const close = async () => {
     await engine.drain(config.tasks.drainMs);

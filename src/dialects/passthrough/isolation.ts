@@ -15,6 +15,8 @@ export interface UpstreamCalls {
   pool?: PoolCaller;
   /** Said once at start, so an operator sees what each upstream costs. */
   describe: Record<string, unknown>;
+  /** Warm the pool: called once the home processes are up, so warming never slows readiness. */
+  start(): void;
 }
 
 /**
@@ -28,7 +30,7 @@ export function upstreamCalls(u: UpstreamConfig, home: UpstreamConnector, logger
   if (!stdio || u.isolation === "shared") {
     const bulkhead = bulkheadOf(u, u.maxInFlight, metrics);
     const relay = new Relay(home, logger, idPrefix, metrics, { bulkhead, questions });
-    return { relay, describe: { isolation: stdio ? "shared" : "by stream (http)", maxInFlight: u.maxInFlight } };
+    return { relay, describe: { isolation: stdio ? "shared" : "by stream (http)", maxInFlight: u.maxInFlight }, start: () => undefined };
   }
   const reuse = u.isolation === "pool";
   const options: PoolOptions = { size: u.poolSize, warm: reuse ? 1 : Math.min(u.perCallPool, u.poolSize), reuse };
@@ -37,10 +39,9 @@ export function upstreamCalls(u: UpstreamConfig, home: UpstreamConnector, logger
     relay: new Relay(connector, logger.child({ process: id }), `${idPrefix}-p${id}`, metrics, { questions }),
   }));
   metrics.watchPool(u.name, () => pool.counts());
-  pool.start();
   const caller = new PoolCaller(pool, bulkheadOf(u, u.poolSize, metrics));
   const relay = new Relay(home, logger, idPrefix, metrics, { calls: caller, questions });
-  return { relay, pool: caller, describe: { isolation: u.isolation, poolSize: u.poolSize, warm: options.warm } };
+  return { relay, pool: caller, describe: { isolation: u.isolation, poolSize: u.poolSize, warm: options.warm }, start: () => pool.start() };
 }
 
 function bulkheadOf(u: UpstreamConfig, limit: number, metrics: Metrics): Bulkhead {
