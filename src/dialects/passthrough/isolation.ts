@@ -6,6 +6,7 @@ import { StdioPool, type PoolOptions } from "../../upstream/stdio/stdio-pool.js"
 import { Bulkhead } from "./bulkhead.js";
 import { PoolCaller, type PooledProcess } from "./pool-caller.js";
 import { Relay } from "./relay.js";
+import { SessionStreams } from "./session-streams.js";
 import type { QuestionPolicy } from "./unowned.js";
 
 /** One upstream's way of running calls: the relay over its home connection, and its pool if it has one. */
@@ -34,13 +35,15 @@ export function upstreamCalls(u: UpstreamConfig, home: UpstreamConnector, logger
   }
   const reuse = u.isolation === "pool";
   const options: PoolOptions = { size: u.poolSize, warm: reuse ? 1 : Math.min(u.perCallPool, u.poolSize), reuse };
+  const streams = new SessionStreams();
   const pool = new StdioPool<PooledProcess>(u.name, stdio, options, logger, (connector, id) => ({
     connector,
-    relay: new Relay(connector, logger.child({ process: id }), `${idPrefix}-p${id}`, metrics, { questions }),
+    relay: new Relay(connector, logger.child({ process: id }), `${idPrefix}-p${id}`, metrics, { questions, streams, poolMember: true }),
   }));
   metrics.watchPool(u.name, () => pool.counts());
   const caller = new PoolCaller(pool, bulkheadOf(u, u.poolSize, metrics));
-  const relay = new Relay(home, logger, idPrefix, metrics, { calls: caller, questions });
+  // What a pool process says outside its call (list_changed, resources/updated) reaches the front sessions' streams.
+  const relay = new Relay(home, logger, idPrefix, metrics, { calls: caller, questions, streams });
   return { relay, pool: caller, describe: { isolation: u.isolation, poolSize: u.poolSize, warm: options.warm }, start: () => pool.start() };
 }
 

@@ -11,11 +11,13 @@ import {
 } from "../../jsonrpc/message.js";
 import type { MessageSink } from "../../jsonrpc/sink.js";
 import { UpstreamError, type UpstreamConnector, type UpstreamEvent } from "../../upstream/connector.js";
-import { LeftQueueError, type Bulkhead } from "./bulkhead.js";
+import { LeftQueueError } from "./bulkhead.js";
 import { Questions } from "./questions.js";
 import { queueNotices } from "./queued.js";
+import { CALL_METHODS, CANCELLED_BEFORE_START, type CallOptions, type RelayOptions } from "./relay-options.js";
 import { SessionStreams } from "./session-streams.js";
-import type { QuestionPolicy } from "./unowned.js";
+
+export { CANCELLED_BEFORE_START, type CallOptions, type PooledCalls, type RelayOptions } from "./relay-options.js";
 import { CANCELLED_CODE, forwardedAuthorization, type CallClient, type UpstreamCaller } from "../../tasks/caller.js";
 
 /** Who is on the other end of a relayed request. */
@@ -38,32 +40,9 @@ interface InFlight {
   leaveQueue?: (() => boolean) | undefined;
 }
 
-/** Calls made on processes of their own (`isolation: pool`): the relay hands them over. */
-export interface PooledCalls extends UpstreamCaller {
-  endSession(client: CallClient): Promise<void>;
-}
-
-export interface RelayOptions {
-  /** Set on the home process of a pooled stdio upstream: the methods in CALL_METHODS go there. */
-  calls?: PooledCalls | undefined;
-  /** The upstream's bulkhead (HTTP, isolation shared): calls beyond it wait their turn. */
-  bulkhead?: Bulkhead | undefined;
-  /** Questions that belong to no call; and whether a lone call on this connection owns the rest (stdio). */
-  questions?: QuestionPolicy | undefined;
-}
-
-/** The requests that run a server handler on the client's behalf, and so may ask the client something. */
-export const CALL_METHODS: ReadonlySet<string> = new Set(["tools/call", "prompts/get", "resources/read"]);
-
-export interface CallOptions {
-  /** Ask the upstream for progress even when the client did not (detached calls turn it into statusMessage). */
-  trackProgress?: boolean;
-}
 
 /** Cancelled by the client: the upstream will not answer (2025-11-25 cancellation), so we do. */
 const CANCELLED: JsonRpcErrorObject = { code: CANCELLED_CODE, message: "Request cancelled by the client" };
-/** Cancelled while it waited in the upstream's queue: the upstream never saw it. */
-export const CANCELLED_BEFORE_START: JsonRpcErrorObject = { code: CANCELLED_CODE, message: "Request cancelled before it reached the upstream" };
 
 /**
  * The transparent proxy over one shared upstream session: many front clients, one upstream.
@@ -71,7 +50,7 @@ export const CANCELLED_BEFORE_START: JsonRpcErrorObject = { code: CANCELLED_CODE
  * during a call go back to that call's own stream; the rest fans out to front sessions' streams.
  */
 export class Relay implements UpstreamCaller {
-  readonly streams = new SessionStreams();
+  readonly streams: SessionStreams;
   readonly questions: Questions;
   private readonly byFront = new Map<string, InFlight>();
   private readonly byUpstreamId = new Map<JsonRpcId, InFlight>();
@@ -86,6 +65,7 @@ export class Relay implements UpstreamCaller {
     private readonly metrics: Metrics,
     private readonly options: RelayOptions = {},
   ) {
+    this.streams = options.streams ?? new SessionStreams();
     const { byFront, byUpstreamId } = this;
     const calls = {
       byUpstreamId: (id: JsonRpcId) => byUpstreamId.get(id),
@@ -257,7 +237,8 @@ export class Relay implements UpstreamCaller {
   private onUpstreamEvent(event: UpstreamEvent): void {
     if (event.kind === "notification") this.routeNotification(event.message, event.relatedTo);
     else if (event.kind === "request") void this.questions.route(event.message, event.relatedTo);
-    else if (event.ready) void this.restoreUpstreamState();
+    // A pool process serves calls only: per-session state (subscriptions, log level) stays on the home process.
+    else if (event.ready && !this.options.poolMember) void this.restoreUpstreamState();
     else this.questions.clear();
   }
 

@@ -20,6 +20,13 @@ export interface PoolOptions {
 export type PoolState = "idle" | "busy" | "starting" | "stopping";
 
 /**
+ * How long a call waits for a busy process to come back before the pool starts one more. Quick
+ * calls then keep reusing a few warm processes (a new one costs a spawn, an `initialize` and a
+ * cold JIT: far more than a quick call), while a call beside slow ones waits only this long.
+ */
+const GROW_AFTER_MS = 50;
+
+/**
  * Initialized upstream processes for the calls of one stdio upstream (`isolation: pool` and
  * `per-call`): each runs one call at a time, so everything it asks belongs to that call. A
  * process comes back after a clean end and is ended (the stdio kill ladder) after any other: its
@@ -30,6 +37,8 @@ export type PoolState = "idle" | "busy" | "starting" | "stopping";
 export class StdioPool<M extends PoolMember> {
   private readonly idle: M[] = [];
   private readonly starting = new Set<Promise<void>>();
+  /** Calls waiting for a process to be given back (pool), first come first served. */
+  private readonly handoff: Array<(member: M | undefined) => void> = [];
   private readonly backoff: Backoff;
   private busy = 0;
   /** Calls in take() that have no process yet. */
@@ -54,19 +63,17 @@ export class StdioPool<M extends PoolMember> {
   }
 
   /**
-   * An initialized process for one call: a warm one; else one that is warming up, when no other
-   * call waits for it; else one started for this call. The callers bound the calls (the bulkhead),
-   * so the processes stay within `size`.
+   * An initialized process for one call: an idle one; else (pool) one another call gives back
+   * within GROW_AFTER_MS; else one that is warming up, when no other call waits for it; else one
+   * started for this call. The callers bound the calls (the bulkhead), so the processes stay
+   * within `size`; quick calls keep reusing a few warm processes instead of growing the pool.
    */
   async take(): Promise<M> {
     this.busy++;
     this.waiting++;
     try {
-      const member = this.readyOne();
-      if (member) return member;
-      // Waited for once only: a process that cannot start makes this call fail, not wait on.
-      if (this.starting.size >= this.waiting) await Promise.race(this.starting);
-      return this.readyOne() ?? (await this.fresh());
+      const member = this.readyOne() ?? (await this.givenBack()) ?? (await this.warming());
+      return member ?? (await this.fresh());
     } catch (err) {
       this.busy--;
       throw err;
@@ -74,6 +81,30 @@ export class StdioPool<M extends PoolMember> {
       this.waiting--;
       this.refill();
     }
+  }
+
+  /** Waits a moment for a process another call gives back (pool only: per-call never gives any back). */
+  private givenBack(): Promise<M | undefined> {
+    if (!this.options.reuse || this.closed) return Promise.resolve(undefined);
+    return new Promise((resolve) => {
+      const hand = (member: M | undefined) => {
+        clearTimeout(timer);
+        resolve(member);
+      };
+      const timer = setTimeout(() => {
+        this.handoff.splice(this.handoff.indexOf(hand), 1);
+        resolve(undefined);
+      }, GROW_AFTER_MS);
+      timer.unref();
+      this.handoff.push(hand);
+    });
+  }
+
+  /** Waited for once only: a process that cannot start makes this call fail, not wait on. */
+  private async warming(): Promise<M | undefined> {
+    if (this.starting.size < this.waiting) return undefined;
+    await Promise.race(this.starting);
+    return this.readyOne();
   }
 
   private readyOne(): M | undefined {
@@ -87,7 +118,7 @@ export class StdioPool<M extends PoolMember> {
 
   private async fresh(): Promise<M> {
     const member = this.member();
-    await member.connector.start().catch(async (err: unknown) => {
+    await started(member.connector).catch(async (err: unknown) => {
       await member.connector.close();
       throw err;
     });
@@ -97,14 +128,19 @@ export class StdioPool<M extends PoolMember> {
   /** The call is over: `clean` (its handler answered) may reuse the process; otherwise it is ended. */
   give(member: M, clean: boolean): void {
     this.busy--;
-    if (clean && this.options.reuse && !this.closed && member.connector.isReady()) this.idle.push(member);
+    const reusable = clean && this.options.reuse && !this.closed && member.connector.isReady();
+    const next = this.handoff.shift();
+    if (reusable && next) return next(member); // the next call has it (it counted itself busy in take)
+    if (reusable) this.idle.push(member);
     else this.retire(member);
+    // A call waiting for a process gets a new one now rather than after GROW_AFTER_MS.
+    next?.(undefined);
     this.refill();
   }
 
   /** Processes by state, for the pool gauge. */
   counts(): Record<PoolState, number> {
-    return { idle: this.idle.length, busy: this.busy, starting: this.starting.size, stopping: this.stopping };
+    return { idle: this.idle.length, busy: this.busy - this.waiting, starting: this.starting.size, stopping: this.stopping };
   }
 
   async close(): Promise<void> {
@@ -122,9 +158,15 @@ export class StdioPool<M extends PoolMember> {
       .finally(() => this.stopping--);
   }
 
+  /**
+   * pool: keeps `warm` processes in all (a busy one counts: it comes back); per-call: keeps `warm`
+   * idle ones ready, since each call uses one up. Never beyond `size`.
+   */
   private refill(): void {
-    const { size, warm } = this.options;
-    while (!this.closed && this.idle.length + this.starting.size < warm && this.busy - this.waiting + this.idle.length + this.starting.size < size) {
+    const { size, warm, reuse } = this.options;
+    const total = () => this.busy - this.waiting + this.idle.length + this.starting.size;
+    const short = () => (reuse ? total() < warm : this.idle.length + this.starting.size < warm);
+    while (!this.closed && short() && total() < size) {
       const warming: Promise<void> = this.warmOne().finally(() => {
         this.starting.delete(warming);
         this.refill();
@@ -136,7 +178,7 @@ export class StdioPool<M extends PoolMember> {
   private async warmOne(): Promise<void> {
     const member = this.member();
     try {
-      await member.connector.start();
+      await started(member.connector);
       this.backoff.reset();
       if (this.closed) await member.connector.close();
       else this.idle.push(member);
@@ -153,4 +195,16 @@ export class StdioPool<M extends PoolMember> {
     const id = ++this.next;
     return this.create(new StdioConnector(this.name, this.config, this.logger.child({ process: id })), id);
   }
+}
+
+/**
+ * Started, initialized, and past what the server does on `notifications/initialized`: a ping
+ * answered after it is a barrier (a server handles its input in order), so a question the server
+ * asks at start (the roots/list of the reference filesystem server) arrives before any call is
+ * given the process, and is answered as belonging to no call.
+ */
+async function started(connector: StdioConnector): Promise<void> {
+  await connector.start();
+  // Any answer will do, an error too: only its place in the stream matters.
+  await connector.request({ method: "ping" }).catch(() => undefined);
 }
