@@ -20,9 +20,9 @@ export interface PoolOptions {
 export type PoolState = "idle" | "busy" | "starting" | "stopping";
 
 /**
- * How long a call waits for a busy process to come back before the pool starts one more. Quick
- * calls then keep reusing a few warm processes (a new one costs a spawn, an `initialize` and a
- * cold JIT: far more than a quick call), while a call beside slow ones waits only this long.
+ * How long no process may come back before a waiting call gets a new one. Quick calls then keep
+ * reusing a few warm processes (a new one costs a spawn, an `initialize` and a cold JIT: far more
+ * than a quick call), while a call beside slow ones waits only this long.
  */
 const GROW_AFTER_MS = 50;
 
@@ -41,6 +41,10 @@ export class StdioPool<M extends PoolMember> {
   private readonly handoff: Array<(member: M | undefined) => void> = [];
   private readonly backoff: Backoff;
   private busy = 0;
+  /** Processes being started for a call that waited (not warm ones). */
+  private growing = 0;
+  /** When a process last came back clean (performance.now()): calls are moving. */
+  private lastReturnAt = 0;
   /** Calls in take() that have no process yet. */
   private waiting = 0;
   private stopping = 0;
@@ -83,19 +87,32 @@ export class StdioPool<M extends PoolMember> {
     }
   }
 
-  /** Waits a moment for a process another call gives back (pool only: per-call never gives any back). */
+  /**
+   * Waits for a process another call gives back (pool only: per-call never gives any back), as
+   * long as processes keep coming back: quick calls then share a few warm processes. Only when
+   * none came back for GROW_AFTER_MS (the calls in flight are slow) does the pool grow.
+   */
   private givenBack(): Promise<M | undefined> {
     if (!this.options.reuse || this.closed) return Promise.resolve(undefined);
     return new Promise((resolve) => {
+      let timer: NodeJS.Timeout;
       const hand = (member: M | undefined) => {
         clearTimeout(timer);
         resolve(member);
       };
-      const timer = setTimeout(() => {
+      const check = () => {
+        const quietMs = performance.now() - this.lastReturnAt;
+        if (quietMs < GROW_AFTER_MS) return arm(GROW_AFTER_MS - quietMs);
+        // One new process at a time: calls that come back meanwhile may make the next one needless.
+        if (this.growing > 0 || this.starting.size > 0) return arm(GROW_AFTER_MS);
         this.handoff.splice(this.handoff.indexOf(hand), 1);
         resolve(undefined);
-      }, GROW_AFTER_MS);
-      timer.unref();
+      };
+      const arm = (ms: number) => {
+        timer = setTimeout(check, ms);
+        timer.unref();
+      };
+      arm(GROW_AFTER_MS);
       this.handoff.push(hand);
     });
   }
@@ -117,18 +134,25 @@ export class StdioPool<M extends PoolMember> {
   }
 
   private async fresh(): Promise<M> {
+    if (this.closed) throw new Error(`the process pool of upstream '${this.name}' is closed`);
     const member = this.member();
-    await started(member.connector).catch(async (err: unknown) => {
+    this.growing++;
+    try {
+      await started(member.connector);
+      return member;
+    } catch (err) {
       await member.connector.close();
       throw err;
-    });
-    return member;
+    } finally {
+      this.growing--;
+    }
   }
 
   /** The call is over: `clean` (its handler answered) may reuse the process; otherwise it is ended. */
   give(member: M, clean: boolean): void {
     this.busy--;
     const reusable = clean && this.options.reuse && !this.closed && member.connector.isReady();
+    if (reusable) this.lastReturnAt = performance.now();
     const next = this.handoff.shift();
     if (reusable && next) return next(member); // the next call has it (it counted itself busy in take)
     if (reusable) this.idle.push(member);
@@ -140,11 +164,12 @@ export class StdioPool<M extends PoolMember> {
 
   /** Processes by state, for the pool gauge. */
   counts(): Record<PoolState, number> {
-    return { idle: this.idle.length, busy: this.busy - this.waiting, starting: this.starting.size, stopping: this.stopping };
+    return { idle: this.idle.length, busy: this.busy - this.waiting, starting: this.starting.size + this.growing, stopping: this.stopping };
   }
 
   async close(): Promise<void> {
     this.closed = true;
+    for (const hand of this.handoff.splice(0)) hand(undefined);
     await Promise.allSettled([...this.starting]);
     await Promise.allSettled(this.idle.splice(0).map((m) => m.connector.close()));
   }
