@@ -24,7 +24,7 @@ export type PoolState = "idle" | "busy" | "starting" | "stopping";
  * reusing a few warm processes (a new one costs a spawn, an `initialize` and a cold JIT: far more
  * than a quick call), while a call beside slow ones waits only this long.
  */
-const GROW_AFTER_MS = 50;
+const GROW_AFTER_MS = 100;
 
 /**
  * Initialized upstream processes for the calls of one stdio upstream (`isolation: pool` and
