@@ -1,13 +1,14 @@
 import { existsSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { cpus } from "node:os";
-import { join } from "node:path";
+import { join, relative } from "node:path";
 import { describeMachine } from "./lib/machine.js";
 import { killAllNow, pinCores, stopAll } from "./lib/procs.js";
 import { startRedis, type BenchRedis } from "./lib/redis.js";
 import { renderMarkdown, type BenchRun } from "./lib/report.js";
 import { ScenarioOutput, type BenchContext, type Scenario } from "./lib/result.js";
-import { removeConfigFiles } from "./lib/servers.js";
-import { CLI, HONO_BASELINE, RESULTS } from "./paths.js";
+import { removeConfigFiles, setGatewayLogLevel } from "./lib/servers.js";
+import { enableProfiles, profileScenario, summarizeProfiles } from "./lib/profiles.js";
+import { CLI, FLOOR_HTTP, FLOOR_STDIO, FLOOR_TASKS_GET, HONO_BASELINE, RESULTS, ROOT } from "./paths.js";
 import { httpPassthrough } from "./scenarios/http-passthrough.js";
 import { inFlight } from "./scenarios/in-flight.js";
 import { stdioPassthrough } from "./scenarios/stdio-passthrough.js";
@@ -20,7 +21,7 @@ const SCENARIOS: readonly Scenario[] = [httpPassthrough, tasksGet, taskThroughpu
 /** `npm run bench`: every scenario in one run, side by side, then the JSON and markdown reports. */
 async function main(): Promise<void> {
   const settings = readSettings(process.env);
-  for (const file of [CLI, HONO_BASELINE]) if (!existsSync(file)) throw new Error(`${file} is missing: build first (npm run bench does)`);
+  for (const file of [CLI, HONO_BASELINE, FLOOR_STDIO, FLOOR_HTTP, FLOOR_TASKS_GET]) if (!existsSync(file)) throw new Error(`${file} is missing: build first (npm run bench does)`);
   const pin = pinCores(cpus().length);
   const redis = await startRedis();
   const stamp = new Date().toISOString();
@@ -28,12 +29,16 @@ async function main(): Promise<void> {
   const run: BenchRun = {
     startedAt: stamp,
     command: settings.command,
+    logLevel: settings.logLevel,
+    rounds: settings.rounds,
     machine: describeMachine((await redis.info("server")).get("redis_version") ?? "?", pin.pinning ? `load generator pinned to core ${pin.pinning.load}, servers (taskgate, upstreams, baselines, redis) to core ${pin.pinning.servers} with taskset` : `not pinned: ${pin.reason}`),
     load: settings.load,
     scenarios: [],
   };
   mkdirSync(RESULTS, { recursive: true });
-  const ctx: BenchContext = { redis, load: settings.load, pinning: pin.pinning, inFlightTasks: settings.inFlightTasks };
+  setGatewayLogLevel(settings.logLevel);
+  if (settings.profile) enableProfiles(join(RESULTS, "profiles", stamp.replace(/[:.]/g, "-")));
+  const ctx: BenchContext = { redis, load: settings.load, pinning: pin.pinning, inFlightTasks: settings.inFlightTasks, rounds: settings.rounds };
   try {
     for (const scenario of SCENARIOS) {
       if (settings.only.length && !settings.only.includes(scenario.id)) continue;
@@ -58,12 +63,22 @@ async function runScenario(scenario: Scenario, ctx: BenchContext) {
   const out = new ScenarioOutput(scenario);
   const started = Date.now();
   process.stderr.write(`bench: ${scenario.id}. ${scenario.title} ...\n`);
+  const profiles = profileScenario(scenario.id);
   try {
     await scenario.run(ctx, out);
   } catch (err) {
     // One scenario failing (a feature still being built) must not cost the others.
     out.fail(err);
     process.stderr.write(`bench: ${scenario.id} failed: ${out.result.error}\n`);
+  }
+  // The scenario has stopped its processes: their profiles are written.
+  if (profiles) {
+    try {
+      out.result.profiles = summarizeProfiles(profiles, out.result.measurements);
+      process.stderr.write(`bench: ${scenario.id} profiles in ${relative(ROOT, profiles)}\n`);
+    } catch (err) {
+      out.note(`profiles could not be read: ${(err as Error).message}`);
+    }
   }
   process.stderr.write(`bench: ${scenario.id} took ${((Date.now() - started) / 1000).toFixed(1)} s\n`);
   return out.result;

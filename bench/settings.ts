@@ -7,12 +7,22 @@ import type { LoadSettings } from "./lib/load.js";
 export interface Settings {
   load: LoadSettings;
   inFlightTasks: number;
+  /** BENCH_ROUNDS: a taskgate row and its floor take turns in this many slices of the measured time. */
+  rounds: number;
   /** Scenario ids to run, e.g. "a,d"; all when empty. */
   only: string[];
+  /** BENCH_PROFILE=1: taskgate and the fixtures run under `node --cpu-prof` (see lib/profiles.ts). */
+  profile: boolean;
+  /**
+   * BENCH_LOG_LEVEL: taskgate's log level. Default info, taskgate's own default (at info and below a
+   * request's log context follows it through AsyncLocalStorage); warn shows what that costs.
+   */
+  logLevel: string;
   command: string;
 }
 
-const DEFAULTS = { BENCH_CONNECTIONS: 10, BENCH_WARMUP_S: 2, BENCH_DURATION_S: 6, BENCH_TASKS: 10_000 } as const;
+const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"];
+const DEFAULTS = { BENCH_CONNECTIONS: 10, BENCH_WARMUP_S: 2, BENCH_DURATION_S: 6, BENCH_TASKS: 10_000, BENCH_ROUNDS: 3 } as const;
 
 export function readSettings(env: NodeJS.ProcessEnv): Settings {
   const changed: string[] = [];
@@ -26,7 +36,13 @@ export function readSettings(env: NodeJS.ProcessEnv): Settings {
   };
   const load = { connections: num("BENCH_CONNECTIONS", 1, 1000), warmupS: num("BENCH_WARMUP_S", 0, 60), durationS: num("BENCH_DURATION_S", 1, 60) };
   const inFlightTasks = Math.round(num("BENCH_TASKS", 1, 100_000));
+  const rounds = Math.round(num("BENCH_ROUNDS", 1, 20));
   const only = (env.BENCH_ONLY ?? "").split(",").map((s) => s.trim()).filter(Boolean);
   if (only.length) changed.push(`BENCH_ONLY=${only.join(",")}`);
-  return { load, inFlightTasks, only, command: [...changed, "npm run bench"].join(" ") };
+  const profile = env.BENCH_PROFILE === "1";
+  if (profile) changed.push("BENCH_PROFILE=1");
+  const logLevel = env.BENCH_LOG_LEVEL || "info";
+  if (!LOG_LEVELS.includes(logLevel)) throw new Error(`BENCH_LOG_LEVEL must be one of ${LOG_LEVELS.join(", ")}, got "${logLevel}"`);
+  if (logLevel !== "info") changed.push(`BENCH_LOG_LEVEL=${logLevel}`);
+  return { load, inFlightTasks, rounds, only, profile, logLevel, command: [...changed, "npm run bench"].join(" ") };
 }

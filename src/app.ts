@@ -14,6 +14,7 @@ import { upstreamCalls } from "./dialects/passthrough/isolation.js";
 import { createAuthenticator } from "./auth/index.js";
 import { CallerLimits } from "./http/caller-limits.js";
 import { buildHttpApp, type Endpoint, type Security } from "./http/routes.js";
+import { protectedResources, scopePolicy } from "./http/oauth-wiring.js";
 import { Audit } from "./observability/audit.js";
 import type { Logger } from "./observability/logger.js";
 import { Metrics } from "./observability/metrics.js";
@@ -73,9 +74,12 @@ export async function startGateway(config: Config, logger: Logger): Promise<Gate
     const sessionCache = new SessionCache(store.bus, Math.min(config.sessions.cacheMs, config.sessions.idleTtlMs / 2));
     const legacy = new LegacyFront(new Sessions(store, u.name, config.sessions.idleTtlMs, sessionCache), relay, keepAliveMs, tasksA);
     const modern = new ModernFront(relay, tasksBHandlers({ engine, relay, upstream: u, tasks, requestState, maxInputResponsesBytes, ...(caller ? { caller } : {}) }), keepAliveMs);
-    return { name: u.name, path: u.path, front: new Front(legacy, modern), forwardAuthorization: u.http?.forwardAuthorization === true };
+    const forwardAuthorization = u.http?.forwardAuthorization === true;
+    return { name: u.name, path: u.path, front: new Front(legacy, modern), forwardAuthorization, scopes: scopePolicy(u) };
   });
-  const security = await securityOf(config, audit, logger);
+  // The resource URLs name the listener's own address unless auth.oauth.publicUrl is set; its port is known once bound.
+  let selfUrl = "";
+  const security = await securityOf(config, audit, logger, () => selfUrl);
   const httpOptions = { ...config.http, metricsEnabled: config.metrics.enabled };
   const health = {
     // Draining answers 503 at once, before any other check, so load balancers stop sending work.
@@ -86,6 +90,7 @@ export async function startGateway(config: Config, logger: Logger): Promise<Gate
   const server = await listen(app.fetch, config.listen.host, config.listen.port);
   const port = (server.address() as AddressInfo).port;
   const url = `http://${hostForUrl(config.listen.host)}:${port}`;
+  selfUrl = url;
   logger.info({ url, replicaId, store: store.kind, upstreams: config.upstreams.map((u) => `${u.name} at ${u.path}`) }, "taskgate listening");
   const admin = await startAdmin(engine, config.admin, logger);
   await startConnectors(connectors, logger);
@@ -107,12 +112,13 @@ function requestStateCodec(secret: string | undefined, store: Store, logger: Log
   return new RequestStateCodec(randomBytes(32).toString("base64url"));
 }
 
-async function securityOf(config: Config, audit: Audit, logger: Logger): Promise<Security> {
+async function securityOf(config: Config, audit: Audit, logger: Logger, selfUrl: () => string): Promise<Security> {
   const auth = await createAuthenticator(config.auth);
+  const resources = protectedResources(config, selfUrl, logger);
   if (auth.mode === "none")
     logger.warn("NO AUTHENTICATION (auth.mode: none): legacy sessions are the only binding and on the 2026-07-28 wire anyone holding a task id may read it; set auth.mode for anything but development");
   const limits = new CallerLimits(config.limits, audit);
-  return { auth, realm: config.auth.realm, audit, limits, listenHost: config.listen.host };
+  return { auth, realm: config.auth.realm, audit, limits, listenHost: config.listen.host, ...(resources ? { resources } : {}) };
 }
 
 async function startConnectors(connectors: UpstreamConnector[], logger: Logger): Promise<void> {

@@ -1,5 +1,5 @@
 import { readFileSync } from "node:fs";
-import { cpus } from "node:os";
+import { cpus, loadavg } from "node:os";
 
 export interface Machine {
   cpu: string;
@@ -7,11 +7,13 @@ export interface Machine {
   node: string;
   redis: string;
   pinning: string;
+  /** 1, 5 and 15 minute load averages when the run started: the machine may be shared. */
+  loadAverage: number[];
 }
 
 /** What the figures were measured on: they compare only within one run on one machine. */
 export function describeMachine(redisVersion: string, pinning: string): Machine {
-  return { cpu: cpuModel(), cores: cpus().length, node: process.version, redis: redisVersion, pinning };
+  return { cpu: cpuModel(), cores: cpus().length, node: process.version, redis: redisVersion, pinning, loadAverage: loadavg().map((l) => Math.round(l * 100) / 100) };
 }
 
 function cpuModel(): string {

@@ -1,9 +1,9 @@
 /**
  * The two wires the bench speaks, built by hand so the load generator sends exactly what a client
- * would: a 2025-06-18 session (initialize, then Mcp-Session-Id on every call), and 2026-07-28, where
+ * would: a 2025-11-25 session (initialize, then Mcp-Session-Id on every call), and 2026-07-28, where
  * each request carries its version and capabilities in `_meta` and repeats method and name in headers.
  */
-export const LEGACY = "2025-06-18";
+export const LEGACY = "2025-11-25";
 export const MODERN = "2026-07-28";
 export const TASKS_EXTENSION = "io.modelcontextprotocol/tasks";
 export const WITH_TASKS = { extensions: { [TASKS_EXTENSION]: {} } };
@@ -53,14 +53,15 @@ export function responseIn(text: string): any {
   const trimmed = text.trimStart();
   if (trimmed.startsWith("{")) return JSON.parse(trimmed);
   for (const line of text.split("\n")) {
-    if (!line.startsWith("data:")) continue;
+    // 2025-11-25 servers may open a stream with an empty priming event (an id for resumption).
+    if (!line.startsWith("data:") || !line.slice(5).trim()) continue;
     const frame = JSON.parse(line.slice(5));
     if ("result" in frame || "error" in frame) return frame;
   }
   return undefined;
 }
 
-/** Open a 2025-06-18 session by hand; resolves with its id. */
+/** Open a legacy-era session by hand; resolves with its id. */
 export async function openSession(url: string): Promise<string> {
   const init = {
     headers: { "content-type": "application/json", accept: ACCEPT },

@@ -1,5 +1,6 @@
 import type { LoadSettings, Measurement } from "./load.js";
 import type { Pinning } from "./procs.js";
+import type { RowProfile } from "./profiles.js";
 import type { BenchRedis } from "./redis.js";
 
 export interface Target {
@@ -18,6 +19,8 @@ export interface ScenarioResult {
   targets: Target[];
   notes: string[];
   error?: string;
+  /** With BENCH_PROFILE=1: each profiled row's self time per request, by module. */
+  profiles?: RowProfile[];
 }
 
 export interface BenchContext {
@@ -26,6 +29,8 @@ export interface BenchContext {
   pinning: Pinning | undefined;
   /** How many in-flight tasks scenario e holds (10,000 unless overridden). */
   inFlightTasks: number;
+  /** Slices in which rows measured together take turns (BENCH_ROUNDS). */
+  rounds: number;
 }
 
 export interface Scenario {

@@ -5,6 +5,7 @@ import { stringify } from "yaml";
 import { CLI, DEMO, HONO_BASELINE, MCP_PROXY } from "../paths.js";
 import { openSession } from "./mcp.js";
 import { startProcess, type Tracked } from "./procs.js";
+import { profileArgs } from "./profiles.js";
 import { freePort, GiveUp, waitFor } from "./wait.js";
 
 export interface Server {
@@ -26,13 +27,20 @@ export interface Launch {
   env: NodeJS.ProcessEnv;
 }
 
-/** A taskgate process from a config object (log level warn: logging is not what is measured). */
+let logLevel = "info";
+
+/** The log level every taskgate of the run gets (BENCH_LOG_LEVEL; taskgate's own default, info, unless set). */
+export function setGatewayLogLevel(level: string): void {
+  logLevel = level;
+}
+
+/** A taskgate process from a config object, at the run's log level (see setGatewayLogLevel). */
 export async function startGateway(config: Record<string, unknown>, launch: Launch = { nodeArgs: [], env: {} }): Promise<Server> {
   const port = await freePort();
   configDir ??= mkdtempSync(join(tmpdir(), "taskgate-bench-"));
   const file = join(configDir, `taskgate-${port}.yaml`);
-  writeFileSync(file, stringify({ log: { level: "warn" }, ...config, listen: { host: "127.0.0.1", port } }));
-  const proc = startProcess("taskgate", process.execPath, [...launch.nodeArgs, CLI, "--config", file], launch.env);
+  writeFileSync(file, stringify({ log: { level: logLevel }, ...config, listen: { host: "127.0.0.1", port } }));
+  const proc = startProcess("taskgate", process.execPath, [...profileArgs(), ...launch.nodeArgs, CLI, "--config", file], launch.env);
   const url = `http://127.0.0.1:${port}`;
   await ready(proc, "taskgate /readyz", async () => (await fetch(`${url}/readyz`)).status === 200);
   return { proc, url: `${url}/mcp` };
@@ -55,9 +63,14 @@ export async function startMcpProxy(): Promise<Server> {
 }
 
 export async function startHono(): Promise<Server> {
+  return startFixture("hono-baseline", HONO_BASELINE, []);
+}
+
+/** A bench fixture (`node FILE PORT ...args`) that says "listening" on stderr once it serves. */
+export async function startFixture(name: string, file: string, args: string[]): Promise<Server> {
   const port = await freePort();
-  const proc = startProcess("hono-baseline", process.execPath, [HONO_BASELINE, String(port)]);
-  await ready(proc, "the hono baseline to listen", () => proc.output().includes("listening"));
+  const proc = startProcess(name, process.execPath, [...profileArgs(), file, String(port), ...args]);
+  await ready(proc, `${name} to listen`, () => proc.output().includes("listening"));
   return { proc, url: `http://127.0.0.1:${port}` };
 }
 

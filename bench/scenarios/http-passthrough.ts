@@ -1,5 +1,6 @@
-import { measure, type LoadSpec, type Measurement } from "../lib/load.js";
-import { echoParams, legacyRequest, modernRequest, openSession } from "../lib/mcp.js";
+import { againstFloor, FLOOR_LABEL, startHttpFloor } from "../lib/floors.js";
+import { measureTogether, type LoadSpec, type Measurement } from "../lib/load.js";
+import { echoParams, LEGACY, legacyRequest, MODERN, modernRequest, openSession } from "../lib/mcp.js";
 import type { BenchContext, Scenario, ScenarioOutput } from "../lib/result.js";
 import { startDemoHttp, startGateway, type Server } from "../lib/servers.js";
 import { addedMs, ratio, times } from "./compare.js";
@@ -9,7 +10,8 @@ import { addedMs, ratio, times } from "./compare.js";
  * through taskgate on both wires. The demo server (SDK 1.x) speaks only the legacy wire, so the
  * modern row is held against the same direct legacy call: the work upstream is the same.
  * Latency is measured twice: under the run's load, where p50 is mostly queueing, and with one
- * connection, where it is what a single call costs.
+ * connection, where it is what a single call costs. The floor of issue 16 (a minimal hono + undici
+ * relay to the same demo server) is measured beside them.
  */
 export const httpPassthrough: Scenario = {
   id: "a",
@@ -30,21 +32,27 @@ export const httpPassthrough: Scenario = {
         upstreams: [{ name: "demo", path: "/mcp", http: { url: demo.url } }],
       });
       servers.push(gate);
-      const direct: LoadSpec = { label: "direct, legacy (2025-06-18 session)", url: demo.url, request: legacyRequest(await openSession(demo.url), "tools/call", echoParams) };
-      const legacy: LoadSpec = { label: "through taskgate, legacy", url: gate.url, request: legacyRequest(await openSession(gate.url), "tools/call", echoParams) };
-      const modern: LoadSpec = { label: "through taskgate, modern (2026-07-28)", url: gate.url, request: modernRequest("tools/call", "echo", echoParams) };
-      const loaded = await rows(ctx, out, [direct, legacy, modern], ctx.load.connections);
-      const single = await rows(ctx, out, [direct, legacy, modern], 1);
-      for (const [wire, i] of [["legacy", 1], ["modern", 2]] as const) judge(out, wire, [loaded[0]!, loaded[i]!], [single[0]!, single[i]!]);
+      const floor = await startHttpFloor(demo.url);
+      servers.push(floor);
+      const direct: LoadSpec = { label: `direct, legacy (${LEGACY} session)`, url: demo.url, request: legacyRequest(await openSession(demo.url), "tools/call", echoParams), cpuPid: demo.proc.pid };
+      const floorSpec: LoadSpec = { label: `${FLOOR_LABEL} hono + undici relay, legacy`, url: floor.url, request: legacyRequest(await openSession(floor.url), "tools/call", echoParams), cpuPid: floor.proc.pid };
+      const legacy: LoadSpec = { label: "through taskgate, legacy", url: gate.url, request: legacyRequest(await openSession(gate.url), "tools/call", echoParams), cpuPid: gate.proc.pid };
+      const modern: LoadSpec = { label: `through taskgate, modern (${MODERN})`, url: gate.url, request: modernRequest("tools/call", "echo", echoParams), cpuPid: gate.proc.pid };
+      const loaded = await rows(ctx, out, [direct, floorSpec, legacy, modern], ctx.load.connections);
+      const single = await rows(ctx, out, [direct, floorSpec, legacy, modern], 1);
+      for (const [wire, i] of [["legacy", 2], ["modern", 3]] as const) judge(out, wire, [loaded[0]!, loaded[i]!], [single[0]!, single[i]!]);
     } finally {
       await Promise.all(servers.map((s) => s.proc.stop()));
     }
   },
 };
 
+/** [direct, floor, legacy, modern] in turns (BENCH_ROUNDS), the taskgate rows held against the floor. */
 async function rows(ctx: BenchContext, out: ScenarioOutput, specs: LoadSpec[], connections: number): Promise<Measurement[]> {
-  const measured: Measurement[] = [];
-  for (const spec of specs) measured.push(out.add(await measure({ ...spec, label: `${spec.label}, ${connections} conn.` }, { ...ctx.load, connections })));
+  const labelled = specs.map((spec) => ({ ...spec, label: `${spec.label}, ${connections} conn.` }));
+  const measured = await measureTogether(labelled, { ...ctx.load, connections }, ctx.rounds);
+  for (const i of [2, 3]) againstFloor(measured[i]!, measured[1]!);
+  for (const m of measured) out.add(m);
   return measured;
 }
 

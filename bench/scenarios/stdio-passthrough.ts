@@ -1,6 +1,7 @@
-import { measure, round, type Measurement } from "../lib/load.js";
+import { againstFloor, FLOOR_LABEL, startStdioFloor } from "../lib/floors.js";
+import { measure, measureTogether, round, type Measurement } from "../lib/load.js";
 import { childPids, rssMiB } from "../lib/probe.js";
-import { echoParams, legacyRequest, modernRequest, openSession } from "../lib/mcp.js";
+import { echoParams, LEGACY, legacyRequest, MODERN, modernRequest, openSession } from "../lib/mcp.js";
 import type { Scenario, ScenarioOutput } from "../lib/result.js";
 import { demoStdio, startGateway, startHono, startMcpProxy, type Server } from "../lib/servers.js";
 import { addedMs, ratio, times } from "./compare.js";
@@ -8,13 +9,15 @@ import { addedMs, ratio, times } from "./compare.js";
 /**
  * d. The same echo on a stdio upstream: through taskgate, through mcp-proxy (the usual way to put
  * a stdio server on HTTP), and a bare hono endpoint answering the same JSON-RPC call by itself,
- * which is the ceiling for anything built on that stack. Both wires where the proxy serves both.
- * taskgate runs twice: with its default isolation (a pool of processes, one call each) and with
- * `isolation: shared` (one process for every call), so the pool's cost is a ratio of this run.
+ * which is the ceiling for anything built on that stack, and the floor of issue 16: a minimal hono
+ * relay to the same stdio server. Both wires where the proxy serves both. taskgate runs twice:
+ * with its default isolation (a pool of processes, one call each) and with `isolation: shared`
+ * (one process for every call), measured in the same rounds, so the pool's cost is a ratio of
+ * this run.
  */
 export const stdioPassthrough: Scenario = {
   id: "d",
-  title: "fast tool (echo) on a stdio upstream: taskgate vs mcp-proxy vs bare hono",
+  title: "fast tool (echo) on a stdio upstream: taskgate vs its floor, mcp-proxy and bare hono",
   goals: {
     "stdio passthrough vs mcp-proxy (legacy)": "≥ 5× mcp-proxy",
     "stdio passthrough vs bare hono (legacy)": "≥ 0.4× bare hono",
@@ -31,20 +34,27 @@ export const stdioPassthrough: Scenario = {
       servers.push(proxy);
       const hono = await startHono();
       servers.push(hono);
+      const floor = await startStdioFloor();
+      servers.push(floor);
       const modern = modernRequest("tools/call", "echo", echoParams);
-      const tgLegacy = out.add(await measure({ label: "taskgate, legacy", url: gate.url, request: legacyRequest(await openSession(gate.url), "tools/call", echoParams) }, ctx.load));
-      const tgModern = out.add(await measure({ label: "taskgate, modern", url: gate.url, request: modern }, ctx.load));
+      const [floorRow, tgLegacy, tgModern, shLegacy, shModern] = await measureTogether([
+        { label: `${FLOOR_LABEL} hono relay to the stdio echo server`, url: floor.url, request: legacyRequest("unused", "tools/call", echoParams), cpuPid: floor.proc.pid },
+        { label: `taskgate, legacy (${LEGACY} session)`, url: gate.url, request: legacyRequest(await openSession(gate.url), "tools/call", echoParams), cpuPid: gate.proc.pid },
+        { label: `taskgate, modern (${MODERN})`, url: gate.url, request: modern, cpuPid: gate.proc.pid },
+        { label: `taskgate isolation: shared, legacy (${LEGACY} session)`, url: shared.url, request: legacyRequest(await openSession(shared.url), "tools/call", echoParams), cpuPid: shared.proc.pid },
+        { label: `taskgate isolation: shared, modern (${MODERN})`, url: shared.url, request: modern, cpuPid: shared.proc.pid },
+      ], ctx.load, ctx.rounds);
       const poolRss = upstreamRss(gate);
-      const shLegacy = out.add(await measure({ label: "taskgate isolation: shared, legacy", url: shared.url, request: legacyRequest(await openSession(shared.url), "tools/call", echoParams) }, ctx.load));
-      const shModern = out.add(await measure({ label: "taskgate isolation: shared, modern", url: shared.url, request: modern }, ctx.load));
       const sharedRss = upstreamRss(shared);
-      const pxLegacy = out.add(await measure({ label: "mcp-proxy, legacy", url: proxy.url, request: legacyRequest(await openSession(proxy.url), "tools/call", echoParams) }, ctx.load));
-      const pxModern = await optional(out, () => measure({ label: "mcp-proxy, modern", url: proxy.url, request: modern }, ctx.load));
-      const bare = out.add(await measure({ label: "bare hono POST /rpc", url: `${hono.url}/rpc`, request: legacyRequest("unused", "tools/call", echoParams) }, ctx.load));
-      compare(out, "legacy", tgLegacy, pxLegacy, bare);
-      if (pxModern) compare(out, "modern", tgModern, pxModern, bare);
-      isolation(out, [tgLegacy, tgModern], [shLegacy, shModern], poolRss, sharedRss);
-      targets(out, tgLegacy, pxLegacy, bare);
+      out.add(floorRow!);
+      for (const row of [tgLegacy!, tgModern!, shLegacy!, shModern!]) out.add(againstFloor(row, floorRow!));
+      const pxLegacy = out.add(await measure({ label: "mcp-proxy, legacy", url: proxy.url, request: legacyRequest(await openSession(proxy.url), "tools/call", echoParams), cpuPid: proxy.proc.pid }, ctx.load));
+      const pxModern = await optional(out, () => measure({ label: "mcp-proxy, modern", url: proxy.url, request: modern, cpuPid: proxy.proc.pid }, ctx.load));
+      const bare = out.add(await measure({ label: "bare hono POST /rpc", url: `${hono.url}/rpc`, request: legacyRequest("unused", "tools/call", echoParams), cpuPid: hono.proc.pid }, ctx.load));
+      compare(out, "legacy", tgLegacy!, pxLegacy, bare);
+      if (pxModern) compare(out, "modern", tgModern!, pxModern, bare);
+      isolation(out, [tgLegacy!, tgModern!], [shLegacy!, shModern!], poolRss, sharedRss);
+      targets(out, tgLegacy!, pxLegacy, bare);
     } finally {
       await Promise.all(servers.map((s) => s.proc.stop()));
     }

@@ -1,3 +1,4 @@
+import { cpuMicros } from "../lib/cpu.js";
 import { round } from "../lib/load.js";
 import type { Scenario } from "../lib/result.js";
 import { demoStdio, startGateway, type Server } from "../lib/servers.js";
@@ -24,8 +25,10 @@ export const taskThroughput: Scenario = {
         upstreams: [demoStdio()],
       });
       servers.push(gate);
+      const cpuBefore = cpuMicros(gate.proc.pid);
       const created = await createFor(gate.url, ctx.load.durationS * 1000);
       const ended = await pool(created.taskIds, CONCURRENCY, (id) => untilEnded(gate.url, id, 30_000).catch((err: Error) => `error: ${err.message}`));
+      const cpuAfter = cpuMicros(gate.proc.pid);
       const completed = ended.filter((s) => s === "completed").length;
       out.figure("concurrency", CONCURRENCY);
       out.figure("calls detached into tasks", created.taskIds.length);
@@ -33,6 +36,8 @@ export const taskThroughput: Scenario = {
       out.figure("failed calls", created.failed);
       out.figure("tasks polled to completed", completed);
       out.figure("tasks created and completed per second", round(completed / ctx.load.durationS, 0));
+      if (cpuBefore !== undefined && cpuAfter !== undefined && completed > 0)
+        out.figure("taskgate CPU-µs per task (created, detached, completed, polled until completed)", round((cpuAfter - cpuBefore) / completed, 0));
       if (created.failed) out.note(`first failure: ${created.firstError}`);
       if (created.taskIds.length === 0) throw new Error(created.firstError ?? "no call became a task");
     } finally {

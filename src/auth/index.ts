@@ -20,5 +20,10 @@ export async function createAuthenticator(config: AuthConfig): Promise<Authentic
       return JwtAuthenticator.create(config.jwt);
     case "header":
       return new HeaderAuthenticator(config.header);
+    case "oauth": {
+      // Loaded only in this mode: the OAuth client library is of no use to the others.
+      const { OAuthAuthenticator } = await import("./oauth/oauth.js");
+      return new OAuthAuthenticator(config.oauth);
+    }
   }
 }

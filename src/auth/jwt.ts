@@ -1,6 +1,6 @@
 import { createLocalJWKSet, errors, importSPKI, jwtVerify, type JWTVerifyGetKey } from "jose";
 import type { AuthConfig } from "../config/security-schema.js";
-import { bearerToken, MISSING, userPrincipal, type AuthRequest, type AuthResult, type Authenticator } from "./types.js";
+import { bearerToken, grantedScopes, MISSING, userPrincipal, type AuthRequest, type AuthResult, type Authenticator } from "./types.js";
 
 type JwtConfig = AuthConfig["jwt"];
 type Key = Uint8Array | Awaited<ReturnType<typeof importSPKI>> | JWTVerifyGetKey;
@@ -40,7 +40,7 @@ export class JwtAuthenticator implements Authenticator {
       const { payload } = await jwtVerify(presented.token, this.key as Uint8Array, this.options());
       const name = payload[this.config.principalClaim];
       if (typeof name !== "string" || name === "") return invalid(`the token has no '${this.config.principalClaim}' claim`);
-      return { ok: true, principal: userPrincipal(name) };
+      return { ok: true, principal: userPrincipal(name), scopes: grantedScopes(payload) };
     } catch (err) {
       return invalid(reason(err));
     }
@@ -58,12 +58,12 @@ export class JwtAuthenticator implements Authenticator {
   }
 }
 
-function invalid(description: string): AuthResult {
+export function invalid(description: string): AuthResult {
   return { ok: false, error: "invalid_token", description };
 }
 
 /** Says what is wrong with the token, never echoing it or its claims' values. */
-function reason(err: unknown): string {
+export function reason(err: unknown): string {
   if (err instanceof errors.JWTExpired) return "the token has expired";
   if (err instanceof errors.JWTClaimValidationFailed) return `the token's '${err.claim}' claim is not accepted`;
   if (err instanceof errors.JWSSignatureVerificationFailed) return "the token's signature does not verify";

@@ -9,18 +9,22 @@ export interface AuthRequest {
   header(name: string): string | undefined;
   /** The TCP peer (the proxy, behind one); undefined when unknown. */
   remoteAddress: string | undefined;
+  /** The canonical URL of the MCP endpoint being called (RFC 8707 resource), for audience binding. */
+  resource?: string;
 }
 
 /**
  * `principal` undefined: auth mode `none`, nobody is identified (legacy sessions then bind to
- * themselves, the modern wire to one shared principal).
+ * themselves, the modern wire to one shared principal). `scopes`: what the token grants, from
+ * the modes whose tokens carry scopes (jwt, oauth); undefined elsewhere.
+ * `unavailable`: the token could not be checked because the issuer did not answer (503, not 401).
  */
 export type AuthResult =
-  | { ok: true; principal?: string }
-  | { ok: false; error: "invalid_request" | "invalid_token"; description: string };
+  | { ok: true; principal?: string; scopes?: ReadonlySet<string> }
+  | { ok: false; error: "invalid_request" | "invalid_token" | "unavailable"; description: string };
 
 export interface Authenticator {
-  readonly mode: "none" | "bearer" | "jwt" | "header";
+  readonly mode: "none" | "bearer" | "jwt" | "header" | "oauth";
   authenticate(req: AuthRequest): Promise<AuthResult>;
 }
 
@@ -38,3 +42,16 @@ export function bearerToken(req: AuthRequest): { token: string } | { missing: tr
 }
 
 export const MISSING: AuthResult = { ok: false, error: "invalid_request", description: "credentials are required" };
+
+/**
+ * The scopes a token grants: `scope` (RFC 9068 §2.2.3, RFC 7662: space-separated) or `scp`
+ * (Entra ID and others: a string or an array of strings).
+ */
+export function grantedScopes(claims: Record<string, unknown>): ReadonlySet<string> {
+  const found = new Set<string>();
+  for (const value of [claims["scope"], claims["scp"]]) {
+    if (typeof value === "string") value.split(" ").forEach((s) => s && found.add(s));
+    else if (Array.isArray(value)) value.forEach((s) => typeof s === "string" && s && found.add(s));
+  }
+  return found;
+}

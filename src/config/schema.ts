@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { UpstreamScopes } from "./oauth-schema.js";
 import { AuthSchema, LimitsSchema } from "./security-schema.js";
 
 /**
@@ -17,6 +18,7 @@ const ToolPolicy = z
       .boolean()
       .optional()
       .describe("Run the call again on a live replica when its owner stops (needs tasks.maxAttempts > 1). Omitted: the upstream's readOnlyHint/idempotentHint annotations decide."),
+    scopes: z.array(z.string().min(1)).default([]).describe("Scopes a token must hold to call this tool (auth modes oauth and jwt); checked before the call reaches the upstream."),
   })
   .strict();
 
@@ -54,7 +56,8 @@ const Upstream = z
     path: z.string().startsWith("/").default("/mcp").describe("Where clients reach it on the main listener; unique."),
     stdio: StdioUpstream.optional().describe("A child process speaking MCP over stdio (give this or http)."),
     http: HttpUpstream.optional().describe("A Streamable HTTP URL (give this or stdio)."),
-    tools: z.record(z.string(), ToolPolicy).default({}).describe("Per-tool task policy, by tool name."),
+    tools: z.record(z.string(), ToolPolicy).default({}).describe("Per-tool task policy and scopes, by tool name."),
+    scopes: UpstreamScopes.describe("Scopes a token must hold (auth modes oauth and jwt): for every request, and per method."),
     isolation: z
       .enum(["pool", "shared", "per-call"])
       .default("pool")
@@ -198,9 +201,28 @@ export const ConfigSchema = z
       ctx.addIssue({ code: "custom", path: ["store", "cluster"], message: "give either store.redisUrl or store.cluster, not both" });
     if (c.admin.port !== undefined && c.admin.token === undefined)
       ctx.addIssue({ code: "custom", path: ["admin", "token"], message: "is required when admin.port is set (or set TASKGATE_ADMIN_TOKEN)" });
+    // Token passthrough (https://modelcontextprotocol.io/specification/2025-11-25/basic/security_best_practices#token-passthrough):
+    // a token issued for taskgate's resource goes upstream only where the upstream is that resource too.
+    if (c.auth.mode === "oauth")
+      c.upstreams.forEach((u, i) => {
+        if (u.http?.forwardAuthorization && !(c.auth.oauth.audience ?? []).includes(u.http.url))
+          ctx.addIssue({
+            code: "custom",
+            path: ["upstreams", i, "http", "forwardAuthorization"],
+            message: "would hand tokens issued for taskgate to another resource (token passthrough); give the upstream its own credentials in http.headers, or, if it is the same resource, list its URL in auth.oauth.audience",
+          });
+      });
+    if (c.auth.mode !== "oauth" && c.auth.mode !== "jwt")
+      c.upstreams.forEach((u, i) => {
+        if (hasScopes(u)) ctx.addIssue({ code: "custom", path: ["upstreams", i, "scopes"], message: "scopes need auth.mode oauth or jwt (only tokens carry scopes)" });
+      });
     if (c.tasks.defaultTtlMs > c.tasks.maxTtlMs)
       ctx.addIssue({ code: "custom", path: ["tasks", "defaultTtlMs"], message: "must not exceed tasks.maxTtlMs" });
   });
+
+function hasScopes(u: { scopes: { required: string[]; methods: Record<string, string[]> }; tools: Record<string, { scopes: string[] }> }): boolean {
+  return u.scopes.required.length > 0 || Object.keys(u.scopes.methods).length > 0 || Object.values(u.tools).some((t) => t.scopes.length > 0);
+}
 
 export type Config = z.infer<typeof ConfigSchema>;
 export type ConfigInput = z.input<typeof ConfigSchema>;

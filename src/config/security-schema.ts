@@ -1,5 +1,6 @@
 import { isIP } from "node:net";
 import { z } from "zod";
+import { OAuthAuth } from "./oauth-schema.js";
 
 /**
  * Who may call, and how much one caller may hold: the `auth` and `limits` sections of the one
@@ -56,11 +57,12 @@ const HeaderAuth = z
 
 export const AuthSchema = z
   .object({
-    mode: z.enum(["none", "bearer", "jwt", "header"]).default("none").describe("none is for development only and is warned about at start."),
+    mode: z.enum(["none", "bearer", "jwt", "header", "oauth"]).default("none").describe("none is for development only and is warned about at start; oauth: tokens from an identity provider, discoverable by MCP clients."),
     realm: z.string().min(1).default("taskgate").describe("The realm named in WWW-Authenticate."),
     bearer: BearerAuth,
     jwt: JwtAuth,
     header: HeaderAuth,
+    oauth: OAuthAuth,
   })
   .strict()
   .prefault({})
@@ -69,6 +71,8 @@ export const AuthSchema = z
       ctx.addIssue({ code: "custom", path: ["bearer", "tokens"], message: "bearer mode needs at least one token" });
     if (auth.mode === "header" && auth.header.trustedProxies.length === 0)
       ctx.addIssue({ code: "custom", path: ["header", "trustedProxies"], message: "header mode needs the addresses of the trusted proxies" });
+    if (auth.mode === "oauth" && auth.oauth.issuer === undefined)
+      ctx.addIssue({ code: "custom", path: ["oauth", "issuer"], message: "oauth mode needs the issuer of the authorization server" });
     const { secret, publicKey, publicKeyFile, jwks, jwksFile } = auth.jwt;
     const keys = [secret, publicKey ?? publicKeyFile, jwks ?? jwksFile].filter((k) => k !== undefined);
     if (auth.mode === "jwt" && keys.length !== 1)

@@ -4,16 +4,26 @@ import type { Authenticator, AuthResult } from "../auth/index.js";
 import type { Audit } from "../observability/audit.js";
 import { GatewayError } from "./errors.js";
 import type { ObservedEnv } from "./observe.js";
+import type { ResourceChallenge } from "./resource-metadata.js";
+import { insufficientScope, quoted } from "./scope-guard.js";
 
 /** What the auth step leaves on the request for the routes: the caller, once, from one place. */
-export type CallerEnv = { Variables: { principal: string | undefined } } & ObservedEnv;
+export type CallerEnv = { Variables: { principal: string | undefined; scopes: ReadonlySet<string> | undefined } } & ObservedEnv;
+
+/** What the challenges of one endpoint name: its resource metadata (oauth mode) and the scopes every request needs. */
+export interface EndpointChallenge {
+  resource: ResourceChallenge | undefined;
+  requiredScopes: readonly string[];
+}
 
 /**
  * Authenticate every request to an MCP path before anything else reads it. Missing or bad
  * credentials get 401 with a `WWW-Authenticate` challenge (RFC 6750 §3; MCP authorization,
- * Streamable HTTP) and an audit line; nothing of the credential is echoed or logged.
+ * Streamable HTTP) and an audit line; nothing of the credential is echoed or logged. In oauth mode
+ * the challenge names the resource metadata (RFC 9728 §5.1), so a client can find where to get a
+ * token. A token without the endpoint's required scopes gets 403 `insufficient_scope`.
  */
-export function authGuard(auth: Authenticator, realm: string, audit: Audit): MiddlewareHandler<CallerEnv> {
+export function authGuard(auth: Authenticator, realm: string, audit: Audit, endpoint: EndpointChallenge): MiddlewareHandler<CallerEnv> {
   return async (c, next) => {
     // The peer address is read only by the modes that ask for it: getConnInfo builds objects per call.
     const result = await auth.authenticate({
@@ -21,21 +31,35 @@ export function authGuard(auth: Authenticator, realm: string, audit: Audit): Mid
       get remoteAddress() {
         return remoteAddress(c);
       },
+      ...(endpoint.resource ? { resource: endpoint.resource.resource() } : {}),
     });
     if (!result.ok) {
       audit.record("auth.failed", undefined, { mode: auth.mode, reason: result.description });
-      return new GatewayError("unauthorized", result.description).toResponse(null, { "www-authenticate": challenge(realm, result) });
+      if (result.error === "unavailable") return new GatewayError("auth_unavailable").toResponse(null, { "retry-after": "5" });
+      return new GatewayError("unauthorized", result.description).toResponse(null, { "www-authenticate": challenge(realm, result, endpoint) });
+    }
+    const refused = insufficientScope(endpoint.requiredScopes, result.scopes, realm, endpoint.resource);
+    if (refused) {
+      audit.record("auth.failed", undefined, { mode: auth.mode, reason: "insufficient scope" });
+      return refused.toResponse();
     }
     c.set("principal", result.principal);
+    c.set("scopes", result.scopes);
     await next();
   };
 }
 
-/** RFC 6750 §3: a request without credentials gets no error code; a rejected one says why. */
-export function challenge(realm: string, failure: Extract<AuthResult, { ok: false }>): string {
-  const quoted = (s: string) => `"${s.replace(/["\\\r\n]/g, "")}"`;
-  if (failure.description === "credentials are required") return `Bearer realm=${quoted(realm)}`;
-  return `Bearer realm=${quoted(realm)}, error=${quoted(failure.error)}, error_description=${quoted(failure.description)}`;
+/**
+ * RFC 6750 §3: a request without credentials gets no error code; a rejected one says why. With a
+ * resource, `resource_metadata` (RFC 9728 §5.1) and the scopes every request needs (MCP
+ * authorization, Protected Resource Metadata Discovery Requirements).
+ */
+export function challenge(realm: string, failure: Extract<AuthResult, { ok: false }>, endpoint?: EndpointChallenge): string {
+  const parts = [`realm=${quoted(realm)}`];
+  if (failure.description !== "credentials are required") parts.push(`error=${quoted(failure.error)}`, `error_description=${quoted(failure.description)}`);
+  if (endpoint?.resource) parts.push(`resource_metadata=${quoted(endpoint.resource.metadataUrl())}`);
+  if (endpoint && endpoint.requiredScopes.length > 0) parts.push(`scope=${quoted(endpoint.requiredScopes.join(" "))}`);
+  return `Bearer ${parts.join(", ")}`;
 }
 
 /** The TCP peer; undefined when the request did not come through the Node server (in-process use). */

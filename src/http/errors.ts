@@ -17,6 +17,9 @@ export const ERRORS = {
   origin_forbidden: { code: -32600, status: 403, message: "Forbidden: Origin not allowed" },
   host_forbidden: { code: -32600, status: 403, message: "Forbidden: Host not allowed" },
   unauthorized: { code: -32600, status: 401, message: "Unauthorized" },
+  // RFC 6750 §3.1: a valid token without the scope the request needs.
+  insufficient_scope: { code: -32600, status: 403, message: "Forbidden: insufficient scope" },
+  auth_unavailable: { code: -32603, status: 503, message: "Service Unavailable: the token could not be checked" },
   // Limits (README "Security"): -32000 is in the implementation-defined range (digest §3.1).
   rate_limited: { code: -32000, status: 429, message: "Too Many Requests" },
   too_many_tasks: { code: -32000, status: 429, message: "Too many active tasks for this caller" },
@@ -52,6 +55,8 @@ export class GatewayError extends Error {
     readonly kind: ErrorKind,
     detail?: string,
     readonly data?: unknown,
+    /** Headers the answer carries whoever renders it (a challenge). */
+    readonly headers: Record<string, string> = {},
   ) {
     const row = ERRORS[kind];
     super(detail ? `${row.message}: ${detail}` : row.message);
@@ -68,7 +73,7 @@ export class GatewayError extends Error {
   }
 
   toResponse(id: JsonRpcId | null = null, headers: Record<string, string> = {}): Response {
-    return Response.json(this.toBody(id), { status: this.status, headers });
+    return Response.json(this.toBody(id), { status: this.status, headers: { ...this.headers, ...headers } });
   }
 }
 

@@ -15,6 +15,8 @@ import { GatewayError } from "./errors.js";
 import { hostGuard, jsonContentType, originGuard } from "./guards.js";
 import { noteMethod, observeRequests } from "./observe.js";
 import { parseAccept } from "./reply.js";
+import type { ProtectedResources } from "./resource-metadata.js";
+import { insufficientScope, NO_SCOPES, scopesFor, type ScopePolicy } from "./scope-guard.js";
 
 export interface HttpOptions {
   maxBodyBytes: number;
@@ -30,6 +32,8 @@ export interface Security {
   audit: Audit;
   limits: CallerLimits;
   listenHost: string;
+  /** auth mode oauth: each endpoint's protected resource metadata (RFC 9728). */
+  resources?: ProtectedResources;
 }
 
 /** Methods whose answer is a stream that stays open: refused up front when the caller holds too many. */
@@ -42,6 +46,8 @@ export interface Endpoint {
   front: Front;
   /** `http.forwardAuthorization`: hand the client's own Authorization header inward with its request. */
   forwardAuthorization?: boolean;
+  /** Scopes a token needs for this endpoint, its methods and its tools (auth modes oauth, jwt). */
+  scopes?: ScopePolicy;
 }
 
 export interface Health {
@@ -65,6 +71,7 @@ export function buildHttpApp(endpoints: readonly Endpoint[], health: Health, opt
     const problems = await health.problems();
     return c.json(problems.length ? { status: "not ready", problems } : { status: "ready" }, problems.length ? 503 : 200);
   });
+  security.resources?.mount(app, endpoints.map((e) => e.path));
   for (const endpoint of endpoints) {
     app.use(endpoint.path, observeRequests(endpoint.name, metrics, logger));
     mount(app, endpoint, options, logger, security, health);
@@ -81,12 +88,13 @@ export function buildHttpApp(endpoints: readonly Endpoint[], health: Health, opt
  * Steps in order: Host, Origin, authentication (the principal), then per method. Every entry point
  * below receives `principal` from the one auth step; a new one binds by passing it on.
  */
-function mount(app: Hono<CallerEnv>, { path, front, forwardAuthorization }: Endpoint, options: HttpOptions, logger: Logger, security: Security, health: Health): void {
+function mount(app: Hono<CallerEnv>, { path, front, forwardAuthorization, scopes = NO_SCOPES }: Endpoint, options: HttpOptions, logger: Logger, security: Security, health: Health): void {
   const tooLarge = () => new GatewayError("payload_too_large", `the limit is ${options.maxBodyBytes} bytes`).toResponse();
   const { limits } = security;
+  const resource = security.resources?.challengeFor(path);
   app.use(path, hostGuard(options.allowedHosts, security.listenHost));
   app.use(path, originGuard(options.allowedOrigins));
-  app.use(path, authGuard(security.auth, security.realm, security.audit));
+  app.use(path, authGuard(security.auth, security.realm, security.audit, { resource, requiredScopes: scopes.required }));
   app.post(path, jsonContentType, bodySizeLimit(options.maxBodyBytes, tooLarge), async (c) => {
     const accepts = parseAccept(c.req.header("accept"));
     if (!accepts.json && !accepts.sse)
@@ -98,6 +106,12 @@ function mount(app: Hono<CallerEnv>, { path, front, forwardAuthorization }: Endp
     const key = limitKey(principal, c.req.header("mcp-session-id"));
     const method = "method" in decoded.message ? decoded.message.method : "";
     noteMethod(c.get("logContext"), method || undefined);
+    // Per method and per tool, before anything reaches the upstream or the task store.
+    const refused = insufficientScope(scopesFor(scopes, decoded.message, c.req.header("mcp-name")), c.get("scopes"), security.realm, resource);
+    if (refused) {
+      security.audit.record("auth.failed", principal, { mode: security.auth.mode, reason: "insufficient scope", method });
+      return refused.toResponse(id);
+    }
     // Draining: the load balancer has seen /readyz fail; a new session belongs on another replica.
     if (health.draining() && method === "initialize") return new GatewayError("shutting_down").toResponse(id);
     try {

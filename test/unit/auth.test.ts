@@ -44,7 +44,13 @@ describe("jwt mode", () => {
 
   it("accepts a valid HS256 token and names the principal from `sub`", async () => {
     const auth = await createAuthenticator(hsConfig);
-    expect(await auth.authenticate(bearer(await hs256(good, { expiresIn: "5m" })))).toEqual({ ok: true, principal: "user:alice" });
+    expect(await auth.authenticate(bearer(await hs256(good, { expiresIn: "5m" })))).toEqual({ ok: true, principal: "user:alice", scopes: new Set() });
+  });
+
+  it("reads the granted scopes from `scope` (space-separated) and `scp` (string or array)", async () => {
+    const auth = await createAuthenticator(hsConfig);
+    const both = await auth.authenticate(bearer(await hs256({ ...good, scope: "mcp  deploy", scp: ["tasks.cancel", 7] }, { expiresIn: "5m" })));
+    expect(both).toEqual({ ok: true, principal: "user:alice", scopes: new Set(["mcp", "deploy", "tasks.cancel"]) });
   });
 
   it("rejects an expired token, a wrong audience or issuer, a wrong signature, a future nbf and a token without exp", async () => {
@@ -73,13 +79,13 @@ describe("jwt mode", () => {
     const rs = await generateKeyPair("RS256");
     const rsAuth = await createAuthenticator(config({ mode: "jwt", jwt: { publicKey: await exportSPKI(rs.publicKey), principalClaim: "email" } }));
     const rsToken = await new SignJWT({ email: "bob@example.com" }).setProtectedHeader({ alg: "RS256" }).setExpirationTime("5m").sign(rs.privateKey);
-    expect(await rsAuth.authenticate(bearer(rsToken))).toEqual({ ok: true, principal: "user:bob@example.com" });
+    expect(await rsAuth.authenticate(bearer(rsToken))).toEqual({ ok: true, principal: "user:bob@example.com", scopes: new Set() });
 
     const es = await generateKeyPair("ES256");
     const jwk = { ...(await exportJWK(es.publicKey)), kid: "k1", alg: "ES256" };
     const esAuth = await createAuthenticator(config({ mode: "jwt", jwt: { jwks: { keys: [jwk] } } }));
     const esToken = await new SignJWT({ sub: "carol" }).setProtectedHeader({ alg: "ES256", kid: "k1" }).setExpirationTime("5m").sign(es.privateKey);
-    expect(await esAuth.authenticate(bearer(esToken))).toEqual({ ok: true, principal: "user:carol" });
+    expect(await esAuth.authenticate(bearer(esToken))).toEqual({ ok: true, principal: "user:carol", scopes: new Set() });
     const other = await generateKeyPair("ES256");
     const forged = await new SignJWT({ sub: "carol" }).setProtectedHeader({ alg: "ES256", kid: "k1" }).setExpirationTime("5m").sign(other.privateKey);
     expect(await esAuth.authenticate(bearer(forged))).toMatchObject({ ok: false, error: "invalid_token" });

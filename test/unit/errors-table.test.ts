@@ -14,6 +14,8 @@ describe("the errors table", () => {
       origin_forbidden: [-32600, 403],
       host_forbidden: [-32600, 403],
       unauthorized: [-32600, 401],
+      insufficient_scope: [-32600, 403],
+      auth_unavailable: [-32603, 503],
       rate_limited: [-32000, 429],
       too_many_tasks: [-32000, 429],
       too_many_streams: [-32000, 429],

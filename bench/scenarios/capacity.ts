@@ -1,0 +1,72 @@
+import { round } from "../lib/load.js";
+import type { BenchContext, ScenarioOutput } from "../lib/result.js";
+import { demoStdio, startGateway, type Server } from "../lib/servers.js";
+import { getTask } from "../lib/tasks.js";
+import { sleep } from "../lib/wait.js";
+
+/** The defaults an operator runs with (src/config/schema.ts): lease renewed every third of it. */
+const DEFAULT_LEASE_MS = 15_000;
+const DEFAULT_REAPER_INTERVAL_MS = 5_000;
+const SWEEPS = 3;
+
+/** What scenario e measured on the replica holding the calls. */
+export interface Held {
+  tasks: number;
+  restRssMiB: number;
+  rssMiB: number;
+  redisBytesPerTask: number;
+  /** Commands and lease renewals (EVALSHA) Redis ran per renewal interval with `tasks` held, and that interval. */
+  renewalCommands: number;
+  renewals: number;
+  renewIntervalMs: number;
+  leaseMs: number;
+  keyPrefix: string;
+  /** A held task, read after the sweeps: still working unless a lease lapsed and the reaper ended it. */
+  sampleId: string;
+  url: string;
+}
+
+/**
+ * The capacity model of issue 16 from scenario e's figures: tasks in flight per GB of the
+ * replica's memory and of Redis's, and Redis commands per second per 1,000 tasks in flight with
+ * the default lease and reaper. The holding replica runs with the reaper held off, so a second
+ * replica (the same lease, the default reaper interval) joins and sweeps the held tasks, as one
+ * replica of a deployment does; its share is what Redis ran beyond the measured renewals.
+ */
+export async function capacity(ctx: BenchContext, out: ScenarioOutput, servers: Server[], held: Held): Promise<void> {
+  const sweeper = await startGateway({
+    store: { redisUrl: ctx.redis.url, keyPrefix: held.keyPrefix },
+    tasks: { leaseMs: held.leaseMs, defaultTtlMs: 600_000, reaperIntervalMs: DEFAULT_REAPER_INTERVAL_MS },
+    limits: { maxActiveTasksPerPrincipal: 0 },
+    upstreams: [demoStdio({ sleep: { taskSupport: "required" } })],
+  });
+  servers.push(sweeper);
+  await sleep(DEFAULT_REAPER_INTERVAL_MS); // its first sweep has run
+  const windowMs = SWEEPS * DEFAULT_REAPER_INTERVAL_MS;
+  const before = await ctx.redis.commandCalls();
+  await sleep(windowMs);
+  const after = await ctx.redis.commandCalls();
+  out.figure("a sampled task's status after the sweeps", String((await getTask(held.url, held.sampleId)).status));
+  let total = 0;
+  for (const [name, n] of after) if (name !== "info") total += n - (before.get(name) ?? 0);
+  const perS = total / (windowMs / 1000);
+  const renewalPerS = held.renewalCommands / (held.renewIntervalMs / 1000);
+  const reaperPerSweep = Math.max(0, (perS - renewalPerS) * (DEFAULT_REAPER_INTERVAL_MS / 1000));
+  const per1000 = (x: number) => round((x / held.tasks) * 1000, 1);
+  // At the defaults: each task renewed every DEFAULT_LEASE_MS / 3, one sweep every
+  // DEFAULT_REAPER_INTERVAL_MS. Renewal is counted per task renewed: on a loaded machine a
+  // renewal pass may outlast the scenario's short interval, and fewer tasks are renewed per interval.
+  const commandsPerRenewal = held.renewals > 0 ? held.renewalCommands / held.renewals : 0;
+  const renewalDefault = (commandsPerRenewal * held.tasks) / (DEFAULT_LEASE_MS / 3 / 1000);
+  const reaperDefault = reaperPerSweep / (DEFAULT_REAPER_INTERVAL_MS / 1000);
+  const grownMB = (held.rssMiB - held.restRssMiB) * 1.048576;
+  out.figure(`Redis commands per second with ${held.tasks} held (renewal every ${held.renewIntervalMs} ms, a second replica sweeping every ${DEFAULT_REAPER_INTERVAL_MS} ms)`, round(perS, 0));
+  out.figure(`reaper and the second replica: Redis commands per sweep with ${held.tasks} tasks`, round(reaperPerSweep, 0));
+  out.figure("Redis commands per lease renewal of one task", round(commandsPerRenewal, 2));
+  if (held.renewals < held.tasks * 0.95) out.note(`lease renewal fell behind its ${held.renewIntervalMs} ms interval: ${round(held.renewals, 0)} of ${held.tasks} tasks renewed per interval (a loaded machine); the model counts commands per renewal`);
+  out.figure("capacity: tasks in flight per GB of taskgate RSS (growth over rest)", grownMB > 0 ? round((held.tasks / grownMB) * 1000, 0) : "-");
+  out.figure("capacity: tasks in flight per GB of Redis used_memory", round(1e9 / held.redisBytesPerTask, 0));
+  out.figure("capacity: Redis commands/s per 1,000 tasks in flight at the defaults, lease renewal", per1000(renewalDefault));
+  out.figure("capacity: Redis commands/s per 1,000 tasks in flight at the defaults, reaper", per1000(reaperDefault));
+  out.figure("capacity: Redis commands/s per 1,000 tasks in flight at the defaults, in all", per1000(renewalDefault + reaperDefault));
+}
