@@ -10,7 +10,7 @@ import { TasksA } from "./dialects/tasks-a/handlers.js";
 import { tasksBHandlers } from "./dialects/tasks-b/handlers.js";
 import { SessionCache } from "./dialects/legacy/session-cache.js";
 import { Sessions } from "./dialects/legacy/sessions.js";
-import { upstreamCalls } from "./dialects/passthrough/isolation.js";
+import { upstreamCalls, type UpstreamCalls } from "./dialects/passthrough/isolation.js";
 import { createAuthenticator } from "./auth/index.js";
 import { CallerLimits } from "./http/caller-limits.js";
 import { buildHttpApp, type Endpoint, type Security } from "./http/routes.js";
@@ -83,7 +83,7 @@ export async function startGateway(config: Config, logger: Logger): Promise<Gate
   const httpOptions = { ...config.http, metricsEnabled: config.metrics.enabled };
   const health = {
     // Draining answers 503 at once, before any other check, so load balancers stop sending work.
-    problems: async () => (engine.isDraining ? ["shutting down"] : problems(store, connectors)),
+    problems: async () => (engine.isDraining ? ["shutting down"] : problems(store, connectors, calls)),
     draining: () => engine.isDraining,
   };
   const app = buildHttpApp(endpoints, health, httpOptions, logger, metrics, security);
@@ -93,8 +93,9 @@ export async function startGateway(config: Config, logger: Logger): Promise<Gate
   selfUrl = url;
   logger.info({ url, replicaId, store: store.kind, upstreams: config.upstreams.map((u) => `${u.name} at ${u.path}`) }, "taskgate listening");
   const admin = await startAdmin(engine, config.admin, logger);
-  await startConnectors(connectors, logger);
+  // The pools warm beside their home processes: /readyz waits for both.
   for (const c of calls) c.start();
+  await startConnectors(connectors, logger);
   const closeables = [...connectors, ...calls.flatMap((c) => (c.pool ? [c.pool] : []))];
   const close = async () => {
     await engine.drain(config.tasks.drainMs);
@@ -129,10 +130,11 @@ async function startConnectors(connectors: UpstreamConnector[], logger: Logger):
   });
 }
 
-async function problems(store: Store, connectors: UpstreamConnector[]): Promise<string[]> {
+async function problems(store: Store, connectors: UpstreamConnector[], calls: UpstreamCalls[]): Promise<string[]> {
   const found: string[] = [];
   await store.ping(500).catch((err: unknown) => found.push(`store (${store.kind}): ${(err as Error).message}`));
   for (const c of connectors) if (!c.isReady()) found.push(`upstream '${c.name}': ${c.lastError() ?? "not initialized"}`);
+  for (const c of calls) if (!c.warmed()) found.push(`upstream '${c.relay.connector.name}': its first pooled process is still starting`);
   return found;
 }
 

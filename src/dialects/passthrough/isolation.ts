@@ -16,8 +16,10 @@ export interface UpstreamCalls {
   pool?: PoolCaller;
   /** Said once at start, so an operator sees what each upstream costs. */
   describe: Record<string, unknown>;
-  /** Warm the pool: called once the home processes are up, so warming never slows readiness. */
+  /** Warm the pool (its first process starts beside the home process). */
   start(): void;
+  /** A pooled upstream is ready (/readyz) once its first process was: a call then runs at once. */
+  warmed(): boolean;
 }
 
 /**
@@ -31,7 +33,7 @@ export function upstreamCalls(u: UpstreamConfig, home: UpstreamConnector, logger
   if (!stdio || u.isolation === "shared") {
     const bulkhead = bulkheadOf(u, u.maxInFlight, metrics);
     const relay = new Relay(home, logger, idPrefix, metrics, { bulkhead, questions });
-    return { relay, describe: { isolation: stdio ? "shared" : "by stream (http)", maxInFlight: u.maxInFlight }, start: () => undefined };
+    return { relay, describe: { isolation: stdio ? "shared" : "by stream (http)", maxInFlight: u.maxInFlight }, start: () => undefined, warmed: () => true };
   }
   const reuse = u.isolation === "pool";
   const options: PoolOptions = { size: u.poolSize, warm: reuse ? 1 : Math.min(u.perCallPool, u.poolSize), reuse };
@@ -44,7 +46,7 @@ export function upstreamCalls(u: UpstreamConfig, home: UpstreamConnector, logger
   const caller = new PoolCaller(pool, bulkheadOf(u, u.poolSize, metrics));
   // What a pool process says outside its call (list_changed, resources/updated) reaches the front sessions' streams.
   const relay = new Relay(home, logger, idPrefix, metrics, { calls: caller, questions, streams });
-  return { relay, pool: caller, describe: { isolation: u.isolation, poolSize: u.poolSize, warm: options.warm }, start: () => pool.start() };
+  return { relay, pool: caller, describe: { isolation: u.isolation, poolSize: u.poolSize, warm: options.warm }, start: () => pool.start(), warmed: () => pool.warmed };
 }
 
 function bulkheadOf(u: UpstreamConfig, limit: number, metrics: Metrics): Bulkhead {

@@ -50,6 +50,7 @@ export class StdioPool<M extends PoolMember> {
   private stopping = 0;
   private next = 0;
   private closed = false;
+  private everUp = false;
 
   constructor(
     readonly name: string,
@@ -139,6 +140,7 @@ export class StdioPool<M extends PoolMember> {
     this.growing++;
     try {
       await started(member.connector);
+      this.everUp = true;
       return member;
     } catch (err) {
       await member.connector.close();
@@ -160,6 +162,11 @@ export class StdioPool<M extends PoolMember> {
     // A call waiting for a process gets a new one now rather than after GROW_AFTER_MS.
     next?.(undefined);
     this.refill();
+  }
+
+  /** Once a process of the pool first came up (readiness). */
+  get warmed(): boolean {
+    return this.everUp;
   }
 
   /** Processes by state, for the pool gauge. */
@@ -204,6 +211,7 @@ export class StdioPool<M extends PoolMember> {
     const member = this.member();
     try {
       await started(member.connector);
+      this.everUp = true;
       this.backoff.reset();
       if (this.closed) await member.connector.close();
       else this.idle.push(member);
