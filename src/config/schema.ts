@@ -144,7 +144,7 @@ export const ConfigSchema = z
         defaultTaskSupport: TaskSupport.default("optional").describe("Task policy of tools without one in upstreams[].tools."),
         leaseMs: z.number().int().positive().default(15_000).describe("An owner's lease on a detached call; renewed every third of it."),
         cancelGraceMs: z.number().int().nonnegative().default(3_000).describe("After tasks/cancel, how long a result may still win before the call is abandoned."),
-        inputTimeoutMs: z.number().int().positive().optional().describe("How long an upstream question waits for tasks/update; never longer than the task's TTL (the default)."),
+        inputTimeoutMs: z.number().int().positive().optional().describe("How long an upstream question of a task waits for the client's answer; then the task fails with a message naming this setting. Never longer than the task's TTL (the default)."),
         statusWriteIntervalMs: z.number().int().positive().default(250).describe("Upstream progress is written to statusMessage at most this often."),
         reaperIntervalMs: z.number().int().positive().default(5_000).describe("How often one replica looks for tasks whose owner stopped renewing its lease."),
         maxAttempts: z.number().int().min(1).max(10).default(1).describe("Runs of one call at most. 1: a task whose owner stopped is failed; more: tools safe to repeat run again on a live replica."),

@@ -64,6 +64,11 @@ export interface TaskRecord {
   cancelRequested: boolean;
   /** The client capabilities of the request that created the task (input gating). */
   clientCapabilities: Record<string, unknown>;
+  /**
+   * The legacy-era front session that created it (dialect A): the upstream's questions go to
+   * that session's GET stream and to no other session's, even of the same principal.
+   */
+  frontSession?: string;
   /** Outstanding input requests by key. Keys are never reused for the life of the task. */
   inputRequests: Record<string, InputRequest>;
   /** Answers written by tasks/update (or a dialect-A response) that the owner has not delivered yet. */

@@ -33,6 +33,7 @@ export function newTaskFields(task: NewTask): FieldPairs {
   if (task.statusMessage !== undefined) pairs.push(["statusMessage", task.statusMessage]);
   if (task.upstreamRequestId !== undefined) pairs.push(["upstreamRequestId", task.upstreamRequestId]);
   if (task.parked) pairs.push(["parked", "1"]);
+  if (task.frontSession !== undefined) pairs.push(["frontSession", task.frontSession]);
   return pairs;
 }
 
@@ -68,7 +69,7 @@ const Scalars = z.object({
   id: z.string(), principal: z.string(), dialect: z.enum(["A", "B"]), upstream: z.string(), tool: z.string(),
   status: z.enum(["working", "input_required", "completed", "failed", "cancelled"]),
   statusMessage: z.string().optional(), createdAt: int, lastUpdatedAt: int, ttlMs: int, pollIntervalMs: int,
-  revision: int, owner: z.string(), upstreamRequestId: z.string().optional(),
+  revision: int, owner: z.string(), upstreamRequestId: z.string().optional(), frontSession: z.string().optional(),
   cancelRequested: z.enum(["0", "1"]).transform((v) => v === "1"),
   parked: z.literal("1").optional().transform((v) => v === "1"),
   clientCapabilities: z.string().transform((json) => CapabilitiesJson.parse(JSON.parse(json))),

@@ -1,7 +1,8 @@
-import { taskChannel, type NewTask, type TaskFilter, type TaskRecord } from "../store/contract.js";
+import { type NewTask, type TaskFilter, type TaskRecord } from "../store/contract.js";
 import { Admission, type AdmittedCall } from "./admission.js";
 import { adoptOrphan, drainOwned } from "./handover.js";
 import { OwnedCall } from "./owned-call.js";
+import { principalChannel, watchPrincipal } from "./principal-watch.js";
 import { Owner } from "./owner.js";
 import { Reaper } from "./reaper.js";
 import { RerunPolicy, type UpstreamEntry } from "./rerun-policy.js";
@@ -170,39 +171,11 @@ export class TaskEngine {
   }
 
   /**
-   * Every change of a principal's tasks, from any replica, while the watch lasts: tasks that are
-   * running when it starts, and those created after (announced on the principal's channel).
-   * For dialect A's GET stream (notifications/tasks/status). Returns the function that ends it.
+   * Every change of a principal's tasks, from any replica, while the watch lasts (dialect A's GET
+   * stream). Returns the function that ends it.
    */
-  async watchPrincipal(principal: string, onChange: (task: TaskRecord) => void): Promise<() => Promise<void>> {
-    const { bus } = this.deps.store;
-    const followed = new Map<string, Promise<() => Promise<void>>>();
-    const push = async (taskId: string) => {
-      const task = await this.deps.store.getTask(taskId, principal).catch(() => undefined);
-      if (task) onChange(task);
-      if (!task || isTerminal(task.status)) void followed.get(taskId)?.then((stop) => stop());
-    };
-    const follow = (taskId: string) => {
-      // A subscription the store refused follows nothing; the next hint on the principal's channel tries again.
-      if (!followed.has(taskId))
-        followed.set(
-          taskId,
-          bus.subscribe(taskChannel(taskId), () => void push(taskId)).catch(() => {
-            followed.delete(taskId);
-            return async () => undefined;
-          }),
-        );
-    };
-    const stopNew = await bus.subscribe(principalChannel(principal), (taskId) => {
-      follow(taskId);
-      void push(taskId);
-    });
-    const running = await this.deps.store.listTasks(principal, { limit: 100 }).catch(() => undefined);
-    for (const task of running?.tasks ?? []) if (!isTerminal(task.status)) follow(task.id);
-    return async () => {
-      await stopNew();
-      await Promise.all([...followed.values()].map(async (stop) => (await stop)()));
-    };
+  watchPrincipal(principal: string, onChange: (task: TaskRecord) => void): Promise<() => Promise<void>> {
+    return watchPrincipal(this.deps.store, principal, onChange);
   }
 
   private audited<T>(taskId: string, principal: string | null, found: T | undefined): T | undefined {
@@ -276,10 +249,9 @@ function newTask(call: AdmittedCall, now: number, owner: string, rerunnable: boo
     pollIntervalMs: call.pollIntervalMs,
     owner,
     clientCapabilities: call.client.capabilities,
+    ...(call.frontSession !== undefined ? { frontSession: call.frontSession } : {}),
     // Kept only where a live replica may run the call again if this one stops (opt-in, RerunPolicy).
     ...(rerunnable ? { requestParams: { name: tool, ...(args !== undefined ? { arguments: args } : {}) } } : {}),
   };
 }
 
-/** Where a principal's new tasks are announced (a hint; the store has the truth). */
-const principalChannel = (principal: string) => `principal:${principal}`;

@@ -15,6 +15,8 @@ const RELATED_TASK = "io.modelcontextprotocol/related-task";
 /** How long a question waits: a parked call's (MRTR, §3.14) and a task's have their own bounds. */
 export interface InputTimeouts {
   taskMs: number;
+  /** Whether taskMs is `tasks.inputTimeoutMs` (else what was left of the task's TTL). */
+  taskMsConfigured: boolean;
   parkedMs: number;
 }
 
@@ -27,6 +29,8 @@ export class InputBridge {
     private readonly call: TaskCall,
     private readonly deps: EngineDeps,
     private readonly timeouts: InputTimeouts,
+    /** A task's question went unanswered past its bound: the task fails with this reason (issue 14). */
+    private readonly onTimedOut: (reason: string) => void,
   ) {}
 
   /**
@@ -70,18 +74,31 @@ export class InputBridge {
   private startClock(key: string, parked: boolean): void {
     const entry = this.pending.get(key);
     if (!entry) return;
-    const ms = parked ? this.timeouts.parkedMs : this.timeouts.taskMs;
-    const why = parked ? `the client did not retry within mrtrTimeoutMs (${ms} ms)` : `no answer arrived within inputTimeoutMs (${ms} ms)`;
-    entry.timer = setTimeout(() => void this.expire(key, why), ms);
+    const { parkedMs, taskMs, taskMsConfigured } = this.timeouts;
+    const ms = parked ? parkedMs : taskMs;
+    entry.timer = setTimeout(() => void (parked ? this.expireParked(key, ms) : this.expireTask(key, ms, taskMsConfigured)), ms);
     entry.timer.unref();
   }
 
-  /** Nobody answered in time: the upstream gets an error and the call goes on. */
-  private async expire(key: string, why: string): Promise<void> {
+  /** A parked call's question nobody retried for: the upstream gets an error and the call goes on (README, MRTR). */
+  private async expireParked(key: string, ms: number): Promise<void> {
     if (!this.pending.has(key)) return;
     await this.deps.store
       .transitionTask(this.taskId, { from: NON_TERMINAL, removeInputRequests: [key], leaseToken: this.token, now: this.deps.clock() })
       .catch(() => undefined);
+    await this.refuse(key, `the client did not retry within tasks.mrtrTimeoutMs (${ms} ms)`);
+  }
+
+  /**
+   * A task's question nobody answered in time: the task fails with a message naming the setting,
+   * and the upstream gets an error for the question so its handler can unwind.
+   */
+  private async expireTask(key: string, ms: number, configured: boolean): Promise<void> {
+    if (!this.pending.has(key)) return;
+    const why = configured
+      ? `no answer arrived within tasks.inputTimeoutMs (${ms} ms)`
+      : `no answer arrived before the task's TTL ran out (${ms} ms; tasks.inputTimeoutMs can bound a question sooner)`;
+    this.onTimedOut(why);
     await this.refuse(key, why);
   }
 

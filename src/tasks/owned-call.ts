@@ -107,6 +107,19 @@ export class OwnedCall {
     }
   }
 
+  /**
+   * A question went unanswered past tasks.inputTimeoutMs: the task fails with that reason
+   * whatever the upstream answers now, and the upstream is asked to stop (a cancel, then the
+   * call is abandoned after cancelGraceMs, as for tasks/cancel).
+   */
+  private inputTimedOut(reason: string): void {
+    if (this.failReason !== undefined) return;
+    this.failReason = reason;
+    const { caller, client, request } = this.call;
+    void caller.cancel(client, request.id, reason, { abandon: false });
+    this.later(this.deps.options.cancelGraceMs, () => void caller.cancel(client, request.id, reason));
+  }
+
   private abandon(reason: string): void {
     this.failReason = reason;
     void this.call.caller.cancel(this.call.client, this.call.request.id, reason);
@@ -182,7 +195,9 @@ export class OwnedCall {
       // Bounded by what is left of the task's TTL when the first question arrives.
       const ttlLeft = task.createdAt + task.ttlMs - deps.clock();
       const bound = (ms: number | undefined) => Math.max(1, Math.min(ms ?? ttlLeft, ttlLeft));
-      this.input = new InputBridge(task.id, this.token, this.call, deps, { taskMs: bound(deps.options.inputTimeoutMs), parkedMs: bound(deps.options.mrtrTimeoutMs) });
+      const { inputTimeoutMs, mrtrTimeoutMs } = deps.options;
+      const timeouts = { taskMs: bound(inputTimeoutMs), taskMsConfigured: inputTimeoutMs !== undefined && inputTimeoutMs <= ttlLeft, parkedMs: bound(mrtrTimeoutMs) };
+      this.input = new InputBridge(task.id, this.token, this.call, deps, timeouts, (reason) => this.inputTimedOut(reason));
     }
     return this.input;
   }

@@ -44,6 +44,8 @@ export interface TaskCall {
   ttlMs: number;
   pollIntervalMs: number;
   maxDurationMs?: number;
+  /** The legacy-era front session the call came from (dialect A), kept with the task. */
+  frontSession?: string;
 }
 
 /**

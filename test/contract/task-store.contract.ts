@@ -33,7 +33,7 @@ export function created(task: NewTask): TaskRecord {
 export function describeTasks(current: () => Store): void {
   describe("tasks", () => {
     it("creates a task readable at once by its principal or an operator, as a copy", async () => {
-      const task = newTask({ statusMessage: "queued", upstreamRequestId: '"r-1"' });
+      const task = newTask({ statusMessage: "queued", upstreamRequestId: '"r-1"', frontSession: "session-1" });
       expect(await current().createTask(task, LEASE)).toEqual(created(task));
       task.principal = "changed after create";
       expect(await current().getTask(task.id, "alice")).toEqual(created({ ...task, principal: "alice" }));

@@ -146,10 +146,11 @@ describe("mid-call input without a held connection (dialect B)", () => {
     expect(JSON.stringify(ended)).toContain("did not declare the elicitation capability");
   });
 
-  it("answers the upstream with an error when nobody answers within inputTimeoutMs", async () => {
+  it("fails the task with a message naming tasks.inputTimeoutMs when nobody answers in time", async () => {
     const task = (await modern(b.mcpUrl, "tools/call", { name: "deploy", arguments: { service: "late" } }, { capabilities: ELICIT })).body.result;
     await until(b.mcpUrl, task.taskId, "input_required");
     const failed = await until(b.mcpUrl, task.taskId, "failed");
-    expect(failed.error.message).toContain("inputTimeoutMs");
+    expect(failed.error.message).toContain("tasks.inputTimeoutMs (600 ms)");
+    expect(failed.statusMessage).toContain("tasks.inputTimeoutMs");
   });
 });

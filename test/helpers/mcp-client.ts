@@ -5,8 +5,10 @@ import { ElicitRequestSchema, type ElicitResult } from "@modelcontextprotocol/sd
 
 export interface ConnectOptions {
   /** Answer elicitations with this (declares the elicitation capability). */
-  elicit?: (message: string) => ElicitResult;
+  elicit?: (message: string) => ElicitResult | Promise<ElicitResult>;
   sessionId?: string;
+  /** Sees the JSON-RPC method of every request the client POSTs. */
+  onPost?: (method: string) => void;
   /** The SDK's OAuth client: it discovers the resource and authorization server metadata itself on a 401. */
   authProvider?: OAuthClientProvider;
 }
@@ -17,9 +19,18 @@ export async function connectClient(mcpUrl: string, options: ConnectOptions = {}
   const client = new Client({ name: "taskgate-test", version: "1.0.0" }, { capabilities });
   const { elicit } = options;
   if (elicit) client.setRequestHandler(ElicitRequestSchema, async (req) => elicit(req.params.message));
+  const { onPost } = options;
+  const fetchSeen: typeof fetch = (input, init) => {
+    if (onPost && init?.method === "POST" && typeof init.body === "string") {
+      const method = (JSON.parse(init.body) as { method?: unknown }).method;
+      if (typeof method === "string") onPost(method);
+    }
+    return fetch(input, init);
+  };
   const transport = new StreamableHTTPClientTransport(new URL(mcpUrl), {
     ...(options.sessionId ? { sessionId: options.sessionId } : {}),
     ...(options.authProvider ? { authProvider: options.authProvider } : {}),
+    ...(onPost ? { fetch: fetchSeen } : {}),
   });
   await client.connect(transport);
   return { client, transport };

@@ -11,7 +11,10 @@ import { toolPolicy } from "../../tasks/policy.js";
 import type { Relay } from "../passthrough/relay.js";
 import { TaskLimitError } from "../../tasks/admission.js";
 import { checkInputSize } from "../input-size.js";
+import { isTerminal } from "../../tasks/transitions.js";
+import { questionOf, questionsToSend } from "./questions.js";
 import { RELATED_TASK, taskA } from "./render.js";
+import { SessionNotices } from "./session-notices.js";
 
 export interface TasksADeps {
   engine: TaskEngine;
@@ -28,14 +31,14 @@ export interface TasksADeps {
 
 export const DIALECT_A_VERSION = "2025-11-25";
 const METHODS = new Set(["tools/call", "tools/list", "tasks/get", "tasks/result", "tasks/list", "tasks/cancel"]);
-/** Ids of input requests sent on a tasks/result stream: `tgi:<taskId>:<key>`, so the answer finds its task on any replica. */
-const INPUT_ID = /^tgi:([^:]+):([^:]+)$/;
 
 /**
  * Dialect A, the experimental tasks of 2025-11-25 (digest §2), for sessions of that version.
  * The client asks for a task with `params.task`; taskgate's policy decides what is allowed.
  */
 export class TasksA {
+  private readonly notices = new SessionNotices();
+
   constructor(private readonly deps: TasksADeps) {}
 
   handles(session: SessionRecord, method: string): boolean {
@@ -62,21 +65,49 @@ export class TasksA {
     }
   }
 
-  /** A 2025-11-25 session's GET stream: notifications/tasks/status for its tasks, from any replica. */
+  /**
+   * A 2025-11-25 session's GET stream, from any replica: notifications/tasks/status for the
+   * principal's tasks, and the questions of the tasks this session created, re-id'd with `:get`
+   * and carrying the related-task `_meta` (which stream carries what: SessionNotices). A client
+   * that polls tasks/get to the end and never holds tasks/result (the ext-tasks library) reads
+   * them here. Another session's questions never come here, even of the same principal (issue 14).
+   */
   async watch(session: SessionRecord, sink: MessageSink): Promise<(() => Promise<void>) | undefined> {
     if (session.protocolVersion !== DIALECT_A_VERSION) return undefined;
-    return this.deps.engine.watchPrincipal(session.principal, (task) => {
-      sink.send({ jsonrpc: "2.0", method: "notifications/tasks/status", params: taskA(task) });
+    const asked = new Map<string, Set<string>>();
+    const stream = this.notices.open(session.id, undefined, () => [...asked.keys()].forEach((id) => this.reread(session, id, onChange)));
+    const onChange = (task: TaskRecord) => {
+      if (stream.tell(task)) sink.send({ jsonrpc: "2.0", method: "notifications/tasks/status", params: taskA(task) });
+      if (task.frontSession !== session.id) return;
+      if (isTerminal(task.status)) asked.delete(task.id);
+      else if (task.status === "input_required") {
+        const sent = asked.get(task.id) ?? new Set<string>();
+        asked.set(task.id, sent);
+        for (const question of questionsToSend(task, sent, "get", (key) => stream.claim(task.id, key))) sink.send(question);
+      }
+    };
+    const stop = await this.deps.engine.watchPrincipal(session.principal, onChange).catch((err: unknown) => {
+      stream.close();
+      throw err;
     });
+    return async () => {
+      stream.close();
+      await stop();
+    };
   }
 
-  /** A client's answer to an input request sent on a tasks/result stream; false when it is not one. */
+  /** Another stream of the session closed leaving questions: look at the task again, as it is now. */
+  private reread(session: SessionRecord, taskId: string, onChange: (task: TaskRecord) => void): void {
+    void this.deps.engine.get(taskId, session.principal).then((task) => task && onChange(task), () => undefined);
+  }
+
+  /** A client's answer to a question sent on a tasks/result or GET stream; false when it is not one. The first answer to a question wins. */
   async answer(session: SessionRecord, response: JsonRpcResponse): Promise<boolean> {
-    const match = typeof response.id === "string" ? INPUT_ID.exec(response.id) : null;
-    if (!match) return false;
+    const question = questionOf(response.id);
+    if (!question) return false;
     const value = "error" in response ? { $error: response.error } : response.result;
     checkInputSize(value, this.deps.maxInputResponsesBytes);
-    await this.deps.engine.answer(match[1]!, session.principal, { [match[2]!]: value });
+    await this.deps.engine.answer(question.taskId, session.principal, { [question.key]: value });
     return true;
   }
 
@@ -95,6 +126,7 @@ export class TasksA {
       upstream: this.deps.upstream.name,
       client: { ...sessionClient(session, authorization), sessionId: callClientId("a:") },
       principal: session.principal,
+      frontSession: session.id,
       dialect: "A",
       request: { ...request, params },
       ttlMs: this.ttl(task),
@@ -150,31 +182,29 @@ export class TasksA {
 
   /**
    * tasks/result (§2.7, §2.12): blocks until terminal, then answers exactly what the call would
-   * have. While it waits, status changes go out as notifications/tasks/status and the upstream's
-   * questions as requests with the related-task `_meta`, on this response's SSE stream.
+   * have. While it waits, this response's SSE stream carries the task's status changes and the
+   * upstream's questions with the related-task `_meta` (see SessionNotices): a client that
+   * re-opens tasks/result gets again what it left unanswered.
    */
   private async result(session: SessionRecord, request: JsonRpcRequest, accepts: Accepts, signal?: AbortSignal): Promise<Response> {
     const taskId = taskIdOf(request);
     if (!(await this.deps.engine.get(taskId, session.principal))) throw new GatewayError("task_not_found");
     const reply = new CallReply(accepts, this.deps.keepAliveMs);
+    // A reply that cannot stream carries nothing before the result: the GET stream keeps telling.
+    const stream = accepts.sse ? this.notices.open(session.id, taskId, () => this.reread(session, taskId, onChange)) : undefined;
     const asked = new Set<string>();
+    const onChange = (task: TaskRecord) => {
+      if (!stream) return;
+      if (stream.tell(task)) reply.send({ jsonrpc: "2.0", method: "notifications/tasks/status", params: taskA(task) });
+      for (const question of questionsToSend(task, asked, "result", (key) => stream.claim(task.id, key))) reply.send(question);
+    };
     const work = this.deps.engine
-      .follow(taskId, session.principal, (task) => streamUpdate(reply, task, asked), signal)
+      .follow(taskId, session.principal, onChange, signal)
       .then((task) => (task ? finalAnswer(request, task) : failure(request.id, { code: -32602, message: "Failed to retrieve task: Task not found" })))
-      .catch(() => failure(request.id, { code: -32603, message: "task store unavailable" }));
+      .catch(() => failure(request.id, { code: -32603, message: "task store unavailable" }))
+      .finally(() => stream?.close());
     if (accepts.sse) reply.startStream();
     return reply.respond(work);
-  }
-}
-
-function streamUpdate(reply: CallReply, task: TaskRecord, asked: Set<string>): void {
-  reply.send({ jsonrpc: "2.0", method: "notifications/tasks/status", params: taskA(task) });
-  if (task.status !== "input_required") return;
-  for (const [key, input] of Object.entries(task.inputRequests)) {
-    if (asked.has(key)) continue;
-    asked.add(key);
-    const params = { ...input.params, _meta: { ...(input.params?._meta as object | undefined), [RELATED_TASK]: { taskId: task.id } } };
-    reply.send({ jsonrpc: "2.0", id: `tgi:${task.id}:${key}`, method: input.method, params });
   }
 }
 
