@@ -64,17 +64,31 @@ const Upstream = z
     tools: z.record(z.string(), ToolPolicy).default({}).describe("Per-tool task policy and scopes, by tool name."),
     scopes: UpstreamScopes.describe("Scopes a token must hold (auth modes oauth and jwt): for every request, and per method."),
     isolation: z
-      .enum(["shared", "per-call"])
-      .default("shared")
-      .describe("stdio only. per-call: every tools/call the task engine runs (2026-07-28 calls, 2025-11-25 task calls) gets a process of its own, so the upstream's questions are tied to their call exactly."),
-    perCallPool: z.number().int().min(0).max(64).default(2).describe("With isolation: per-call, how many initialized processes are kept warm for the next calls."),
+      .enum(["pool", "shared", "per-call"])
+      .default("pool")
+      .describe("stdio only (HTTP ties questions to their call by the call's own stream). pool: each tools/call, prompts/get and resources/read runs alone on a process of a pool of poolSize, reused after a call that ended cleanly, replaced after a cancelled or abandoned one; everything else stays on one home process. shared: one process for everything (for servers that keep state between calls); a question that cannot be tied to one call is refused. per-call: like pool, but a process is never reused."),
+    poolSize: z.number().int().min(1).max(64).default(8).describe("stdio, isolation pool or per-call: most processes running calls at once, besides the home process; also the bulkhead (calls beyond it queue)."),
+    perCallPool: z.number().int().min(0).max(64).default(2).describe("With isolation: per-call, how many initialized processes are kept warm for the next calls (pool keeps one)."),
     unawareClients: unawareOverride("this upstream's tools"),
+    maxInFlight: z.number().int().min(1).max(10_000).default(64).describe("HTTP upstreams and isolation: shared: most tools/call, prompts/get and resources/read in flight at once; calls beyond it queue (a pooled stdio upstream uses poolSize)."),
+    queueTimeoutMs: z.number().int().positive().default(60_000).describe("How long a call may wait in the queue for a free slot before it fails with a clear error."),
+    roots: z
+      .array(
+        z
+          .object({
+            uri: z.string().startsWith("file://").describe("A root the upstream may work in, as a file:// URI."),
+            name: z.string().optional().describe("A name for it that the upstream may show."),
+          })
+          .strict(),
+      )
+      .optional()
+      .describe("The answer to a roots/list the upstream asks outside any client call (e.g. at start). Omitted: such a request gets an error."),
   })
   .strict()
   .refine((u) => (u.stdio === undefined) !== (u.http === undefined), {
     message: "give exactly one of stdio or http",
   })
-  .refine((u) => u.isolation === "shared" || u.stdio !== undefined, {
+  .refine((u) => u.isolation !== "per-call" || u.stdio !== undefined, {
     message: "isolation: per-call needs a stdio upstream (an HTTP upstream ties requests to their call by the call's own stream)",
     path: ["isolation"],
   });

@@ -9,7 +9,7 @@ import type { Unaware } from "../unaware/unaware.js";
 export interface TasksBDeps {
   engine: TaskEngine;
   relay: Relay;
-  /** Who runs tools/call; the relay over the shared session unless the upstream has `isolation: per-call`. */
+  /** Who runs tools/call: the pool of a pooled stdio upstream (isolation pool or per-call), else the relay. */
   caller?: UpstreamCaller;
   upstream: UpstreamConfig;
   tasks: Config["tasks"];
