@@ -9,11 +9,11 @@ import { ModernFront } from "./dialects/modern/modern-front.js";
 import { ToolHeaders } from "./dialects/modern/tool-headers.js";
 import { TasksA } from "./dialects/tasks-a/handlers.js";
 import { tasksBHandlers } from "./dialects/tasks-b/handlers.js";
+import { Unaware } from "./dialects/unaware/unaware.js";
+import { withGatewayToolScopes } from "./dialects/unaware/scopes.js";
 import { SessionCache } from "./dialects/legacy/session-cache.js";
 import { Sessions } from "./dialects/legacy/sessions.js";
-import { ListChangedHub } from "./dialects/passthrough/list-changed.js";
-import { PerCallCaller } from "./dialects/passthrough/per-call.js";
-import { Relay } from "./dialects/passthrough/relay.js";
+import { upstreamCalls, type UpstreamCalls } from "./dialects/passthrough/isolation.js";
 import { createAuthenticator } from "./auth/index.js";
 import { CallerLimits } from "./http/caller-limits.js";
 import { buildHttpApp, type Endpoint, type Security } from "./http/routes.js";
@@ -29,7 +29,6 @@ import { TaskEngine } from "./tasks/engine.js";
 import { RequestStateCodec } from "./tasks/request-state.js";
 import type { UpstreamConnector } from "./upstream/connector.js";
 import { createConnector } from "./upstream/index.js";
-import { StdioPool } from "./upstream/stdio/stdio-pool.js";
 
 export interface Gateway {
   readonly url: string;
@@ -67,21 +66,21 @@ export async function startGateway(config: Config, logger: Logger): Promise<Gate
   await engine.start();
   const connectors = config.upstreams.map((u) => createConnector(u, logger.child({ upstream: u.name })));
   const keepAliveMs = config.http.sseKeepAliveMs;
-  const hubs = config.upstreams.map(() => new ListChangedHub());
-  const perCall = config.upstreams.map((u, i) => perCallCaller(u, logger.child({ upstream: u.name }), replicaId, metrics, hubs[i]!));
+  const calls = config.upstreams.map((u, i) => upstreamCalls(u, connectors[i]!, logger.child({ upstream: u.name }), `${replicaId}-${u.name}`, metrics));
+  for (const [i, u] of config.upstreams.entries()) logger.info({ upstream: u.name, ...calls[i]!.describe }, "upstream isolation");
   const endpoints: Endpoint[] = config.upstreams.map((u, i) => {
-    const relay = new Relay(connectors[i]!, logger.child({ upstream: u.name }), replicaId, metrics, hubs[i]);
-    const caller = perCall[i];
+    const { relay, pool: caller } = calls[i]!;
     const { maxInputResponsesBytes } = config.limits;
     engine.addUpstream(u.name, { caller: caller ?? relay, retryOnOwnerLoss: (tool) => (Object.hasOwn(u.tools, tool) ? u.tools[tool]?.retryOnOwnerLoss : undefined) });
     const tasksA = new TasksA({ engine, relay, upstream: u, tasks, keepAliveMs, maxInputResponsesBytes, ...(caller ? { caller } : {}) });
+    const unaware = new Unaware({ engine, relay, upstream: u, tasks, maxInputResponsesBytes, ...(caller ? { caller } : {}) });
     // A cached session must be re-read (pushing its idle expiry out) well before it could expire.
     const sessionCache = new SessionCache(store.bus, Math.min(config.sessions.cacheMs, config.sessions.idleTtlMs / 2));
-    const legacy = new LegacyFront(new Sessions(store, u.name, config.sessions.idleTtlMs, sessionCache), relay, keepAliveMs, tasksA);
-    const handlers = tasksBHandlers({ engine, relay, upstream: u, tasks, requestState, maxInputResponsesBytes, ...(caller ? { caller } : {}) });
+    const legacy = new LegacyFront(new Sessions(store, u.name, config.sessions.idleTtlMs, sessionCache), relay, keepAliveMs, tasksA, unaware);
+    const handlers = tasksBHandlers({ engine, relay, upstream: u, tasks, requestState, maxInputResponsesBytes, unaware, ...(caller ? { caller } : {}) });
     const modern = new ModernFront(relay, handlers, keepAliveMs, new ToolHeaders(relay, logger.child({ upstream: u.name })));
     const forwardAuthorization = u.http?.forwardAuthorization === true;
-    return { name: u.name, path: u.path, front: new Front(legacy, modern), forwardAuthorization, scopes: scopePolicy(u) };
+    return { name: u.name, path: u.path, front: new Front(legacy, modern), forwardAuthorization, scopes: unaware.active ? withGatewayToolScopes(scopePolicy(u), tasks.gatewayTools) : scopePolicy(u) };
   });
   // The resource URLs name the listener's own address unless auth.oauth.publicUrl is set; its port is known once bound.
   let selfUrl = "";
@@ -89,7 +88,7 @@ export async function startGateway(config: Config, logger: Logger): Promise<Gate
   const httpOptions = { ...config.http, metricsEnabled: config.metrics.enabled };
   const health = {
     // Draining answers 503 at once, before any other check, so load balancers stop sending work.
-    problems: async () => (engine.isDraining ? ["shutting down"] : problems(store, connectors)),
+    problems: async () => (engine.isDraining ? ["shutting down"] : problems(store, connectors, calls)),
     draining: () => engine.isDraining,
   };
   const app = buildHttpApp(endpoints, health, httpOptions, logger, metrics, security);
@@ -99,22 +98,16 @@ export async function startGateway(config: Config, logger: Logger): Promise<Gate
   selfUrl = url;
   logger.info({ url, replicaId, store: store.kind, upstreams: config.upstreams.map((u) => `${u.name} at ${u.path}`) }, "taskgate listening");
   const admin = await startAdmin(engine, config.admin, logger);
+  // The pools warm beside their home processes: /readyz waits for both.
+  for (const c of calls) c.start();
   await startConnectors(connectors, logger);
-  const closeables = [...connectors, ...perCall.filter((c) => c !== undefined)];
+  const closeables = [...connectors, ...calls.flatMap((c) => (c.pool ? [c.pool] : []))];
   const close = async () => {
     await engine.drain(config.tasks.drainMs);
     await admin?.close();
     await shutdown(server, engine, closeables, store).finally(stopTracing);
   };
   return { url, port, replicaId, ...(admin ? { adminUrl: admin.url } : {}), close };
-}
-
-/** `isolation: per-call`: task calls run in processes of their own, from a warm pool (README: Attribution). */
-function perCallCaller(u: UpstreamConfig, logger: Logger, replicaId: string, metrics: Metrics, hub: ListChangedHub): PerCallCaller | undefined {
-  if (u.isolation !== "per-call" || !u.stdio) return undefined;
-  const pool = new StdioPool(u.name, u.stdio, u.perCallPool, logger);
-  pool.start();
-  return new PerCallCaller(pool, logger, `${replicaId}-${u.name}`, metrics, hub);
 }
 
 /** MRTR's requestState is signed with a key every replica must share (README: MRTR). */
@@ -142,10 +135,11 @@ async function startConnectors(connectors: UpstreamConnector[], logger: Logger):
   });
 }
 
-async function problems(store: Store, connectors: UpstreamConnector[]): Promise<string[]> {
+async function problems(store: Store, connectors: UpstreamConnector[], calls: UpstreamCalls[]): Promise<string[]> {
   const found: string[] = [];
   await store.ping(500).catch((err: unknown) => found.push(`store (${store.kind}): ${(err as Error).message}`));
   for (const c of connectors) if (!c.isReady()) found.push(`upstream '${c.name}': ${c.lastError() ?? "not initialized"}`);
+  for (const c of calls) if (!c.warmed()) found.push(`upstream '${c.relay.connector.name}': its first pooled process is still starting`);
   return found;
 }
 

@@ -1,5 +1,6 @@
 import { againstFloor, FLOOR_LABEL, startStdioFloor } from "../lib/floors.js";
-import { measure, measureTogether, type Measurement } from "../lib/load.js";
+import { measure, measureTogether, round, type Measurement } from "../lib/load.js";
+import { childPids, rssMiB } from "../lib/probe.js";
 import { echoParams, LEGACY, legacyRequest, MODERN, modernRequest, openSession } from "../lib/mcp.js";
 import type { Scenario, ScenarioOutput } from "../lib/result.js";
 import { demoStdio, startGateway, startHono, startMcpProxy, type Server } from "../lib/servers.js";
@@ -9,7 +10,10 @@ import { addedMs, ratio, times } from "./compare.js";
  * d. The same echo on a stdio upstream: through taskgate, through mcp-proxy (the usual way to put
  * a stdio server on HTTP), and a bare hono endpoint answering the same JSON-RPC call by itself,
  * which is the ceiling for anything built on that stack, and the floor of issue 16: a minimal hono
- * relay to the same stdio server. Both wires where the proxy serves both.
+ * relay to the same stdio server. Both wires where the proxy serves both. taskgate runs twice:
+ * with its default isolation (a pool of processes, one call each) and with `isolation: shared`
+ * (one process for every call), measured in the same rounds, so the pool's cost is a ratio of
+ * this run.
  */
 export const stdioPassthrough: Scenario = {
   id: "d",
@@ -17,12 +21,15 @@ export const stdioPassthrough: Scenario = {
   goals: {
     "stdio passthrough vs mcp-proxy (legacy)": "≥ 5× mcp-proxy",
     "stdio passthrough vs bare hono (legacy)": "≥ 0.4× bare hono",
+    "stdio pool (default) vs shared (legacy)": "≥ 0.9× shared",
   },
   async run(ctx, out) {
     const servers: Server[] = [];
     try {
       const gate = await startGateway({ store: { redisUrl: ctx.redis.url, keyPrefix: "bench-d:" }, upstreams: [demoStdio()] });
       servers.push(gate);
+      const shared = await startGateway({ store: { redisUrl: ctx.redis.url, keyPrefix: "bench-d-shared:" }, upstreams: [{ ...demoStdio(), isolation: "shared" }] });
+      servers.push(shared);
       const proxy = await startMcpProxy();
       servers.push(proxy);
       const hono = await startHono();
@@ -30,18 +37,23 @@ export const stdioPassthrough: Scenario = {
       const floor = await startStdioFloor();
       servers.push(floor);
       const modern = modernRequest("tools/call", "echo", echoParams);
-      const [floorRow, tgLegacy, tgModern] = await measureTogether([
+      const [floorRow, tgLegacy, tgModern, shLegacy, shModern] = await measureTogether([
         { label: `${FLOOR_LABEL} hono relay to the stdio echo server`, url: floor.url, request: legacyRequest("unused", "tools/call", echoParams), cpuPid: floor.proc.pid },
         { label: `taskgate, legacy (${LEGACY} session)`, url: gate.url, request: legacyRequest(await openSession(gate.url), "tools/call", echoParams), cpuPid: gate.proc.pid },
         { label: `taskgate, modern (${MODERN})`, url: gate.url, request: modern, cpuPid: gate.proc.pid },
+        { label: `taskgate isolation: shared, legacy (${LEGACY} session)`, url: shared.url, request: legacyRequest(await openSession(shared.url), "tools/call", echoParams), cpuPid: shared.proc.pid },
+        { label: `taskgate isolation: shared, modern (${MODERN})`, url: shared.url, request: modern, cpuPid: shared.proc.pid },
       ], ctx.load, ctx.rounds);
+      const poolRss = upstreamRss(gate);
+      const sharedRss = upstreamRss(shared);
       out.add(floorRow!);
-      for (const row of [tgLegacy!, tgModern!]) out.add(againstFloor(row, floorRow!));
+      for (const row of [tgLegacy!, tgModern!, shLegacy!, shModern!]) out.add(againstFloor(row, floorRow!));
       const pxLegacy = out.add(await measure({ label: "mcp-proxy, legacy", url: proxy.url, request: legacyRequest(await openSession(proxy.url), "tools/call", echoParams), cpuPid: proxy.proc.pid }, ctx.load));
       const pxModern = await optional(out, () => measure({ label: "mcp-proxy, modern", url: proxy.url, request: modern, cpuPid: proxy.proc.pid }, ctx.load));
       const bare = out.add(await measure({ label: "bare hono POST /rpc", url: `${hono.url}/rpc`, request: legacyRequest("unused", "tools/call", echoParams), cpuPid: hono.proc.pid }, ctx.load));
       compare(out, "legacy", tgLegacy!, pxLegacy, bare);
       if (pxModern) compare(out, "modern", tgModern!, pxModern, bare);
+      isolation(out, [tgLegacy!, tgModern!], [shLegacy!, shModern!], poolRss, sharedRss);
       targets(out, tgLegacy!, pxLegacy, bare);
     } finally {
       await Promise.all(servers.map((s) => s.proc.stop()));
@@ -52,6 +64,21 @@ export const stdioPassthrough: Scenario = {
 function compare(out: ScenarioOutput, wire: string, taskgate: Measurement, proxy: Measurement, bare: Measurement): void {
   out.figure(`${wire}: taskgate vs mcp-proxy`, `${times(ratio(taskgate, proxy))} throughput, p50 ${addedMs(taskgate, proxy, "p50Ms")} ms, p99 ${addedMs(taskgate, proxy, "p99Ms")} ms`);
   out.figure(`${wire}: taskgate vs bare hono`, `${times(ratio(taskgate, bare))} throughput, p50 +${addedMs(taskgate, bare, "p50Ms")} ms, p99 +${addedMs(taskgate, bare, "p99Ms")} ms`);
+}
+
+/** The upstream processes a taskgate holds (home and pool), after the load: how many, and their RSS together. */
+function upstreamRss(gate: Server): { count: number; mib: number } {
+  const rss = childPids(gate.proc.pid).map(rssMiB);
+  return { count: rss.length, mib: round(rss.reduce((a, b) => a + b, 0), 1) };
+}
+
+function isolation(out: ScenarioOutput, pool: Measurement[], shared: Measurement[], poolRss: { count: number; mib: number }, sharedRss: { count: number; mib: number }): void {
+  const [legacy, modern] = [0, 1].map((i) => ratio(pool[i]!, shared[i]!));
+  out.figure("legacy: pool (default) vs isolation: shared", `${times(legacy!)} throughput, p50 ${addedMs(pool[0]!, shared[0]!, "p50Ms")} ms, p99 ${addedMs(pool[0]!, shared[0]!, "p99Ms")} ms`);
+  out.figure("modern: pool (default) vs isolation: shared", `${times(modern!)} throughput, p50 ${addedMs(pool[1]!, shared[1]!, "p50Ms")} ms, p99 ${addedMs(pool[1]!, shared[1]!, "p99Ms")} ms`);
+  out.figure("upstream processes and their RSS, pool (default)", `${poolRss.count} processes (home + pool), ${poolRss.mib} MiB together`);
+  out.figure("upstream processes and their RSS, isolation: shared", `${sharedRss.count} process, ${sharedRss.mib} MiB`);
+  out.target("stdio pool (default) vs shared (legacy)", times(legacy!), legacy! >= 0.9);
 }
 
 function targets(out: ScenarioOutput, taskgate: Measurement, proxy: Measurement, bare: Measurement): void {

@@ -8,6 +8,10 @@ import { AuthSchema, LimitsSchema } from "./security-schema.js";
  */
 
 const TaskSupport = z.enum(["forbidden", "optional", "required"]);
+/** What a tools/call from a caller that declared no task support gets (issue 20). */
+const UnawareClients = z.enum(["block", "handle"]);
+const unawareOverride = (scope: string) =>
+  UnawareClients.optional().describe(`Overrides tasks.unawareClients for ${scope}.`);
 
 const ToolPolicy = z
   .object({
@@ -18,6 +22,7 @@ const ToolPolicy = z
       .boolean()
       .optional()
       .describe("Run the call again on a live replica when its owner stops (needs tasks.maxAttempts > 1). Omitted: the upstream's readOnlyHint/idempotentHint annotations decide."),
+    unawareClients: unawareOverride("this tool"),
     scopes: z.array(z.string().min(1)).default([]).describe("Scopes a token must hold to call this tool (auth modes oauth and jwt); checked before the call reaches the upstream."),
   })
   .strict();
@@ -59,19 +64,41 @@ const Upstream = z
     tools: z.record(z.string(), ToolPolicy).default({}).describe("Per-tool task policy and scopes, by tool name."),
     scopes: UpstreamScopes.describe("Scopes a token must hold (auth modes oauth and jwt): for every request, and per method."),
     isolation: z
-      .enum(["shared", "per-call"])
-      .default("shared")
-      .describe("stdio only. per-call: every tools/call the task engine runs (2026-07-28 calls, 2025-11-25 task calls) gets a process of its own, so the upstream's questions are tied to their call exactly."),
-    perCallPool: z.number().int().min(0).max(64).default(2).describe("With isolation: per-call, how many initialized processes are kept warm for the next calls."),
+      .enum(["pool", "shared", "per-call"])
+      .default("pool")
+      .describe("stdio only (HTTP ties questions to their call by the call's own stream). pool: each tools/call, prompts/get and resources/read runs alone on a process of a pool of poolSize, reused after a call that ended cleanly, replaced after a cancelled or abandoned one; everything else stays on one home process. shared: one process for everything (for servers that keep state between calls); a question that cannot be tied to one call is refused. per-call: like pool, but a process is never reused."),
+    poolSize: z.number().int().min(1).max(64).default(8).describe("stdio, isolation pool or per-call: most processes running calls at once, besides the home process; also the bulkhead (calls beyond it queue)."),
+    perCallPool: z.number().int().min(0).max(64).default(2).describe("With isolation: per-call, how many initialized processes are kept warm for the next calls (pool keeps one)."),
+    unawareClients: unawareOverride("this upstream's tools"),
+    maxInFlight: z.number().int().min(1).max(10_000).default(64).describe("HTTP upstreams and isolation: shared: most tools/call, prompts/get and resources/read in flight at once; calls beyond it queue (a pooled stdio upstream uses poolSize)."),
+    queueTimeoutMs: z.number().int().positive().default(60_000).describe("How long a call may wait in the queue for a free slot before it fails with a clear error."),
+    roots: z
+      .array(
+        z
+          .object({
+            uri: z.string().startsWith("file://").describe("A root the upstream may work in, as a file:// URI."),
+            name: z.string().optional().describe("A name for it that the upstream may show."),
+          })
+          .strict(),
+      )
+      .optional()
+      .describe("The answer to a roots/list the upstream asks outside any client call (e.g. at start). Omitted: such a request gets an error."),
   })
   .strict()
   .refine((u) => (u.stdio === undefined) !== (u.http === undefined), {
     message: "give exactly one of stdio or http",
   })
-  .refine((u) => u.isolation === "shared" || u.stdio !== undefined, {
+  .refine((u) => u.isolation !== "per-call" || u.stdio !== undefined, {
     message: "isolation: per-call needs a stdio upstream (an HTTP upstream ties requests to their call by the call's own stream)",
     path: ["isolation"],
   });
+
+const toolName = (name: string, what: string) =>
+  z
+    .string()
+    .regex(/^[A-Za-z0-9_.-]{1,128}$/, "a tool name: letters, digits, _ . - (1 to 128)")
+    .default(name)
+    .describe(`Name of the gateway tool that ${what}.`);
 
 export const ConfigSchema = z
   .object({
@@ -96,7 +123,12 @@ export const ConfigSchema = z
           .array(z.string())
           .default([])
           .describe('Origins of web pages allowed to call, answered with CORS headers; "*" allows all. Empty: on a loopback listener loopback pages (localhost, 127.0.0.1, [::1], any port), elsewhere none. Requests without Origin always pass.'),
-        sseKeepAliveMs: z.number().int().positive().default(15_000).describe("A keep-alive comment on open SSE streams this often, so idle proxies keep them."),
+        sseKeepAliveMs: z
+          .number()
+          .int()
+          .nonnegative()
+          .default(15_000)
+          .describe("A keep-alive comment on open SSE streams this often, so idle proxies keep them; a plain call still running after this is answered on SSE (when the client accepts it) so it gets them too. 0: none."),
         allowedHosts: z
           .array(z.string())
           .default([])
@@ -149,6 +181,19 @@ export const ConfigSchema = z
           .describe("On SIGTERM/SIGINT, how long owned calls may still finish before they are failed (or released for a re-run). Keep it under the orchestrator's grace period (30 s by default)."),
         mrtrTimeoutMs: z.number().int().positive().default(300_000).describe("How long a call parked by an MRTR round (a question before it detached, 2026-07-28) waits for the client's retry; its requestState expires then and the upstream's question gets an error. Never longer than the task's TTL."),
         requestStateSecret: z.string().min(32).optional().describe("HMAC-SHA256 key signing MRTR requestState; every replica must share it. Omitted: a random key per process, so a retry reaching another replica is refused."),
+        unawareClients: UnawareClients.default("block").describe(
+          "A tools/call from a caller that declared no task support. block: it runs as a plain call (a required tool is refused). handle: past detachAfterMs (at once for a required tool) it detaches into a task and is answered with a CallToolResult naming the gateway tools that follow it.",
+        ),
+        gatewayTools: z
+          .object({
+            status: toolName("taskgate_status", "shows a task's progress and pending question"),
+            result: toolName("taskgate_result", "gives a task's result once it is done"),
+            cancel: toolName("taskgate_cancel", "cancels a task"),
+            answer: toolName("taskgate_answer", "answers a task's pending question"),
+          })
+          .strict()
+          .prefault({})
+          .describe("Names of the tools added to tools/list for task-unaware callers in handle mode."),
       })
       .strict()
       .prefault({}),
@@ -200,6 +245,9 @@ export const ConfigSchema = z
       ctx.addIssue({ code: "custom", path: ["store", "cluster"], message: "give either store.redisUrl or store.cluster, not both" });
     if (c.admin.port !== undefined && c.admin.token === undefined)
       ctx.addIssue({ code: "custom", path: ["admin", "token"], message: "is required when admin.port is set (or set TASKGATE_ADMIN_TOKEN)" });
+    const toolNames = Object.values(c.tasks.gatewayTools);
+    if (new Set(toolNames).size !== toolNames.length)
+      ctx.addIssue({ code: "custom", path: ["tasks", "gatewayTools"], message: "the four gateway tools need four different names" });
     // Token passthrough (https://modelcontextprotocol.io/specification/2025-11-25/basic/security_best_practices#token-passthrough):
     // a token issued for taskgate's resource goes upstream only where the upstream is that resource too.
     if (c.auth.mode === "oauth")
@@ -229,3 +277,4 @@ export type UpstreamConfig = Config["upstreams"][number];
 export type StdioUpstreamConfig = NonNullable<UpstreamConfig["stdio"]>;
 export type HttpUpstreamConfig = NonNullable<UpstreamConfig["http"]>;
 export type TaskSupport = z.infer<typeof TaskSupport>;
+export type UnawareClients = z.infer<typeof UnawareClients>;

@@ -44,10 +44,16 @@ export class CallReply implements MessageSink {
     if (this.accepts.sse) this.openStream();
   }
 
-  /** Resolve `work` (which never rejects) into the HTTP response. */
+  /**
+   * Resolve `work` (which never rejects) into the HTTP response. A call still running after
+   * `keepAliveMs` turns into an SSE stream when the client accepts one, so its keep-alive
+   * comments reach proxies that cut idle connections (README "Recipes": behind a timeout).
+   */
   async respond(work: Promise<JsonRpcMessage>): Promise<Response> {
     if (!this.accepts.json) return this.streamed(work);
+    const idle = this.accepts.sse && this.keepAliveMs > 0 ? setTimeout(() => this.startStream(), this.keepAliveMs) : undefined;
     const first = await Promise.race([work.then((message) => ({ message })), this.streamStarted.then(() => undefined)]);
+    clearTimeout(idle);
     if (first && !this.stream) return tagReply(Response.json(first.message, { headers: this.headers }), first.message);
     return this.streamed(work);
   }

@@ -4,7 +4,8 @@ const encoder = new TextEncoder();
 
 /**
  * One server-sent-events response body. Writes JSON-RPC messages as `event: message` frames and
- * sends a comment every `keepAliveMs` so idle proxies and load balancers keep the stream open.
+ * sends a comment every `keepAliveMs` (none when 0) so idle proxies and load balancers keep the
+ * stream open.
  * `closed` turns true when we end it or the client goes away; writes after that are dropped.
  */
 export class SseStream {
@@ -18,6 +19,8 @@ export class SseStream {
     this.body = new ReadableStream<Uint8Array>({
       start: (controller) => {
         this.controller = controller;
+        // 0: no keep-alives (http.sseKeepAliveMs).
+        if (keepAliveMs <= 0) return;
         this.keepAlive = setInterval(() => this.write(": keep-alive\n\n"), keepAliveMs);
         this.keepAlive.unref();
       },

@@ -36,6 +36,9 @@ export class Metrics {
   private readonly sse: Gauge;
   private readonly operations: FastHistogram<OperationLabel>;
   private readonly operationSeries = new Map<string, HistogramSeries<OperationLabel>>();
+  private readonly queueWait: Histogram<"upstream">;
+  private readonly queues = new Map<string, () => number>();
+  private readonly pools = new Map<string, () => Record<string, number>>();
   private inFlight: () => number = () => 0;
 
   constructor({ processMetrics = true }: { processMetrics?: boolean } = {}) {
@@ -63,6 +66,40 @@ export class Metrics {
       BUCKETS,
       this.registry,
     );
+    const { queues, pools } = this;
+    new Gauge({
+      name: "taskgate_upstream_queue_length",
+      help: "Calls waiting for a free slot on their upstream (the bulkhead: poolSize for a pooled stdio upstream, maxInFlight otherwise).",
+      labelNames: ["upstream"],
+      registers,
+      collect() {
+        for (const [upstream, read] of queues) this.set({ upstream }, read());
+      },
+    });
+    this.queueWait = new Histogram({ name: "taskgate_upstream_queue_wait_seconds", help: "How long each call waited for a free slot on its upstream (0 when one was free), until it started or gave up.", labelNames: ["upstream"], buckets: BUCKETS, registers });
+    new Gauge({
+      name: "taskgate_upstream_pool_processes",
+      help: "Processes of a pooled stdio upstream by state: idle (ready), busy (running a call), starting, stopping (being ended after a cancelled or abandoned call). The home process is not counted.",
+      labelNames: ["upstream", "state"],
+      registers,
+      collect() {
+        for (const [upstream, read] of pools) for (const [state, count] of Object.entries(read())) this.set({ upstream, state }, count);
+      },
+    });
+  }
+
+  /** What `taskgate_upstream_queue_length` reads for `upstream` at each scrape. */
+  watchQueue(upstream: string, read: () => number): void {
+    this.queues.set(upstream, read);
+  }
+
+  queueWaited(upstream: string, seconds: number): void {
+    this.queueWait.observe({ upstream }, seconds);
+  }
+
+  /** What `taskgate_upstream_pool_processes` reads for `upstream` at each scrape. */
+  watchPool(upstream: string, read: () => Record<string, number>): void {
+    this.pools.set(upstream, read);
   }
 
   /** What `taskgate_tasks_in_flight` reads at each scrape. */

@@ -29,7 +29,13 @@ export interface SessionStore {
 }
 
 export type TaskStatus = "working" | "input_required" | "completed" | "failed" | "cancelled";
-export type TaskDialect = "A" | "B";
+/**
+ * Which front made the task: dialect A (2025-11-25 `params.task`), dialect B (the tasks
+ * extension), or U: a caller that declared neither, served through the gateway tools
+ * (`tasks.unawareClients: handle`, issue 20). U behaves as B does (cooperative cancel,
+ * `isError` results complete).
+ */
+export type TaskDialect = "A" | "B" | "U";
 
 /** A server→client request the upstream made during a detached call, waiting for the client. */
 export interface InputRequest {

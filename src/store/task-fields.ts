@@ -66,7 +66,7 @@ const int = z.string().regex(/^-?\d+$/).transform(Number);
 // Built once: a schema built inside a transform would be rebuilt on every read of a task.
 const CapabilitiesJson = z.record(z.string(), z.unknown());
 const Scalars = z.object({
-  id: z.string(), principal: z.string(), dialect: z.enum(["A", "B"]), upstream: z.string(), tool: z.string(),
+  id: z.string(), principal: z.string(), dialect: z.enum(["A", "B", "U"]), upstream: z.string(), tool: z.string(),
   status: z.enum(["working", "input_required", "completed", "failed", "cancelled"]),
   statusMessage: z.string().optional(), createdAt: int, lastUpdatedAt: int, ttlMs: int, pollIntervalMs: int,
   revision: int, owner: z.string(), upstreamRequestId: z.string().optional(), frontSession: z.string().optional(),

@@ -35,3 +35,9 @@ export interface UpstreamCaller {
 
 /** The code a call answers with once abandoned after a cancel (the upstream will not answer). */
 export const CANCELLED_CODE = -32800;
+
+/**
+ * Sent by a caller to the sink of a call the task engine made (never to a client): the call waits
+ * in its upstream's queue with `params.ahead` calls before it, or (`ahead: null`) has started.
+ */
+export const QUEUED_NOTICE = "notifications/taskgate/queued";

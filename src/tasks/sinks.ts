@@ -1,5 +1,10 @@
-import { isNotification, isRequest, type JsonRpcMessage, type JsonRpcRequest } from "../jsonrpc/message.js";
+import { isNotification, isRequest, type JsonRpcMessage, type JsonRpcNotification, type JsonRpcRequest } from "../jsonrpc/message.js";
 import type { MessageSink } from "../jsonrpc/sink.js";
+import { QUEUED_NOTICE } from "./caller.js";
+
+function isQueuedNotice(message: JsonRpcMessage): message is JsonRpcNotification {
+  return isNotification(message) && message.method === QUEUED_NOTICE;
+}
 
 /**
  * The sink of a call that may detach: first the client's own reply, then the task. Progress the
@@ -8,6 +13,8 @@ import type { MessageSink } from "../jsonrpc/sink.js";
 export class SwitchSink implements MessageSink {
   private detached?: MessageSink;
   private readonly held: JsonRpcRequest[] = [];
+  /** Where the call stands in its upstream's queue, for the task it may become. */
+  private lastQueued?: JsonRpcMessage;
 
   /**
    * `onInputBeforeDetach` set: a server→client request before the call detached is held and the
@@ -22,11 +29,16 @@ export class SwitchSink implements MessageSink {
 
   detachTo(task: MessageSink): void {
     this.detached = task;
+    if (this.lastQueued) task.send(this.lastQueued);
     for (const request of this.held.splice(0)) task.send(request);
   }
 
   send(message: JsonRpcMessage): boolean {
     if (this.detached) return this.detached.send(message);
+    if (isQueuedNotice(message)) {
+      this.lastQueued = message;
+      return true;
+    }
     if (this.onInputBeforeDetach && isRequest(message)) {
       this.held.push(message);
       this.onInputBeforeDetach();
@@ -53,7 +65,13 @@ export class TaskSink implements MessageSink {
       return true;
     }
     if (isNotification(message) && message.method === "notifications/progress") this.events.progress(message.params ?? {});
+    if (isQueuedNotice(message)) this.events.progress({ message: queueStatus(message.params?.ahead) });
     // Logging and other notifications have nobody to go to once detached (not supported for tasks, §3.9).
     return true;
   }
+}
+
+/** A task's statusMessage while its call waits for a free slot on its upstream (issue 14). */
+function queueStatus(ahead: unknown): string {
+  return typeof ahead === "number" ? `queued: ${ahead} ahead` : "running";
 }

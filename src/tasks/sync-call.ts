@@ -17,12 +17,18 @@ import { isToolCall, type EngineDeps, type TaskCall } from "./types.js";
  */
 export type SyncOutcome =
   | { inline: JsonRpcResponse }
-  | { task: TaskRecord }
+  | { task: TaskRecord; asking?: boolean }
   | { input: { inputRequests: Record<string, InputRequest>; ticket: ParkTicket } };
 
 /** How long the call may stay synchronous before it detaches; undefined: it never detaches. */
 export interface SyncOptions {
   detachAfterMs?: number;
+  /**
+   * A question before the call detached detaches it at once instead of parking it in an MRTR
+   * round: the question then waits in the task (a caller served through the gateway tools,
+   * issue 20, answers it with the answer tool as tasks/update would).
+   */
+  detachOnInput?: boolean;
 }
 
 type Create = (call: TaskCall, parked: boolean, started: number) => Promise<OwnedCall>;
@@ -45,7 +51,7 @@ export class SyncCalls {
   ) {}
 
   /** `target`: the request the rounds' requestState is bound to (a retry must name the same). */
-  async start(call: TaskCall, target: CallTarget, front: MessageSink, { detachAfterMs }: SyncOptions): Promise<SyncOutcome> {
+  async start(call: TaskCall, target: CallTarget, front: MessageSink, { detachAfterMs, detachOnInput }: SyncOptions): Promise<SyncOutcome> {
     const startedAt = this.deps.clock();
     const started = performance.now();
     let inputArrived!: () => void;
@@ -60,10 +66,12 @@ export class SyncCalls {
       await this.release(call);
       return { inline: early };
     }
-    const owned = await this.create(call, early === "input", started);
+    const parked = early === "input" && detachOnInput !== true;
+    const owned = await this.create(call, parked, started);
     sink.detachTo(owned.sink);
     owned.run(running);
-    if (early !== "input") return { task: owned.task };
+    // `asking`: detached by a question (detachOnInput), which the task shows once it is written.
+    if (!parked) return early === "input" ? { task: owned.task, asking: true } : { task: owned.task };
     const deadline = detachAfterMs === undefined ? undefined : startedAt + detachAfterMs;
     return (await this.round(owned.task.id, target, call.principal, call.request.id, deadline)) ?? gone(call.request.id);
   }

@@ -75,7 +75,8 @@ describe("taskgate as a transparent proxy in front of the demo server over stdio
 
   it("fails in-flight calls clearly when the upstream dies, and serves the next call after the restart", async () => {
     const { client } = await connectClient(gw.mcpUrl);
-    const [upstreamPid] = await waitFor(() => {
+    // The home process and the pool's: whichever runs the call dies with the others.
+    const upstreamPids = await waitFor(() => {
       const pids = childPids(gw.proc.pid!);
       return pids.length ? pids : undefined;
     });
@@ -85,7 +86,13 @@ describe("taskgate as a transparent proxy in front of the demo server over stdio
       .callTool({ name: "sleep", arguments: { seconds: 30, progressIntervalMs: 50 } }, undefined, { onprogress: () => running() })
       .catch((e: Error) => e);
     await started; // the call is in the upstream's hands
-    process.kill(upstreamPid!, "SIGKILL");
+    for (const pid of new Set([...upstreamPids, ...childPids(gw.proc.pid!)])) {
+      try {
+        process.kill(pid, "SIGKILL");
+      } catch {
+        // already gone
+      }
+    }
     const outcome = await inFlight;
     expect(outcome).toBeInstanceOf(Error);
     expect((outcome as Error).message).toMatch(/upstream/i);

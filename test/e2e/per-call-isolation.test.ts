@@ -35,7 +35,7 @@ describe("isolation: per-call on a stdio upstream", () => {
       tasks: { cancelGraceMs: 200 },
       upstreams: [
         { name: "isolated", path: "/mcp", stdio: FIXTURE, tools, isolation: "per-call", perCallPool: 1 },
-        { name: "shared", path: "/shared", stdio: FIXTURE, tools },
+        { name: "shared", path: "/shared", stdio: FIXTURE, tools, isolation: "shared" },
       ],
     });
   });
@@ -77,7 +77,7 @@ describe("isolation: per-call on a stdio upstream", () => {
     const ended = await Promise.all([one, two].map((t) => untilStatus(url, t.taskId, (x) => x.status !== "working", "a question or an end")));
     expect(ended.some((t) => t.status !== "input_required")).toBe(true);
     // The log line travels through a pipe of its own: it may arrive after the task's status.
-    await waitFor(() => gw.output().includes("Set `isolation: per-call` on this upstream"), { what: "the attribution warning naming the setting" });
+    await waitFor(() => gw.output().includes("Leave `isolation` at its default (pool)"), { what: "the attribution warning naming the setting" });
     await Promise.all([one, two].map((t) => modern(url, "tasks/cancel", { taskId: t.taskId }, { capabilities: WITH_TASKS })));
   });
 });

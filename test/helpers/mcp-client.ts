@@ -7,6 +7,8 @@ export interface ConnectOptions {
   /** Answer elicitations with this (declares the elicitation capability). */
   elicit?: (message: string) => ElicitResult | Promise<ElicitResult>;
   sessionId?: string;
+  /** Sent with every request (credentials). */
+  headers?: Record<string, string>;
   /** Sees the JSON-RPC method of every request the client POSTs. */
   onPost?: (method: string) => void;
   /** The SDK's OAuth client: it discovers the resource and authorization server metadata itself on a 401. */
@@ -29,6 +31,7 @@ export async function connectClient(mcpUrl: string, options: ConnectOptions = {}
   };
   const transport = new StreamableHTTPClientTransport(new URL(mcpUrl), {
     ...(options.sessionId ? { sessionId: options.sessionId } : {}),
+    ...(options.headers ? { requestInit: { headers: options.headers } } : {}),
     ...(options.authProvider ? { authProvider: options.authProvider } : {}),
     ...(onPost ? { fetch: fetchSeen } : {}),
   });

@@ -61,7 +61,7 @@ describe("the Grafana dashboard under deploy/", () => {
     }
   });
 
-  it("charts request rate, errors, latency, tasks in flight, tasks ended by status and lease losses", () => {
+  it("charts request rate, errors, latency, tasks in flight, tasks ended by status, lease losses and the upstream queue", () => {
     const exprs = dashboard.panels.flatMap((p) => (p.targets ?? []).map((t) => t.expr)).join("\n");
     expect(exprs).toContain("mcp_server_operation_duration_seconds_count");
     expect(exprs).toMatch(/outcome!="ok"/);
@@ -69,6 +69,8 @@ describe("the Grafana dashboard under deploy/", () => {
     expect(exprs).toContain("taskgate_tasks_in_flight");
     expect(exprs).toMatch(/by \(status\) \(rate\(taskgate_tasks_ended_total/);
     expect(exprs).toContain("taskgate_lease_losses_total");
+    expect(exprs).toContain("taskgate_upstream_queue_length");
+    expect(exprs).toContain("taskgate_upstream_queue_wait_seconds_bucket");
   });
 
   it("fills its upstream variable from an exported series", () => {

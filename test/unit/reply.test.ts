@@ -35,4 +35,28 @@ describe("the reply to a POSTed request", () => {
   it("cannot stream to a client that accepts only JSON", () => {
     expect(new CallReply({ json: true, sse: false }, 60_000).send(progress)).toBe(false);
   });
+
+  it("answers a call still running after keepAliveMs on SSE, with keep-alive comments before the result", async () => {
+    const reply = new CallReply({ json: true, sse: true }, 20);
+    let finish!: () => void;
+    const res = await reply.respond(new Promise<typeof done>((r) => (finish = () => r(done))));
+    expect(res.headers.get("content-type")).toBe("text/event-stream");
+    const reader = res.body!.getReader();
+    const decoder = new TextDecoder();
+    let text = "";
+    while (!text.includes(": keep-alive")) text += decoder.decode((await reader.read()).value);
+    finish();
+    for (let chunk = await reader.read(); !chunk.done; chunk = await reader.read()) text += decoder.decode(chunk.value);
+    const frames = text.split("\n").filter((l) => l.startsWith("data: ")).map((l) => JSON.parse(l.slice(6)));
+    expect(frames).toEqual([done]);
+  });
+
+  it("stays one JSON body for a long call when keep-alives are off (0) or the client takes only JSON", async () => {
+    for (const [accepts, keepAliveMs] of [[{ json: true, sse: true }, 0], [{ json: true, sse: false }, 5]] as const) {
+      const work = new Promise<typeof done>((r) => setTimeout(() => r(done), 50));
+      const res = await new CallReply(accepts, keepAliveMs).respond(work);
+      expect(res.headers.get("content-type")).toContain("application/json");
+      expect(await res.json()).toEqual(done);
+    }
+  });
 });

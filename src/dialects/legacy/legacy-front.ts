@@ -13,6 +13,8 @@ import { sessionClient } from "../passthrough/client-id.js";
 import type { FrontClient, Relay } from "../passthrough/relay.js";
 import { DIALECT_A_VERSION, type TasksA } from "../tasks-a/handlers.js";
 import { TASKS_A_CAPABILITY } from "../tasks-a/render.js";
+import { serveLegacy, takesLegacy } from "../unaware/legacy.js";
+import type { Unaware } from "../unaware/unaware.js";
 import type { Sessions } from "./sessions.js";
 import { isLegacyVersion, negotiateVersion } from "./versions.js";
 
@@ -39,6 +41,8 @@ export class LegacyFront {
     private readonly relay: Relay,
     private readonly keepAliveMs: number,
     private readonly tasksA?: TasksA,
+    /** tasks.unawareClients: handle (issue 20): long calls of callers without task support. */
+    private readonly unaware?: Unaware,
   ) {}
 
   async post(req: LegacyRequest): Promise<Response> {
@@ -48,6 +52,8 @@ export class LegacyFront {
     if (req.protocolVersion !== undefined && !isLegacyVersion(req.protocolVersion))
       throw new GatewayError("unsupported_protocol_version", req.protocolVersion);
     const client = sessionClient(session, req.authorization);
+    if (isRequest(message) && takesLegacy(this.unaware, session, message))
+      return serveLegacy(this.unaware, this.relay, session, message, { accepts: req.accepts, keepAliveMs: this.keepAliveMs, ...(req.authorization !== undefined ? { authorization: req.authorization } : {}) });
     if (isRequest(message) && this.tasksA?.handles(session, message.method))
       return this.tasksA.handle(session, message, req.accepts, req.signal, req.authorization);
     if (isRequest(message)) {
@@ -109,8 +115,10 @@ export class LegacyFront {
     if (message.method === "notifications/initialized") return; // taskgate made the upstream handshake itself
     if (message.method === "notifications/cancelled") {
       const { requestId, reason } = message.params ?? {};
-      if (typeof requestId === "string" || typeof requestId === "number")
+      if (typeof requestId === "string" || typeof requestId === "number") {
         await this.relay.cancel(client, requestId, typeof reason === "string" ? reason : undefined);
+        await this.unaware?.cancelWaiting(client.sessionId, requestId, typeof reason === "string" ? reason : undefined);
+      }
       return;
     }
     await this.relay.notify(message);

@@ -11,10 +11,14 @@ import {
 } from "../../jsonrpc/message.js";
 import type { MessageSink } from "../../jsonrpc/sink.js";
 import { UpstreamError, type UpstreamConnector, type UpstreamEvent } from "../../upstream/connector.js";
-import { missingClientCapability } from "./capabilities.js";
+import { LeftQueueError } from "./bulkhead.js";
 import { ListChangedHub } from "./list-changed.js";
-import { ServerRequests } from "./server-requests.js";
+import { Questions } from "./questions.js";
+import { queueNotices } from "./queued.js";
+import { CALL_METHODS, CANCELLED_BEFORE_START, type CallOptions, type RelayOptions } from "./relay-options.js";
 import { SessionStreams } from "./session-streams.js";
+
+export { CANCELLED_BEFORE_START, type CallOptions, type PooledCalls, type RelayOptions } from "./relay-options.js";
 import { CANCELLED_CODE, forwardedAuthorization, type CallClient, type UpstreamCaller } from "../../tasks/caller.js";
 
 /** Who is on the other end of a relayed request. */
@@ -33,12 +37,10 @@ interface InFlight {
   /** The token the upstream was given, so forgetting the call is one delete, not a scan. */
   upstreamProgressToken?: string;
   cancelSent?: boolean;
+  /** Its place in the bulkhead's queue, until it starts: leaving it means it never starts. */
+  leaveQueue?: (() => boolean) | undefined;
 }
 
-export interface CallOptions {
-  /** Ask the upstream for progress even when the client did not (detached calls turn it into statusMessage). */
-  trackProgress?: boolean;
-}
 
 /** Cancelled by the client: the upstream will not answer (2025-11-25 cancellation), so we do. */
 const CANCELLED: JsonRpcErrorObject = { code: CANCELLED_CODE, message: "Request cancelled by the client" };
@@ -49,8 +51,10 @@ const CANCELLED: JsonRpcErrorObject = { code: CANCELLED_CODE, message: "Request 
  * during a call go back to that call's own stream; the rest fans out to front sessions' streams.
  */
 export class Relay implements UpstreamCaller {
-  readonly streams = new SessionStreams();
-  private readonly serverRequests: ServerRequests;
+  readonly streams: SessionStreams;
+  readonly questions: Questions;
+  /** The upstream's list-changed notifications, for the modern wire's listen streams too. */
+  readonly listChanged: ListChangedHub;
   private readonly byFront = new Map<string, InFlight>();
   private readonly byUpstreamId = new Map<JsonRpcId, InFlight>();
   private readonly byProgressToken = new Map<string, InFlight>();
@@ -62,10 +66,19 @@ export class Relay implements UpstreamCaller {
     private readonly logger: Logger,
     private readonly idPrefix: string,
     private readonly metrics: Metrics,
-    /** Where the upstream's list-changed notifications go besides the sessions' streams. */
-    readonly listChanged: ListChangedHub = new ListChangedHub(),
+    private readonly options: RelayOptions = {},
   ) {
-    this.serverRequests = new ServerRequests(`${idPrefix}-s`);
+    this.listChanged = options.listChanged ?? new ListChangedHub();
+    this.streams = options.streams ?? new SessionStreams();
+    const { byFront, byUpstreamId } = this;
+    const calls = {
+      byUpstreamId: (id: JsonRpcId) => byUpstreamId.get(id),
+      only: () => (byFront.size === 1 ? byFront.values().next().value : undefined),
+      get size() {
+        return byFront.size;
+      },
+    };
+    this.questions = new Questions(connector, logger, idPrefix, calls, options.questions ?? { transport: "http" });
     connector.onEvent((event) => this.onUpstreamEvent(event));
   }
 
@@ -75,6 +88,8 @@ export class Relay implements UpstreamCaller {
    * the request is sent, so an HTTP upstream receives its `traceparent`.
    */
   call(client: FrontClient, request: JsonRpcRequest, sink: MessageSink, options: CallOptions = {}): Promise<JsonRpcResponse> {
+    const pooled = this.options.calls;
+    if (pooled && CALL_METHODS.has(request.method)) return pooled.call(client, request, sink, options);
     const upstream = this.connector.name;
     const started = performance.now();
     const attributes = { "mcp.method": request.method, "taskgate.upstream": upstream };
@@ -100,7 +115,17 @@ export class Relay implements UpstreamCaller {
     if (local) return local;
     const call: InFlight = { client, frontId: request.id, sink };
     this.byFront.set(key, call);
+    const bulkhead = CALL_METHODS.has(request.method) ? this.options.bulkhead : undefined;
+    const notices = bulkhead && options.trackProgress ? queueNotices(sink) : undefined;
+    const slot = bulkhead?.enter(notices?.onAhead);
     try {
+      if (slot) {
+        call.leaveQueue = slot.withdraw;
+        await slot.ready;
+        call.leaveQueue = undefined;
+        if (call.abandoned) return failure(request.id, CANCELLED_BEFORE_START);
+        notices?.started();
+      }
       const response = await this.connector.request({
         ...onBehalfOf(client),
         method: request.method,
@@ -117,8 +142,10 @@ export class Relay implements UpstreamCaller {
       this.afterSuccess(client, request, response);
       return { ...response, id: request.id };
     } catch (err) {
+      if (err instanceof LeftQueueError) return failure(request.id, CANCELLED_BEFORE_START);
       return failure(request.id, call.abandoned ? CANCELLED : upstreamFailure(this.connector.name, err));
     } finally {
+      slot?.leave();
       this.forget(key, call);
     }
   }
@@ -129,13 +156,21 @@ export class Relay implements UpstreamCaller {
    * the two, so a result that wins the race is kept.
    */
   async cancel(client: FrontClient, frontId: JsonRpcId, reason?: string, { abandon = true } = {}): Promise<void> {
+    await this.options.calls?.cancel(client, frontId, reason, { abandon });
     const call = this.byFront.get(frontKey(client.sessionId, frontId));
     if (!call) return;
+    // Still queued: it leaves the queue and the upstream never sees it.
+    if (call.leaveQueue) {
+      call.abandoned = true;
+      call.leaveQueue();
+      return;
+    }
     if (call.upstreamId !== undefined && !call.cancelSent) {
       call.cancelSent = true;
       const params: Record<string, unknown> = { requestId: call.upstreamId };
       if (reason !== undefined) params.reason = reason;
       await this.connector.notify({ method: "notifications/cancelled", params }, onBehalfOf(call.client)).catch(() => undefined);
+      await this.questions.dismiss(call);
     }
     if (abandon) {
       call.abandoned = true;
@@ -146,12 +181,8 @@ export class Relay implements UpstreamCaller {
   /** The client's answer to a server→client request relayed to it. False when nothing waits for it. */
   async answer(client: FrontClient, response: JsonRpcResponse): Promise<boolean> {
     if (response.id === null) return false;
-    const pending = this.serverRequests.take(response.id, client.sessionId);
-    if (!pending) return false;
-    const outcome = "error" in response ? { error: response.error } : { result: response.result };
-    // On behalf of the client whose call asked (the answer may come with a newer token of its session).
-    await this.connector.respond(pending.upstreamId, outcome, onBehalfOf(pending.client));
-    return true;
+    if (await this.options.calls?.answer(client, response)) return true;
+    return this.questions.answer(client, response);
   }
 
   /** A client notification that is not about one of its requests (e.g. roots/list_changed). */
@@ -161,6 +192,7 @@ export class Relay implements UpstreamCaller {
 
   /** The session ended: stop its calls upstream and release what only it held. */
   async endSession(client: FrontClient): Promise<void> {
+    await this.options.calls?.endSession(client);
     const calls = [...this.byFront.values()].filter((c) => c.client.sessionId === client.sessionId);
     await Promise.all(calls.map((c) => this.cancel(client, c.frontId, "session ended")));
     for (const uri of this.streams.drop(client.sessionId)) void this.bestEffort("resources/unsubscribe", { uri });
@@ -208,9 +240,10 @@ export class Relay implements UpstreamCaller {
 
   private onUpstreamEvent(event: UpstreamEvent): void {
     if (event.kind === "notification") this.routeNotification(event.message, event.relatedTo);
-    else if (event.kind === "request") void this.routeRequest(event.message, event.relatedTo);
-    else if (event.ready) void this.restoreUpstreamState();
-    else this.serverRequests.clear();
+    else if (event.kind === "request") void this.questions.route(event.message, event.relatedTo);
+    // A pool process serves calls only: per-session state (subscriptions, log level) stays on the home process.
+    else if (event.ready && !this.options.poolMember) void this.restoreUpstreamState();
+    else this.questions.clear();
   }
 
   private routeNotification(message: JsonRpcNotification, relatedTo?: JsonRpcId): void {
@@ -221,7 +254,7 @@ export class Relay implements UpstreamCaller {
       return;
     }
     if (message.method === "notifications/cancelled") {
-      const target = this.serverRequests.withdraw(params.requestId as JsonRpcId);
+      const target = this.questions.withdraw(params.requestId as JsonRpcId);
       if (target) target.sink.send({ ...message, params: { ...params, requestId: target.frontId } });
       return;
     }
@@ -233,30 +266,6 @@ export class Relay implements UpstreamCaller {
     }
     const call = relatedTo !== undefined ? this.byUpstreamId.get(relatedTo) : undefined;
     if (!call?.sink.send(message)) this.streams.broadcast(message);
-  }
-
-  private async routeRequest(request: JsonRpcRequest, relatedTo?: JsonRpcId): Promise<void> {
-    if (request.method === "ping") return this.connector.respond(request.id, { result: {} }).catch(() => undefined);
-    const call = relatedTo !== undefined ? this.byUpstreamId.get(relatedTo) : this.onlyCallInFlight();
-    if (!call) {
-      this.logger.warn(
-        { method: request.method, upstream: this.connector.name },
-        "a server-to-client request could not be tied to one call (several calls were in flight on the shared stdio session); refused. Set `isolation: per-call` on this upstream to run each task's call in a process of its own",
-      );
-      return this.refuse(request, "taskgate cannot tell which client call this request belongs to");
-    }
-    const missing = missingClientCapability(request.method, request.params, call.client.capabilities);
-    if (missing) return this.refuse(request, `the client did not declare the ${missing} capability`, -32601);
-    if (this.serverRequests.relay(request, call.client, call.sink) === undefined)
-      return this.refuse(request, "the client has no open stream for this call (it accepts no text/event-stream)");
-  }
-
-  private onlyCallInFlight(): InFlight | undefined {
-    return this.byFront.size === 1 ? this.byFront.values().next().value : undefined;
-  }
-
-  private async refuse(request: JsonRpcRequest, message: string, code = -32603): Promise<void> {
-    await this.connector.respond(request.id, { error: { code, message } }).catch(() => undefined);
   }
 
   /** After an upstream restart: subscriptions and the logging level the fronts asked for. */

@@ -4,6 +4,9 @@ import type { CallClient } from "../../tasks/caller.js";
 
 interface Pending {
   upstreamId: JsonRpcId;
+  method: string;
+  /** The call that asked (compared by identity), so its questions can be withdrawn together. */
+  owner: object;
   /** The client whose call asked: its answer goes upstream on that client's behalf. */
   client: CallClient;
   sink: MessageSink;
@@ -21,9 +24,9 @@ export class ServerRequests {
   constructor(private readonly prefix: string) {}
 
   /** Relay `request` to `sink`; undefined when the sink cannot take it. */
-  relay(request: JsonRpcRequest, client: CallClient, sink: MessageSink): string | undefined {
+  relay(request: JsonRpcRequest, client: CallClient, sink: MessageSink, owner: object): string | undefined {
     const frontId = `${this.prefix}-${++this.next}`;
-    this.pending.set(frontId, { upstreamId: request.id, client, sink });
+    this.pending.set(frontId, { upstreamId: request.id, method: request.method, owner, client, sink });
     if (sink.send({ ...request, id: frontId })) return frontId;
     this.pending.delete(frontId);
     return undefined;
@@ -46,6 +49,24 @@ export class ServerRequests {
       return { frontId, sink: entry.sink };
     }
     return undefined;
+  }
+
+  /** Every question `owner` asked that is still open, removed: its call was cancelled. */
+  takeAll(owner: object): Pending[] {
+    const taken: Pending[] = [];
+    for (const [frontId, entry] of this.pending) {
+      if (entry.owner !== owner) continue;
+      this.pending.delete(frontId);
+      taken.push(entry);
+    }
+    return taken;
+  }
+
+  /** Every open question, removed. */
+  takeEvery(): Pending[] {
+    const taken = [...this.pending.values()];
+    this.pending.clear();
+    return taken;
   }
 
   /** The upstream session restarted: its request ids mean nothing any more. */

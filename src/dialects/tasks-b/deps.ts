@@ -4,11 +4,12 @@ import type { TaskEngine } from "../../tasks/engine.js";
 import type { RequestStateCodec } from "../../tasks/request-state.js";
 import type { Relay } from "../passthrough/relay.js";
 import { TASKS_EXTENSION } from "../modern/wire.js";
+import type { Unaware } from "../unaware/unaware.js";
 
 export interface TasksBDeps {
   engine: TaskEngine;
   relay: Relay;
-  /** Who runs tools/call; the relay over the shared session unless the upstream has `isolation: per-call`. */
+  /** Who runs tools/call: the pool of a pooled stdio upstream (isolation pool or per-call), else the relay. */
   caller?: UpstreamCaller;
   upstream: UpstreamConfig;
   tasks: Config["tasks"];
@@ -16,6 +17,8 @@ export interface TasksBDeps {
   requestState: RequestStateCodec;
   /** limits.maxInputResponsesBytes: the largest inputResponses (tasks/update, MRTR retry) taken. */
   maxInputResponsesBytes: number;
+  /** tasks.unawareClients: handle (issue 20): callers without the extension, through the gateway tools. */
+  unaware?: Unaware;
 }
 
 export const REQUIRED_CAPABILITIES = { requiredCapabilities: { extensions: { [TASKS_EXTENSION]: {} } } };

@@ -8,6 +8,7 @@ import { listen } from "./listen.js";
 import { getTaskResult } from "./render.js";
 import { promptOrResource } from "./prompt-or-resource.js";
 import { toolsCall } from "./tools-call.js";
+import { listModern } from "../unaware/modern.js";
 
 export type { TasksBDeps } from "./deps.js";
 
@@ -20,6 +21,7 @@ export function tasksBHandlers(deps: TasksBDeps): Map<string, MethodHandler> {
   const readResource = promptOrResource("resources/read");
   return new Map<string, MethodHandler>([
     ["tools/call", (call, front) => toolsCall(deps, call, front)],
+    ["tools/list", (call, front) => (deps.unaware?.active && !declaresTasks(call.client.capabilities) ? listModern(deps.unaware, deps.relay, call, front) : front.passthrough(call))],
     ["prompts/get", (call, front) => getPrompt(deps, call, front)],
     ["resources/read", (call, front) => readResource(deps, call, front)],
     ["tasks/get", (call) => withTask(call, async (id) => getTaskResult(await found(deps.engine.get(id, call.principal))))],

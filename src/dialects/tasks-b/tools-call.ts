@@ -7,6 +7,7 @@ import { declaresTasks, TASKS_EXTENSION } from "../modern/wire.js";
 import { REQUIRED_CAPABILITIES, type TasksBDeps } from "./deps.js";
 import { retryOf, runRound, syncCall, targetOf } from "./mrtr.js";
 import { createTaskResult } from "./render.js";
+import { serveModernCall, takesModernCall } from "../unaware/modern.js";
 
 /**
  * tools/call on the modern wire: the decision table of design.md (dialect B rows; spec §3.2, the
@@ -20,6 +21,7 @@ export async function toolsCall(deps: TasksBDeps, call: ModernCall, front: Moder
   const name = target.name;
   const policy = toolPolicy(deps.tasks, deps.upstream, name);
   const declared = declaresTasks(call.client.capabilities);
+  if (!declared && takesModernCall(deps.unaware, call, name)) return serveModernCall(deps.unaware, call, front);
   if (!declared && policy.taskSupport === "required")
     throw new GatewayError("missing_capability", `tool '${name}' runs only as a task: declare ${TASKS_EXTENSION}`, REQUIRED_CAPABILITIES);
   const retry = retryOf(deps, call.request, target);

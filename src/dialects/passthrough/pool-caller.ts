@@ -1,0 +1,115 @@
+import { failure, type JsonRpcErrorObject, type JsonRpcId, type JsonRpcRequest, type JsonRpcResponse } from "../../jsonrpc/message.js";
+import type { MessageSink } from "../../jsonrpc/sink.js";
+import type { CallClient } from "../../tasks/caller.js";
+import type { PoolMember, StdioPool } from "../../upstream/stdio/stdio-pool.js";
+import { LeftQueueError, QueueTimeoutError, type Bulkhead, type Ticket } from "./bulkhead.js";
+import { queueNotices } from "./queued.js";
+import { CANCELLED_BEFORE_START, type CallOptions, type PooledCalls, type Relay } from "./relay.js";
+
+/** A pooled process and the relay that listens to it from its start. */
+export interface PooledProcess extends PoolMember {
+  readonly relay: Relay;
+}
+
+/** A call's place: its ticket in the queue, then its process; a cancel is remembered. */
+interface Slot {
+  client: CallClient;
+  frontId: JsonRpcId;
+  ticket: Ticket;
+  member?: PooledProcess;
+  cancelled?: boolean;
+}
+
+/**
+ * `isolation: pool` (the default for stdio) and `per-call`: every tools/call, prompts/get and
+ * resources/read runs alone on a process of the upstream's pool, so whatever that process asks
+ * belongs to that call (design.md, attribution). At most `poolSize` run at once, the rest wait
+ * their turn in the bulkhead's queue. A process whose call ended cleanly (the server answered it,
+ * nobody cancelled it) serves the next call; any other is retired: its open questions are answered
+ * as cancelled so its handler can unwind, and it is ended after the kill ladder's grace, since its
+ * handler may still run and ask (issue 14, point 3).
+ */
+export class PoolCaller implements PooledCalls {
+  private readonly active = new Map<string, Slot>();
+
+  constructor(
+    private readonly pool: StdioPool<PooledProcess>,
+    private readonly bulkhead: Bulkhead,
+  ) {}
+
+  async call(client: CallClient, request: JsonRpcRequest, sink: MessageSink, options: CallOptions = {}): Promise<JsonRpcResponse> {
+    const key = callKey(client.sessionId, request.id);
+    if (this.active.has(key)) return failure(request.id, { code: -32600, message: `request id ${String(request.id)} is already in flight` });
+    const notices = options.trackProgress ? queueNotices(sink) : undefined;
+    const slot: Slot = { client, frontId: request.id, ticket: this.bulkhead.enter(notices?.onAhead) };
+    this.active.set(key, slot);
+    let clean = false;
+    try {
+      await slot.ticket.ready;
+      if (slot.cancelled) return failure(request.id, CANCELLED_BEFORE_START);
+      const member = await this.pool.take();
+      slot.member = member;
+      // Cancelled while its process was being taken: it never starts, and the process is untouched.
+      if (slot.cancelled) {
+        clean = true;
+        return failure(request.id, CANCELLED_BEFORE_START);
+      }
+      notices?.started();
+      const response = await member.relay.call(client, request, sink, options);
+      clean = !slot.cancelled && member.connector.isReady();
+      return response;
+    } catch (err) {
+      return failure(request.id, this.failed(err));
+    } finally {
+      this.active.delete(key);
+      if (slot.member) this.giveBack(slot.member, clean);
+      // After the process is back, so the next call in the queue finds it idle.
+      slot.ticket.leave();
+    }
+  }
+
+  /** Queued: it leaves the queue, the upstream never sees it. Running: cancelled on its own process. */
+  async cancel(client: CallClient, frontId: JsonRpcId, reason?: string, options?: { abandon?: boolean }): Promise<void> {
+    const slot = this.active.get(callKey(client.sessionId, frontId));
+    if (!slot) return;
+    slot.cancelled = true;
+    if (slot.ticket.withdraw() || !slot.member) return;
+    await slot.member.relay.cancel(client, frontId, reason, options);
+  }
+
+  /** Front ids of questions are minted per process, so only the right relay takes the answer. */
+  async answer(client: CallClient, response: JsonRpcResponse): Promise<boolean> {
+    for (const { member } of this.active.values()) if (member && (await member.relay.answer(client, response))) return true;
+    return false;
+  }
+
+  async endSession(client: CallClient): Promise<void> {
+    const mine = [...this.active.values()].filter((slot) => slot.client.sessionId === client.sessionId);
+    await Promise.all(mine.map((slot) => this.cancel(client, slot.frontId, "session ended")));
+  }
+
+  /** Calls running or queued right now. */
+  get inFlight(): number {
+    return this.active.size;
+  }
+
+  async close(): Promise<void> {
+    await this.pool.close();
+    await Promise.allSettled([...this.active.values()].map((slot) => slot.member?.connector.close()));
+  }
+
+  private giveBack(member: PooledProcess, clean: boolean): void {
+    if (!clean) void member.relay.questions.retire();
+    this.pool.give(member, clean);
+  }
+
+  private failed(err: unknown): JsonRpcErrorObject {
+    if (err instanceof LeftQueueError) return CANCELLED_BEFORE_START;
+    const message = err instanceof QueueTimeoutError ? err.message : `upstream '${this.pool.name}' failed: ${err instanceof Error ? err.message : String(err)}`;
+    return { code: -32603, message };
+  }
+}
+
+function callKey(sessionId: string, id: JsonRpcId): string {
+  return `${sessionId}\u0000${typeof id}:${String(id)}`;
+}

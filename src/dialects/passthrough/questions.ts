@@ -1,0 +1,107 @@
+import type { JsonRpcId, JsonRpcRequest, JsonRpcResponse } from "../../jsonrpc/message.js";
+import type { MessageSink } from "../../jsonrpc/sink.js";
+import type { Logger } from "../../observability/logger.js";
+import { forwardedAuthorization, type CallClient } from "../../tasks/caller.js";
+import type { UpstreamConnector } from "../../upstream/connector.js";
+import { missingClientCapability } from "./capabilities.js";
+import { ServerRequests } from "./server-requests.js";
+import { answerUnowned, cancelledAnswer, type Outcome, type QuestionPolicy } from "./unowned.js";
+
+/** What the question router needs to know of a call the relay holds. */
+export interface AskingCall {
+  client: CallClient;
+  sink: MessageSink;
+  cancelSent?: boolean;
+  abandoned?: boolean;
+}
+
+/** How the relay's calls are found: by the upstream id a transport names, and how many run. */
+export interface CallIndex {
+  byUpstreamId(id: JsonRpcId): AskingCall | undefined;
+  /** The only call in flight, if exactly one is. */
+  only(): AskingCall | undefined;
+  readonly size: number;
+}
+
+/**
+ * Server→client requests (elicitation, sampling, roots) on their way to the client whose call
+ * asked, and the answers on their way back. A question is tied to a call by the call's own
+ * stream (HTTP) or, on stdio, by being the only call on its process; one that belongs to no call
+ * is answered by the policy (upstreams[].roots), one of a cancelled call as cancelled, and one
+ * that is ambiguous is refused: a question never reaches a caller other than the one who asked.
+ */
+export class Questions {
+  private readonly open: ServerRequests;
+  /** Set once the process must never be given another call (its call was cancelled): all is declined. */
+  private retired = false;
+
+  constructor(
+    private readonly connector: UpstreamConnector,
+    private readonly logger: Logger,
+    idPrefix: string,
+    private readonly calls: CallIndex,
+    private readonly policy: QuestionPolicy,
+  ) {
+    this.open = new ServerRequests(`${idPrefix}-s`);
+  }
+
+  async route(request: JsonRpcRequest, relatedTo?: JsonRpcId): Promise<void> {
+    if (request.method === "ping") return this.reply(request.id, { result: {} });
+    if (this.retired) return this.reply(request.id, cancelledAnswer(request.method));
+    const stdio = this.policy.transport === "stdio";
+    const call = relatedTo !== undefined ? this.calls.byUpstreamId(relatedTo) : stdio ? this.calls.only() : undefined;
+    if (!call) return this.unowned(request, relatedTo);
+    // A cancelled call's question is never shown: answered so the server's handler can unwind.
+    if (call.cancelSent || call.abandoned) return this.reply(request.id, cancelledAnswer(request.method));
+    const missing = missingClientCapability(request.method, request.params, call.client.capabilities);
+    if (missing) return this.reply(request.id, { error: { code: -32601, message: `the client did not declare the ${missing} capability` } });
+    if (this.open.relay(request, call.client, call.sink, call) === undefined)
+      return this.reply(request.id, { error: { code: -32603, message: "the client has no open stream for this call (it accepts no text/event-stream)" } });
+  }
+
+  /** The client's answer to a question relayed to it. False when nothing waits for it. */
+  async answer(client: CallClient, response: JsonRpcResponse): Promise<boolean> {
+    if (response.id === null) return false;
+    const pending = this.open.take(response.id, client.sessionId);
+    if (!pending) return false;
+    const outcome = "error" in response ? { error: response.error } : { result: response.result };
+    // On behalf of the client whose call asked (the answer may come with a newer token of its session).
+    await this.connector.respond(pending.upstreamId, outcome, forwardedAuthorization(pending.client.authorization));
+    return true;
+  }
+
+  /** Questions the cancelled call asked that are still open, answered as cancelled (issue 14, point 3). */
+  async dismiss(call: AskingCall): Promise<void> {
+    for (const open of this.open.takeAll(call)) await this.reply(open.upstreamId, cancelledAnswer(open.method));
+  }
+
+  /** From now on every question is declined, and what is open is answered as cancelled. */
+  async retire(): Promise<void> {
+    this.retired = true;
+    for (const open of this.open.takeEvery()) await this.reply(open.upstreamId, cancelledAnswer(open.method));
+  }
+
+  /** The upstream withdrew one of its requests (notifications/cancelled): who must hear of it. */
+  withdraw(upstreamId: JsonRpcId): { frontId: string; sink: MessageSink } | undefined {
+    return this.open.withdraw(upstreamId);
+  }
+
+  /** The upstream session restarted: its request ids mean nothing any more. */
+  clear(): void {
+    this.open.clear();
+  }
+
+  private unowned(request: JsonRpcRequest, relatedTo: JsonRpcId | undefined): Promise<void> {
+    if (relatedTo !== undefined || this.policy.transport !== "stdio" || this.calls.size === 0)
+      return this.reply(request.id, answerUnowned(request, this.policy, this.logger));
+    this.logger.warn(
+      { method: request.method, callsInFlight: this.calls.size },
+      "a server-to-client request could not be tied to one call (several calls were in flight on the shared stdio process); refused. Leave `isolation` at its default (pool) on this upstream to run each call on a process of its own",
+    );
+    return this.reply(request.id, { error: { code: -32603, message: "taskgate cannot tell which client call this request belongs to" } });
+  }
+
+  private async reply(id: JsonRpcId, outcome: Outcome): Promise<void> {
+    await this.connector.respond(id, outcome).catch(() => undefined);
+  }
+}

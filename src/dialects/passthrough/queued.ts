@@ -1,0 +1,26 @@
+import type { MessageSink } from "../../jsonrpc/sink.js";
+import { QUEUED_NOTICE } from "../../tasks/caller.js";
+
+export interface QueueNotices {
+  onAhead: (ahead: number) => void;
+  /** The call left the queue and runs now (said only when it was queued). */
+  started(): void;
+}
+
+/**
+ * Tells a task call's sink where it stands in its upstream's queue; the task turns it into its
+ * statusMessage ("queued: 3 ahead"). Only sinks the task engine gave (trackProgress) get these:
+ * they never reach a client.
+ */
+export function queueNotices(sink: MessageSink): QueueNotices {
+  let waited = false;
+  return {
+    onAhead: (ahead) => {
+      waited = true;
+      sink.send({ jsonrpc: "2.0", method: QUEUED_NOTICE, params: { ahead } });
+    },
+    started: () => {
+      if (waited) sink.send({ jsonrpc: "2.0", method: QUEUED_NOTICE, params: { ahead: null } });
+    },
+  };
+}

@@ -1,0 +1,38 @@
+import type { JsonRpcErrorObject } from "../../jsonrpc/message.js";
+import { CANCELLED_CODE, type CallClient, type UpstreamCaller } from "../../tasks/caller.js";
+import type { Bulkhead } from "./bulkhead.js";
+import type { ListChangedHub } from "./list-changed.js";
+import type { SessionStreams } from "./session-streams.js";
+import type { QuestionPolicy } from "./unowned.js";
+
+export interface CallOptions {
+  /** Ask the upstream for progress even when the client did not (detached calls turn it into statusMessage). */
+  trackProgress?: boolean;
+}
+
+/** Calls made on processes of their own (`isolation: pool`): the relay hands them over. */
+export interface PooledCalls extends UpstreamCaller {
+  endSession(client: CallClient): Promise<void>;
+}
+
+export interface RelayOptions {
+  /** Set on the home process of a pooled stdio upstream: the methods in CALL_METHODS go there. */
+  calls?: PooledCalls | undefined;
+  /** The upstream's bulkhead (HTTP, isolation shared): calls beyond it wait their turn. */
+  bulkhead?: Bulkhead | undefined;
+  /** Questions that belong to no call; and whether a lone call on this connection owns the rest (stdio). */
+  questions?: QuestionPolicy | undefined;
+  /** The front sessions' streams, when the relays of a pool share the home relay's. */
+  streams?: SessionStreams | undefined;
+  /** A process of a pool serves calls only: it restores no session state (subscriptions, log level) after a restart. */
+  poolMember?: boolean | undefined;
+  /** Where the upstream's list-changed notifications go besides the sessions' streams; one per upstream, shared by its pool. */
+  listChanged?: ListChangedHub | undefined;
+}
+
+/** The requests that run a server handler on the client's behalf, and so may ask the client something. */
+export const CALL_METHODS: ReadonlySet<string> = new Set(["tools/call", "prompts/get", "resources/read"]);
+
+
+/** Cancelled while it waited in the upstream's queue: the upstream never saw it. */
+export const CANCELLED_BEFORE_START: JsonRpcErrorObject = { code: CANCELLED_CODE, message: "Request cancelled before it reached the upstream" };
