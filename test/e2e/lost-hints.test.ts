@@ -34,7 +34,8 @@ describe("routing to the owner when every pub/sub hint is lost", () => {
     const connector: UpstreamConnector = createConnector(upstream, logger);
     await connector.start();
     const metrics = new Metrics();
-    const relay = new Relay(connector, logger, replicaId, metrics);
+    // One process shared by every call (isolation: shared): a question is its lone call's.
+    const relay = new Relay(connector, logger, replicaId, metrics, { questions: { transport: "stdio" } });
     const options = { replicaId, leaseMs: 900, cancelGraceMs: 200, statusWriteIntervalMs: 100, reaperIntervalMs: 300, maxAttempts: 1, mrtrTimeoutMs: 60_000 };
     const engine = new TaskEngine({ store, logger, metrics, audit: new Audit(logger), options, clock: Date.now });
     await engine.start();
