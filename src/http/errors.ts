@@ -22,7 +22,7 @@ export const ERRORS = {
   // RFC 6750 §3.1: a valid token without the scope the request needs.
   insufficient_scope: { code: -32600, status: 403, message: "Forbidden: insufficient scope" },
   auth_unavailable: { code: -32603, status: 503, message: "Service Unavailable: the token could not be checked" },
-  // Limits (README "Security"): -32000 is in the implementation-defined range (digest §3.1).
+  // Limits (README "Security"): -32000 is in the implementation-defined range (https://modelcontextprotocol.io/specification/2026-07-28/basic).
   rate_limited: { code: -32000, status: 429, message: "Too Many Requests" },
   too_many_tasks: { code: -32000, status: 429, message: "Too many active tasks for this caller" },
   too_many_streams: { code: -32000, status: 429, message: "Too many open streams for this caller" },
@@ -35,7 +35,7 @@ export const ERRORS = {
   store_unavailable: { code: -32603, status: 503, message: "task store unavailable" },
   shutting_down: { code: -32603, status: 503, message: "taskgate is shutting down" },
   internal: { code: -32603, status: 200, message: "Internal error" },
-  // The modern (2026-07-28) wire, digest §3.1 and §3.11.
+  // The modern (2026-07-28) wire, https://modelcontextprotocol.io/specification/2026-07-28/basic and the extension's errors, https://github.com/modelcontextprotocol/ext-tasks/blob/main/specification/draft/tasks.md.
   header_mismatch: { code: -32020, status: 400, message: "Header mismatch" },
   missing_capability: { code: -32021, status: 400, message: "Missing required client capability" },
   unsupported_version: { code: -32022, status: 400, message: "Unsupported protocol version" },

@@ -1,5 +1,5 @@
 /**
- * JSON-RPC 2.0 framing shared by every MCP protocol revision (digest §1).
+ * JSON-RPC 2.0 framing shared by every MCP protocol revision (https://modelcontextprotocol.io/specification/2025-11-25/basic).
  * Shapes only; decoding of untrusted input lives in `decode.ts`.
  */
 export type JsonRpcId = string | number;

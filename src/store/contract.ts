@@ -86,7 +86,7 @@ export interface TaskRecord {
   /** The `tools/call` params (name, arguments) the upstream received, kept so another replica can run it again. */
   requestParams?: Record<string, unknown>;
   /**
-   * A call still synchronous, parked by an MRTR round (digest §3.14): its questions wait here
+   * A call still synchronous, parked by an MRTR round (https://modelcontextprotocol.io/specification/2026-07-28/basic/patterns/mrtr, SEP-2322): its questions wait here
    * for the client's retry, and it is not a task the client knows of until it detaches.
    */
   parked: boolean;

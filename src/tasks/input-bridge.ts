@@ -123,7 +123,7 @@ export class InputBridge {
 
 /**
  * The request as `inputRequests` shows it: `{method, params}` without the 2025-11-25-only parts
- * (the related-task `_meta`, a task augmentation, URL-mode `elicitationId`; digest §5).
+ * (the related-task `_meta`, a task augmentation, URL-mode `elicitationId`; https://modelcontextprotocol.io/specification/2025-11-25/basic/utilities/tasks, Related Task Metadata).
  */
 export function inputRequestOf(request: JsonRpcRequest): InputRequest {
   if (!request.params) return { method: request.method };

@@ -199,7 +199,7 @@ export class OwnedCall {
       if (response.error.code === CANCELLED_CODE && this.cancelling) return { to: "cancelled", statusMessage: "Cancelled at the client's request" };
       return { to: "failed", outcome: { error: response.error }, statusMessage: response.error.message };
     }
-    // Dialect A counts an isError result as failed (digest §2.5); dialect B as completed (§3.4).
+    // Dialect A counts an isError result as failed (https://modelcontextprotocol.io/specification/2025-11-25/basic/utilities/tasks, Task Status); dialect B as completed (https://github.com/modelcontextprotocol/ext-tasks/blob/main/specification/draft/tasks.md).
     if (this.call.dialect === "A" && response.result.isError === true)
       return { to: "failed", outcome: { result: response.result }, statusMessage: "The tool reported an error" };
     return progress === undefined ? { to: "completed", outcome: { result: response.result } } : { to: "completed", outcome: { result: response.result }, statusMessage: progress };

@@ -64,7 +64,7 @@ export class Reaper {
       // the parked call, which a re-run elsewhere would not be, so it is only ever ended.
       await this.adopt(task, `The replica running this call stopped${run}; running it again: attempt ${task.attempt + 1} of ${this.policy.max}`);
     } else {
-      // -32603 is the internal error of both dialects (digest §2.14, §3.11); a failed task carries
+      // -32603 is the internal error of both dialects (https://modelcontextprotocol.io/specification/2025-11-25/basic/utilities/tasks, Error Handling; https://github.com/modelcontextprotocol/ext-tasks/blob/main/specification/draft/tasks.md); a failed task carries
       // its error and a statusMessage (§3.6). "Or lost the task store": an owner cut off from
       // Redis for leaseMs abandons its calls too.
       const statusMessage = `The taskgate replica running this call stopped (or lost the task store) before it finished${run}`;

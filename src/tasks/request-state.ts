@@ -1,7 +1,7 @@
 import { createHmac, timingSafeEqual } from "node:crypto";
 import { z } from "zod";
 
-/** The requests a server may answer with `input_required` (digest §3.14). */
+/** The requests a server may answer with `input_required` (https://modelcontextprotocol.io/specification/2026-07-28/basic/patterns/mrtr, SEP-2322). */
 export const MRTR_METHODS = ["tools/call", "prompts/get", "resources/read"] as const;
 export type MrtrMethod = (typeof MRTR_METHODS)[number];
 
@@ -25,7 +25,7 @@ const Payload = z.object({ p: z.string().min(1), r: z.string(), t: z.string(), m
 export type TicketCheck = { ok: true; ticket: ParkTicket } | { ok: false; reason: "forged" | "expired" };
 
 /**
- * The `requestState` of an MRTR round (digest §3.14): opaque to the client, echoed verbatim, and
+ * The `requestState` of an MRTR round (https://modelcontextprotocol.io/specification/2026-07-28/basic/patterns/mrtr, SEP-2322): opaque to the client, echoed verbatim, and
  * attacker-controlled, so it is signed with HMAC-SHA256 under a secret all replicas share.
  * Format: base64url(JSON payload) "." base64url(MAC). It is not encrypted: it names only ids.
  */

@@ -18,7 +18,7 @@ export class SwitchSink implements MessageSink {
 
   /**
    * `onInputBeforeDetach` set: a server→client request before the call detached is held and the
-   * engine told, which parks the call (an MRTR round, digest §3.14; the front wire cannot carry
+   * engine told, which parks the call (an MRTR round, https://modelcontextprotocol.io/specification/2026-07-28/basic/patterns/mrtr; the front wire cannot carry
    * the request itself); the held request then goes to the parked call's sink. Unset: it goes to
    * the front like everything else.
    */

@@ -13,7 +13,7 @@ import { isToolCall, type EngineDeps, type TaskCall } from "./types.js";
  * - `inline`: it ended (its own result or error);
  * - `task`: it detached into a task (`CreateTaskResult`);
  * - `input`: the upstream asked something: an MRTR round (`input_required` + a signed
- *   requestState naming the parked call; digest §3.14).
+ *   requestState naming the parked call; https://modelcontextprotocol.io/specification/2026-07-28/basic/patterns/mrtr).
  */
 export type SyncOutcome =
   | { inline: JsonRpcResponse }

@@ -3,7 +3,7 @@ import { encodeTime } from "ulid";
 
 /**
  * Task ids: a 10-character time prefix (sortable, handy in logs) and 128 bits from the CSPRNG,
- * base64url. The ids act as bearer handles on the modern wire (digest §3.12), so the random part
+ * base64url. The ids act as bearer handles on the modern wire (https://github.com/modelcontextprotocol/ext-tasks/blob/main/specification/draft/tasks.md, Security), so the random part
  * is what matters; it is never derived from a counter.
  */
 export function newTaskId(now: number = Date.now()): string {

@@ -1,7 +1,7 @@
 import type { TaskStatus } from "../store/contract.js";
 
 /**
- * The allowed status transitions, the only table (digest §1, the same for both dialects).
+ * The allowed status transitions, the only table (https://modelcontextprotocol.io/specification/2025-11-25/basic/utilities/tasks, Task Status; the same for both dialects).
  * Stores receive the "from" lists computed here; they never decide on their own.
  */
 export const TRANSITIONS: Readonly<Record<TaskStatus, readonly TaskStatus[]>> = {

@@ -149,7 +149,7 @@ describe("fuzzed bad input on both eras: well-formed errors, no 500, the process
       ? raw.split("\n").filter((l) => l.startsWith("data: ")).map((l) => JSON.parse(l.slice(6)))
       : [JSON.parse(raw)];
     // A well-formed subscriptions/listen is answered by a stream that stays open: its
-    // acknowledgement is the answer (digest §3.9), and the client closes the stream.
+    // acknowledgement is the answer (https://github.com/modelcontextprotocol/ext-tasks/blob/main/specification/draft/tasks.md, and https://modelcontextprotocol.io/specification/2026-07-28/basic/patterns/subscriptions), and the client closes the stream.
     if (replies.some((r) => r.method === ACKNOWLEDGED)) return;
     const final = replies.find((r) => "result" in r || "error" in r);
     expect(final, raw).toBeDefined();

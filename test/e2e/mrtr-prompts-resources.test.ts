@@ -25,7 +25,7 @@ function roundOf(result: any): { key: string; request: any; requestState: string
   return { key, request, requestState: result.requestState };
 }
 
-describe("MRTR rounds of prompts/get and resources/read (2026-07-28, digest §3.14)", () => {
+describe("MRTR rounds of prompts/get and resources/read (2026-07-28, https://modelcontextprotocol.io/specification/2026-07-28/basic/patterns/mrtr)", () => {
   let a: GatewayProcess;
   let b: GatewayProcess;
   let adminA: string;

@@ -9,7 +9,7 @@ import { waitFor } from "../helpers/wait-for.js";
 const ELICIT = { ...WITH_TASKS, elicitation: { form: {} } };
 const SUBSCRIPTION = "io.modelcontextprotocol/subscriptionId";
 
-describe("subscriptions/listen with notifications.taskIds (digest §3.9)", () => {
+describe("subscriptions/listen with notifications.taskIds (https://github.com/modelcontextprotocol/ext-tasks/blob/main/specification/draft/tasks.md, and https://modelcontextprotocol.io/specification/2026-07-28/basic/patterns/subscriptions)", () => {
   let a: GatewayProcess;
   let b: GatewayProcess;
   const keyPrefix = `t${randomBytes(4).toString("hex")}:`;

@@ -18,7 +18,7 @@ function payloadOf(state: string): Record<string, unknown> {
   return JSON.parse(Buffer.from(state.split(".")[0]!, "base64url").toString("utf8")) as Record<string, unknown>;
 }
 
-describe("MRTR before detaching (2026-07-28, digest §3.14 and §3.5)", () => {
+describe("MRTR before detaching (2026-07-28, https://modelcontextprotocol.io/specification/2026-07-28/basic/patterns/mrtr and https://github.com/modelcontextprotocol/ext-tasks/blob/main/specification/draft/tasks.md)", () => {
   let a: GatewayProcess;
   let b: GatewayProcess;
   beforeAll(async () => {

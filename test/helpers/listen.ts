@@ -12,7 +12,7 @@ export interface ListenStream {
   close(): void;
 }
 
-/** A 2026-07-28 `subscriptions/listen` request (digest §3.9), read as its SSE frames arrive. */
+/** A 2026-07-28 `subscriptions/listen` request (https://github.com/modelcontextprotocol/ext-tasks/blob/main/specification/draft/tasks.md, and https://modelcontextprotocol.io/specification/2026-07-28/basic/patterns/subscriptions), read as its SSE frames arrive. */
 export async function openListen(url: string, id: number | string, notifications: Record<string, unknown>, capabilities: Record<string, unknown>): Promise<ListenStream> {
   const abort = new AbortController();
   const meta = { "io.modelcontextprotocol/protocolVersion": MODERN, "io.modelcontextprotocol/clientCapabilities": capabilities };

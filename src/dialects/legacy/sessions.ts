@@ -17,7 +17,7 @@ export class Sessions {
 
   /**
    * A new session, bound to the authenticated principal; without auth, to itself (`session:<id>`),
-   * so the session id is then the handle to its tasks (digest §2.15: bind when a context exists).
+   * so the session id is then the handle to its tasks (https://modelcontextprotocol.io/specification/2025-11-25/basic/utilities/tasks, Security Considerations: bind when a context exists).
    */
   async open(fields: Pick<SessionRecord, "protocolVersion" | "clientCapabilities" | "clientInfo">, principal?: string): Promise<SessionRecord> {
     const id = randomBytes(32).toString("base64url");

@@ -1,7 +1,7 @@
 import { GatewayError } from "../../http/errors.js";
 import type { JsonRpcRequest } from "../../jsonrpc/message.js";
 
-/** The stateless protocol revisions (digest §3.1). */
+/** The stateless protocol revisions (https://modelcontextprotocol.io/specification/2026-07-28/basic). */
 export const MODERN_VERSIONS = ["2026-07-28"] as const;
 
 export const META = {

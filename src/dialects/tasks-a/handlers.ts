@@ -34,7 +34,7 @@ export const DIALECT_A_VERSION = "2025-11-25";
 const METHODS = new Set(["tools/call", "tools/list", "tasks/get", "tasks/result", "tasks/list", "tasks/cancel"]);
 
 /**
- * Dialect A, the experimental tasks of 2025-11-25 (digest §2), for sessions of that version.
+ * Dialect A, the experimental tasks of 2025-11-25 (https://modelcontextprotocol.io/specification/2025-11-25/basic/utilities/tasks), for sessions of that version.
  * The client asks for a task with `params.task`; taskgate's policy decides what is allowed.
  */
 export class TasksA {

@@ -2,7 +2,7 @@ import type { TaskRecord } from "../../store/contract.js";
 
 export const RELATED_TASK = "io.modelcontextprotocol/related-task";
 
-/** Dialect A's `Task` (2025-11-25 schema, digest §2.5): `ttl` and `pollInterval`, always `ttl`. */
+/** Dialect A's `Task` (2025-11-25 schema, https://modelcontextprotocol.io/specification/2025-11-25/basic/utilities/tasks): `ttl` and `pollInterval`, always `ttl`. */
 export function taskA(task: TaskRecord): Record<string, unknown> {
   const fields: Record<string, unknown> = {
     taskId: task.id,

@@ -14,7 +14,7 @@ const MAX_TASK_IDS = 100;
 
 /**
  * `subscriptions/listen` (2026-07-28 core, https://modelcontextprotocol.io/specification/2026-07-28;
- * tasks: digest §3.9): an SSE stream that first acknowledges what it will carry, then pushes it
+ * tasks: https://github.com/modelcontextprotocol/ext-tasks/blob/main/specification/draft/tasks.md): an SSE stream that first acknowledges what it will carry, then pushes it
  * until the client closes it. Every notification carries the subscription id (the listen request's
  * JSON-RPC id) in `_meta`.
  * - `taskIds`: only the caller's own are taken (unknown ones and another principal's, which read

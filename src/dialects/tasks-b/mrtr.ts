@@ -11,7 +11,7 @@ import { checkInputSize } from "../input-size.js";
 import type { TasksBDeps } from "./deps.js";
 import { createTaskResult } from "./render.js";
 
-// What the three requests that may run MRTR rounds (digest §3.14) share: the request a
+// What the three requests that may run MRTR rounds (https://modelcontextprotocol.io/specification/2026-07-28/basic/patterns/mrtr, SEP-2322) share: the request a
 // requestState is bound to, the retry's checks, the call as the engine runs it, and the answer.
 
 /** A verified retry: the round it continues and the client's answers. */

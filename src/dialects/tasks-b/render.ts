@@ -1,7 +1,7 @@
 import type { TaskRecord } from "../../store/contract.js";
 
 /**
- * Dialect B shapes (ext-tasks schema, digest §3.4): flat tasks, `ttlMs` / `pollIntervalMs` as
+ * Dialect B shapes (ext-tasks schema, https://github.com/modelcontextprotocol/ext-tasks/blob/main/schema/draft/schema.ts): flat tasks, `ttlMs` / `pollIntervalMs` as
  * integers, and no legacy `ttl` / `pollInterval` keys.
  */
 function taskFields(task: TaskRecord): Record<string, unknown> {
