@@ -4,7 +4,7 @@ import type { TaskRecord } from "../../store/contract.js";
  * Dialect B shapes (ext-tasks schema, https://github.com/modelcontextprotocol/ext-tasks/blob/main/schema/draft/schema.ts): flat tasks, `ttlMs` / `pollIntervalMs` as
  * integers, and no legacy `ttl` / `pollInterval` keys.
  */
-function taskFields(task: TaskRecord): Record<string, unknown> {
+export function taskFields(task: TaskRecord): Record<string, unknown> {
   const fields: Record<string, unknown> = {
     taskId: task.id,
     status: task.status,

@@ -1,4 +1,5 @@
 import type { TaskRecord } from "../../store/contract.js";
+import { taskFields } from "../tasks-b/render.js";
 import type { GatewayToolNames } from "./gateway-tools.js";
 
 /** A CallToolResult carrying text and, where given, structuredContent (MCP tools: structured content). */
@@ -12,15 +13,8 @@ export function toolResult(text: string, structured?: Record<string, unknown>, i
 
 /** The task as the status, cancel and answer tools show it (their outputSchema). */
 export function taskStatus(task: TaskRecord): Record<string, unknown> {
-  const status: Record<string, unknown> = {
-    taskId: task.id,
-    status: task.status,
-    createdAt: new Date(task.createdAt).toISOString(),
-    lastUpdatedAt: new Date(task.lastUpdatedAt).toISOString(),
-    ttlMs: task.ttlMs,
-    pollIntervalMs: task.pollIntervalMs,
-  };
-  if (task.statusMessage !== undefined) status.statusMessage = task.statusMessage;
+  // The same flat fields as the tasks extension's Task: one shape for a task wherever it is shown.
+  const status = taskFields(task);
   const questions = pendingQuestions(task);
   if (questions.length > 0) status.questions = questions;
   return status;
