@@ -1,10 +1,13 @@
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 import { createDemoServer } from "./create-server.js";
 import { listenDemoHttp } from "./http.js";
+import { runModernDemoServer } from "./modern/run.js";
 
 export interface DemoServerOptions {
   /** Serve Streamable HTTP on this port (0 picks a free one); stdio when omitted. */
   http?: { port: number; host?: string };
+  /** Serve only protocol 2026-07-28 (the stateless wire, MRTR questions), written with the SDK 2.x. */
+  modern?: boolean;
   /** Operator lines (cancellations, request failures); stderr by default. */
   log?: (line: string) => void;
 }
@@ -20,6 +23,7 @@ export const DEFAULT_DEMO_HOST = "127.0.0.1";
 /** The blocking demo upstream: over stdio by default, or Streamable HTTP at /mcp. */
 export async function runDemoServer(opts: DemoServerOptions = {}): Promise<RunningDemoServer> {
   const log = opts.log ?? ((line: string) => void process.stderr.write(`demo server: ${line}\n`));
+  if (opts.modern) return runModernDemoServer(opts, log);
   if (opts.http) {
     const http = await listenDemoHttp(opts.http.port, opts.http.host ?? DEFAULT_DEMO_HOST, log);
     return { port: http.port, close: once(http.close) };
