@@ -89,6 +89,7 @@ export async function startGateway(config: Config, logger: Logger): Promise<Gate
   const health = {
     // Draining answers 503 at once, before any other check, so load balancers stop sending work.
     problems: async () => (engine.isDraining ? ["shutting down"] : problems(store, connectors, calls)),
+    upstreams: () => Object.fromEntries(connectors.map((c) => [c.name, spoken(c)])),
     draining: () => engine.isDraining,
   };
   const app = buildHttpApp(endpoints, health, httpOptions, logger, metrics, security);
@@ -133,6 +134,13 @@ async function startConnectors(connectors: UpstreamConnector[], logger: Logger):
     if (r.status === "rejected")
       logger.error({ upstream: connectors[i]!.name, reason: String(r.reason?.message ?? r.reason) }, "upstream is not available; retrying in the background, /readyz stays 503 until it is");
   });
+}
+
+/** What /readyz says an upstream speaks: its generation and protocol version, once negotiated. */
+function spoken(connector: UpstreamConnector): { generation?: string; protocolVersion?: string } {
+  const generation = connector.generation();
+  const protocolVersion = connector.initializeResult()?.protocolVersion;
+  return generation === undefined ? {} : { generation, ...(protocolVersion ? { protocolVersion } : {}) };
 }
 
 async function problems(store: Store, connectors: UpstreamConnector[], calls: UpstreamCalls[]): Promise<string[]> {

@@ -63,6 +63,10 @@ const Upstream = z
     http: HttpUpstream.optional().describe("A Streamable HTTP URL (give this or stdio)."),
     tools: z.record(z.string(), ToolPolicy).default({}).describe("Per-tool task policy and scopes, by tool name."),
     scopes: UpstreamScopes.describe("Scopes a token must hold (auth modes oauth and jwt): for every request, and per method."),
+    generation: z
+      .enum(["auto", "legacy", "modern"])
+      .default("auto")
+      .describe("Which protocol generation to speak with the upstream. auto: an initialize session (2025-11-25 or older) when the upstream accepts one, else the stateless 2026-07-28 wire when it names that version or answers server/discover; a server that speaks both keeps the session (README: Upstream generations). legacy: only the session. modern: only the 2026-07-28 wire."),
     isolation: z
       .enum(["pool", "shared", "per-call"])
       .default("pool")

@@ -56,6 +56,8 @@ export interface Endpoint {
 export interface Health {
   /** Empty when ready; otherwise why not, one line each. */
   problems(): Promise<string[]>;
+  /** Per upstream, the protocol it speaks once ready (#15: the generation detected at start). */
+  upstreams?(): Record<string, { generation?: string; protocolVersion?: string }>;
   /** True once SIGTERM/SIGINT arrived: no new sessions (nor tasks, refused by the engine). */
   draining(): boolean;
 }
@@ -72,7 +74,8 @@ export function buildHttpApp(endpoints: readonly Endpoint[], health: Health, opt
   app.get("/livez", (c) => c.json({ status: "ok" }));
   app.get("/readyz", async (c) => {
     const problems = await health.problems();
-    return c.json(problems.length ? { status: "not ready", problems } : { status: "ready" }, problems.length ? 503 : 200);
+    const upstreams = health.upstreams?.() ?? {};
+    return c.json(problems.length ? { status: "not ready", problems, upstreams } : { status: "ready", upstreams }, problems.length ? 503 : 200);
   });
   security.resources?.mount(app, endpoints.map((e) => e.path));
   for (const endpoint of endpoints) {

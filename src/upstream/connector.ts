@@ -1,3 +1,4 @@
+import type { UpstreamGeneration } from "./negotiate.js";
 import type {
   JsonRpcErrorObject,
   JsonRpcId,
@@ -23,6 +24,8 @@ export interface UpstreamConnector {
   isReady(): boolean;
   /** Why the upstream is not ready (for logs and /readyz), if it is not. */
   lastError(): string | undefined;
+  /** The protocol generation negotiated with the upstream (legacy session or the 2026-07-28 wire), once ready. */
+  generation(): UpstreamGeneration | undefined;
 
   /**
    * Send one request upstream. `method`/`params` are relayed untouched; the connector chooses the id.
@@ -59,6 +62,12 @@ export interface OnBehalf {
 export interface UpstreamRequest extends OnBehalf {
   method: string;
   params?: Record<string, unknown>;
+  /**
+   * What the front client declared. A legacy session was initialized once for everyone; on the
+   * 2026-07-28 wire capabilities travel with each request, so the upstream learns which questions
+   * this caller can answer (elicitation, sampling, roots) and never asks another.
+   */
+  clientCapabilities?: Record<string, unknown>;
   /**
    * Aborting does not cancel upstream by itself; it only stops waiting: the promise rejects with
    * `UpstreamError` reason "closed" (the signal's reason as `cause`). Callers send notifications/cancelled.

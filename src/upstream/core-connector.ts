@@ -1,5 +1,6 @@
 import type { JsonRpcErrorObject, JsonRpcId, JsonRpcNotification, JsonRpcResponse } from "../jsonrpc/message.js";
 import type { InitializeResultLike, OnBehalf, UpstreamConnector, UpstreamEvent, UpstreamRequest } from "./connector.js";
+import type { UpstreamGeneration } from "./negotiate.js";
 import type { SessionCore } from "./session-core.js";
 
 /**
@@ -24,6 +25,10 @@ export abstract class CoreConnector implements UpstreamConnector {
 
   lastError(): string | undefined {
     return this.core.lastError();
+  }
+
+  generation(): UpstreamGeneration | undefined {
+    return this.core.generation();
   }
 
   request(req: UpstreamRequest): Promise<JsonRpcResponse> {

@@ -8,9 +8,9 @@ import {
 } from "./connector.js";
 
 /** The `initialize` taskgate makes itself: it is the one client of the upstream session. */
-export function initializeParams(): Record<string, unknown> {
+export function initializeParams(protocolVersion: string = UPSTREAM_PROTOCOL_VERSION): Record<string, unknown> {
   return {
-    protocolVersion: UPSTREAM_PROTOCOL_VERSION,
+    protocolVersion,
     capabilities: GATEWAY_CLIENT_CAPABILITIES,
     clientInfo: GATEWAY_CLIENT_INFO,
   };

@@ -8,7 +8,7 @@ export type { UpstreamConnector } from "./connector.js";
 
 /** The connector for one configured upstream; the schema guarantees exactly one of stdio / http. */
 export function createConnector(config: UpstreamConfig, logger: Logger): UpstreamConnector {
-  if (config.stdio) return new StdioConnector(config.name, config.stdio, logger);
-  if (config.http) return new HttpConnector(config.name, config.http, logger);
+  if (config.stdio) return new StdioConnector(config.name, config.stdio, logger, config.generation);
+  if (config.http) return new HttpConnector(config.name, config.http, logger, config.generation);
   throw new Error(`upstream '${config.name}' has neither stdio nor http`);
 }

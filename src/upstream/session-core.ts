@@ -2,8 +2,9 @@ import type { JsonRpcErrorObject, JsonRpcId, JsonRpcMessage, JsonRpcNotification
 import { failure, success } from "../jsonrpc/message.js";
 import type { Logger } from "../observability/logger.js";
 import { UpstreamError, type InitializeResultLike, type OnBehalf, type UpstreamEvent, type UpstreamRequest } from "./connector.js";
-import { initializeParams, readInitializeResult } from "./handshake.js";
 import { Inbound } from "./inbound.js";
+import { ModernCalls } from "./modern/rounds.js";
+import { generationMemory, negotiate, type GenerationSetting, type UpstreamGeneration } from "./negotiate.js";
 import { PendingRequests } from "./pending.js";
 
 /** What a transport does for the core: write one message upstream. */
@@ -15,6 +16,12 @@ export interface SessionLink {
   send(message: JsonRpcMessage, onBehalf?: OnBehalf): Promise<void>;
   /** Nobody waits for this request any more (answered, aborted, timed out, failed). */
   release?(id: JsonRpcId): void;
+  /**
+   * Stop the upstream working on request `id` on the 2026-07-28 wire where the transport has its
+   * own way: on Streamable HTTP closing the request's stream is the cancellation
+   * (https://modelcontextprotocol.io/specification/2026-07-28/basic/patterns/cancellation). Without it, notifications/cancelled is sent.
+   */
+  abort?(id: JsonRpcId): void;
 }
 
 export interface SessionCoreOptions {
@@ -23,6 +30,10 @@ export interface SessionCoreOptions {
   requestTimeoutMs?: number | undefined;
   /** An upstream that never answers `initialize` must not hold `start()` forever. */
   initializeTimeoutMs: number;
+  /** upstreams[].generation: which protocol generation to speak (default auto). */
+  generation?: GenerationSetting | undefined;
+  /** The upstream's configuration: what it spoke last is remembered under it (see generationMemory). */
+  config?: object;
 }
 
 /**
@@ -36,6 +47,9 @@ export class SessionCore {
   private ready = false;
   private failure: UpstreamError | undefined;
   private handshaking: Promise<void> | undefined;
+  /** What the upstream speaks now (undefined until first negotiated). */
+  private spoken: UpstreamGeneration | undefined;
+  private readonly modern: ModernCalls;
 
   constructor(
     private readonly options: SessionCoreOptions,
@@ -43,6 +57,16 @@ export class SessionCore {
   ) {
     this.pending = new PendingRequests(options.name, (id) => link.release?.(id));
     this.inbound = new Inbound(options.logger, this.pending, link, () => this.ready);
+    this.modern = new ModernCalls(options.name, {
+      send: (method, params, opts) => this.call(method, params, opts),
+      ask: (request, relatedTo) => this.ready && this.inbound.listener !== undefined && (this.inbound.emit({ kind: "request", message: request, relatedTo }), true),
+      cancel: (id, reason) => this.cancelUpstream(id, reason),
+    });
+  }
+
+  /** The generation negotiated with the upstream, once it is ready. */
+  generation(): UpstreamGeneration | undefined {
+    return this.ready ? this.spoken : undefined;
   }
 
   initializeResult(): InitializeResultLike | undefined {
@@ -65,17 +89,23 @@ export class SessionCore {
     const handshake = this.handshakeInProgress();
     if (handshake) await handshake;
     this.assertReady();
-    return this.call(req.method, req.params, req);
+    if (this.spoken !== "modern") return this.call(req.method, req.params, req);
+    // 2026-07-28 has no ping (https://modelcontextprotocol.io/specification/2026-07-28/changelog): the stateless upstream is as alive as its next answer.
+    if (req.method === "ping") return success(this.pending.allocate(), {});
+    return this.modern.request(req);
   }
 
   async notify(notification: Omit<JsonRpcNotification, "jsonrpc">, onBehalf?: OnBehalf): Promise<void> {
     const handshake = this.handshakeInProgress();
     if (handshake) await handshake;
     this.assertReady();
+    if (this.spoken === "modern") return this.notifyModern(notification);
     await this.link.send({ jsonrpc: "2.0", ...notification }, onBehalf);
   }
 
   respond(id: JsonRpcId, outcome: { result: Record<string, unknown> } | { error: JsonRpcErrorObject }, onBehalf?: OnBehalf): Promise<void> {
+    // A question of an MRTR round: answered into the call's next round, never onto the wire.
+    if (this.modern.answer(id, outcome)) return Promise.resolve();
     return this.inbound.respond(id, "result" in outcome ? success(id, outcome.result) : failure(id, outcome.error), onBehalf);
   }
 
@@ -122,9 +152,15 @@ export class SessionCore {
   private async runHandshake(): Promise<void> {
     this.inbound.forgetAsked();
     const timeoutMs = this.options.initializeTimeoutMs;
-    const response = await this.call("initialize", initializeParams(), { timeoutMs });
-    this.result = readInitializeResult(response, this.options.name);
-    await this.link.send({ jsonrpc: "2.0", method: "notifications/initialized" });
+    const { name, generation = "auto" } = this.options;
+    const key = this.options.config ?? this;
+    const negotiated = await negotiate((method, params) => this.call(method, params, { timeoutMs }), generation, generationMemory.of(key), name);
+    this.result = negotiated.result;
+    this.spoken = negotiated.generation;
+    generationMemory.keep(key, negotiated.generation);
+    if (negotiated.generation === "legacy") await this.link.send({ jsonrpc: "2.0", method: "notifications/initialized" });
+    const { protocolVersion, serverInfo } = negotiated.result;
+    this.options.logger.info({ generation: negotiated.generation, protocolVersion, server: `${serverInfo.name} ${serverInfo.version}` }, "upstream ready");
     this.ready = true;
     this.failure = undefined;
     this.inbound.emit({ kind: "state", ready: true });
@@ -164,9 +200,24 @@ export class SessionCore {
 
   /** Only the connector knows it gave up, so it tells the upstream itself (spec: cancellation). */
   private cancelAfterTimeout(id: JsonRpcId, timeoutMs: number | undefined): void {
-    const params = { requestId: id, reason: `taskgate stopped waiting after ${timeoutMs} ms` };
-    if (!this.ready) return;
+    if (this.ready) this.cancelUpstream(id, `taskgate stopped waiting after ${timeoutMs} ms`);
+  }
+
+  private cancelUpstream(id: JsonRpcId, reason: string | undefined): void {
+    if (this.spoken === "modern" && this.link.abort) return this.link.abort(id);
+    const params = reason === undefined ? { requestId: id } : { requestId: id, reason };
     this.link.send({ jsonrpc: "2.0", method: "notifications/cancelled", params }).catch(() => undefined);
+  }
+
+  /**
+   * The stateless wire takes no notifications from a client but the cancellation of a request
+   * (https://modelcontextprotocol.io/specification/2026-07-28/basic/patterns/cancellation); a call's cancel names its first id.
+   */
+  private async notifyModern(notification: Omit<JsonRpcNotification, "jsonrpc">): Promise<void> {
+    const requestId = notification.params?.requestId;
+    const reason = typeof notification.params?.reason === "string" ? notification.params.reason : undefined;
+    if (notification.method === "notifications/cancelled" && (typeof requestId === "string" || typeof requestId === "number")) this.modern.cancel(requestId, reason);
+    else this.options.logger.debug({ method: notification.method }, "not sent: the 2026-07-28 upstream takes no such notification");
   }
 }
 

@@ -74,16 +74,16 @@ export async function startGateway(config: Record<string, unknown>, env: NodeJS.
   return { ...running, stop, url, port, mcpUrl: `${url}/mcp` };
 }
 
-/** The demo server over Streamable HTTP on a free port. */
-export async function startDemoHttp(): Promise<RunningProcess & { mcpUrl: string }> {
+/** The demo server over Streamable HTTP on a free port; `--modern` for its 2026-07-28-only mode. */
+export async function startDemoHttp(flags: string[] = []): Promise<RunningProcess & { mcpUrl: string }> {
   const port = await freePort();
-  const running = runNode([DEMO, "--http", String(port)]);
+  const running = runNode([DEMO, ...flags, "--http", String(port)]);
   await waitFor(() => running.output().includes("listening"), { timeoutMs: 10_000, what: "demo server listening" });
   return { ...running, mcpUrl: `http://127.0.0.1:${port}/mcp` };
 }
 
-export function demoStdio(): { command: string; args: string[] } {
-  return { command: process.execPath, args: [DEMO] };
+export function demoStdio(flags: string[] = []): { command: string; args: string[] } {
+  return { command: process.execPath, args: [DEMO, ...flags] };
 }
 
 /** Direct children of a process (the stdio upstream of a gateway). */

@@ -39,7 +39,7 @@ export function upstreamCalls(u: UpstreamConfig, home: UpstreamConnector, logger
     return { relay, describe: { isolation: stdio ? "shared" : "by stream (http)", maxInFlight: u.maxInFlight }, start: () => undefined, warmed: () => true };
   }
   const reuse = u.isolation === "pool";
-  const options: PoolOptions = { size: u.poolSize, warm: reuse ? 1 : Math.min(u.perCallPool, u.poolSize), reuse };
+  const options: PoolOptions = { size: u.poolSize, warm: reuse ? 1 : Math.min(u.perCallPool, u.poolSize), reuse, generation: u.generation };
   const streams = new SessionStreams();
   const pool = new StdioPool<PooledProcess>(u.name, stdio, options, logger, (connector, id) => ({
     connector,

@@ -128,6 +128,7 @@ export class Relay implements UpstreamCaller {
       }
       const response = await this.connector.request({
         ...onBehalfOf(client),
+        clientCapabilities: client.capabilities,
         method: request.method,
         params: this.withUpstreamProgressToken(request.params, call, options.trackProgress ?? false),
         stopWaiting: (stop) => {

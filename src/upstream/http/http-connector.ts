@@ -3,6 +3,7 @@ import type { Logger } from "../../observability/logger.js";
 import { Backoff, RetryLoop } from "../backoff.js";
 import { UpstreamError } from "../connector.js";
 import { CoreConnector } from "../core-connector.js";
+import type { GenerationSetting } from "../negotiate.js";
 import { SessionCore } from "../session-core.js";
 import { displayUrl } from "./errors.js";
 import { HttpLink } from "./link.js";
@@ -26,7 +27,7 @@ export class HttpConnector extends CoreConnector {
   private renewing: Promise<void> | undefined;
   private closing: Promise<void> | undefined;
 
-  constructor(name: string, config: HttpUpstreamConfig, logger: Logger) {
+  constructor(name: string, config: HttpUpstreamConfig, logger: Logger, generation?: GenerationSetting) {
     super(name);
     this.link = new HttpLink(name, config, logger, {
       receive: (message, relatedTo) => this.core.receive(message, relatedTo),
@@ -37,8 +38,9 @@ export class HttpConnector extends CoreConnector {
       unreachable: (error) => this.onUnreachable(error),
     });
     const initializeTimeoutMs = config.requestTimeoutMs ?? INITIALIZE_TIMEOUT_MS;
-    const options = { name, logger, requestTimeoutMs: config.requestTimeoutMs, initializeTimeoutMs };
-    this.core = new SessionCore(options, { send: (m, onBehalf) => this.link.send(m, onBehalf), release: (id) => this.link.release(id) });
+    const options = { name, logger, requestTimeoutMs: config.requestTimeoutMs, initializeTimeoutMs, generation, config };
+    const link = this.link;
+    this.core = new SessionCore(options, { send: (m, onBehalf) => link.send(m, onBehalf), release: (id) => link.release(id), abort: (id) => link.abort(id) });
     this.retry = new RetryLoop(() => this.connect(), new Backoff(RECONNECT_INITIAL_MS, RECONNECT_MAX_MS), logger);
     logger.debug({ url: displayUrl(config.url) }, "http upstream configured");
   }
@@ -66,6 +68,8 @@ export class HttpConnector extends CoreConnector {
     this.link.sessionId = undefined;
     await this.core.handshake();
     if (this.closing) return; // closed while initializing: no stream may outlive close()
+    // The 2026-07-28 wire has no GET stream (https://modelcontextprotocol.io/specification/2026-07-28/basic/transports/streamable-http).
+    if (this.core.generation() === "modern") return;
     this.listen = new ListenStream(this.link);
     this.listen.start();
   }

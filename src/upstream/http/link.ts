@@ -6,6 +6,7 @@ import { injectTraceContext } from "../../observability/tracing.js";
 import { UpstreamError, type OnBehalf } from "../connector.js";
 import { UpstreamClient, type UpstreamResponse } from "./client.js";
 import { unreachable, withoutCredentials } from "./errors.js";
+import { modernHeaders } from "../modern/envelope.js";
 import { acceptResponse } from "./response.js";
 
 /** Where the link hands what it learns: the session core and the connector. */
@@ -98,6 +99,11 @@ export class HttpLink {
     return this.forwarded.get(id);
   }
 
+  /** Close request `id`'s stream now: on the 2026-07-28 wire that cancels the request upstream. */
+  abort(id: JsonRpcId): void {
+    this.streams.get(id)?.abort(RELEASED);
+  }
+
   release(id: JsonRpcId): void {
     const controller = this.streams.get(id);
     this.streams.delete(id);
@@ -134,6 +140,8 @@ export class HttpLink {
     const accept = { accept: "application/json, text/event-stream", "content-type": "application/json" };
     const headers = this.headers(accept, authorization);
     if (isInitialize) headers.delete("mcp-protocol-version");
+    // A request in the 2026-07-28 envelope carries its version and names in headers too (SEP-2243).
+    for (const [key, value] of Object.entries(modernHeaders(message) ?? {})) headers.set(key, value);
     try {
       const response = await this.client.post(this.config.url, { headers, body: JSON.stringify(message), signal: controller.signal });
       const assigned = response.header("mcp-session-id");

@@ -4,6 +4,7 @@ import type { Logger } from "../../observability/logger.js";
 import { Backoff, RetryLoop } from "../backoff.js";
 import { UpstreamError } from "../connector.js";
 import { CoreConnector } from "../core-connector.js";
+import type { GenerationSetting } from "../negotiate.js";
 import { SessionCore } from "../session-core.js";
 import { reapGroup, spawnUpstream, stopUpstream, type ExitInfo, type UpstreamProcess } from "./process.js";
 import { readMessages } from "./stdout-reader.js";
@@ -28,9 +29,10 @@ export class StdioConnector extends CoreConnector {
     name: string,
     private readonly config: StdioUpstreamConfig,
     private readonly logger: Logger,
+    generation?: GenerationSetting,
   ) {
     super(name);
-    this.core = new SessionCore({ name, logger, initializeTimeoutMs: INITIALIZE_TIMEOUT_MS }, { send: (m) => this.write(m) });
+    this.core = new SessionCore({ name, logger, initializeTimeoutMs: INITIALIZE_TIMEOUT_MS, generation, config }, { send: (m) => this.write(m) });
     const backoff = new Backoff(config.restartInitialDelayMs, config.restartMaxDelayMs);
     this.retry = new RetryLoop(() => this.launch(), backoff, logger);
   }

@@ -1,6 +1,7 @@
 import type { StdioUpstreamConfig } from "../../config/schema.js";
 import type { Logger } from "../../observability/logger.js";
 import { Backoff } from "../backoff.js";
+import type { GenerationSetting } from "../negotiate.js";
 import { StdioConnector } from "./stdio-connector.js";
 
 /** What the pool holds per process: the connector, and whatever its user attached to it at birth. */
@@ -15,6 +16,8 @@ export interface PoolOptions {
   warm: number;
   /** Whether a process that ended its call cleanly goes back for the next one (pool) or is ended (per-call). */
   reuse: boolean;
+  /** upstreams[].generation, for each process's negotiation. */
+  generation?: GenerationSetting | undefined;
 }
 
 export type PoolState = "idle" | "busy" | "starting" | "stopping";
@@ -226,7 +229,7 @@ export class StdioPool<M extends PoolMember> {
 
   private member(): M {
     const id = ++this.next;
-    return this.create(new StdioConnector(this.name, this.config, this.logger.child({ process: id })), id);
+    return this.create(new StdioConnector(this.name, this.config, this.logger.child({ process: id }), this.options.generation), id);
   }
 }
 
