@@ -39,7 +39,7 @@ describe.each([
     if (transport === "http") upstream = await startDemoHttp(["--modern"]);
     const store = kind === "redis" ? { store: { redisUrl: inject("redisUrl"), keyPrefix: `t${randomBytes(4).toString("hex")}:` } } : {};
     const where = upstream ? { http: { url: upstream.mcpUrl } } : { stdio: demoStdio(["--modern"]) };
-    const tools = { deploy: { taskSupport: "required" }, survey: { taskSupport: "optional" } };
+    const tools = { deploy: { taskSupport: "required" }, hang: { taskSupport: "required" } };
     gw = await startGateway({ ...store, tasks: { detachAfterMs: 300, pollIntervalMs: 100 }, upstreams: [{ name: "demo", path: "/mcp", ...where, tools }] });
     refusedAtStart = refusals(upstreamLog());
   });
@@ -123,6 +123,14 @@ describe.each([
     expect(created).toMatchObject({ resultType: "task", status: "working" });
     const done = await until(gw.mcpUrl, created.taskId, "completed");
     expect(done.result).toMatchObject({ content: [{ type: "text", text: "Slept 1 s" }] });
+  });
+
+  it("stops the upstream's work when the task is cancelled (HTTP: its stream closed; stdio: notifications/cancelled)", async () => {
+    const created = (await modern(gw.mcpUrl, "tools/call", { name: "hang", arguments: {} }, { capabilities: WITH_TASKS })).body.result;
+    await waitFor(() => upstreamLog().includes("hang started"), { what: "the upstream to start hanging" });
+    await modern(gw.mcpUrl, "tasks/cancel", { taskId: created.taskId }, { capabilities: WITH_TASKS });
+    await waitFor(() => upstreamLog().includes("hang cancelled"), { what: "the upstream to see the cancel" });
+    await until(gw.mcpUrl, created.taskId, "cancelled");
   });
 
   it("sent no initialize after the negotiation, however many calls followed", () => {

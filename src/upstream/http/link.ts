@@ -21,6 +21,8 @@ export interface HttpLinkHooks {
 }
 
 const RELEASED = new Error("nobody waits for this response stream any more");
+/** The reason of a stream closed to cancel its request (2026-07-28): the request is not failed by it. */
+const CANCELLED = new Error("the request was cancelled upstream by closing its stream");
 
 /** Messages of the handshake itself: a 404 on them is an answer, not a lost session to renew. */
 const HANDSHAKE = new Set(["initialize", "notifications/initialized"]);
@@ -48,6 +50,8 @@ export class HttpLink {
     const authorization = onBehalf?.authorization;
     // The credentials are gathered only for an error to clean, not on every message.
     await this.exchange(message, authorization).catch((err: unknown) => {
+      // Like a legacy server after notifications/cancelled, the request is left unanswered: its caller decides when to stop waiting.
+      if (err === CANCELLED) return;
       const sent = Object.values(this.config.headers);
       throw withoutCredentials(err, authorization === undefined ? sent : [authorization, ...sent]);
     });
@@ -101,7 +105,7 @@ export class HttpLink {
 
   /** Close request `id`'s stream now: on the 2026-07-28 wire that cancels the request upstream. */
   abort(id: JsonRpcId): void {
-    this.streams.get(id)?.abort(RELEASED);
+    this.streams.get(id)?.abort(CANCELLED);
   }
 
   release(id: JsonRpcId): void {
@@ -148,6 +152,7 @@ export class HttpLink {
       if (isInitialize && assigned !== undefined && response.ok) this.sessionId = assigned;
       return { response, sessionId };
     } catch (err) {
+      if (controller.signal.reason === CANCELLED) throw CANCELLED;
       if (controller.signal.aborted) throw new UpstreamError(`upstream '${this.name}': request abandoned`, "closed");
       const error = unreachable(this.name, this.config.url, err);
       this.hooks.unreachable(error);
