@@ -3,7 +3,7 @@ import { runDemoServer, DEFAULT_DEMO_HOST, type RunningDemoServer } from "./serv
 import { DEMO_HTTP_PATH } from "./http.js";
 
 /**
- * `demo-server [--modern] [--http PORT] [--host HOST]`, for dist/demo/main.js and `taskgate demo-server`.
+ * `demo-server [--modern [--tasks-extension]] [--http PORT] [--host HOST]`, for dist/demo/main.js and `taskgate demo-server`.
  * Resolves with an exit code once serving (0) or on bad arguments (2); the process then lives
  * until SIGTERM/SIGINT, or until stdin ends in stdio mode. Everything human goes to stderr:
  * in stdio mode stdout carries MCP and nothing else.

@@ -8,6 +8,8 @@ export interface DemoServerOptions {
   http?: { port: number; host?: string };
   /** Serve only protocol 2026-07-28 (the stateless wire, MRTR questions), written with the SDK 2.x. */
   modern?: boolean;
+  /** With `modern`: serve the io.modelcontextprotocol/tasks extension, running `research` as a task of its own. */
+  tasksExtension?: boolean;
   /** Operator lines (cancellations, request failures); stderr by default. */
   log?: (line: string) => void;
 }

@@ -4,6 +4,8 @@ import { createMcpHandler } from "@modelcontextprotocol/server";
 import { serveStdio } from "@modelcontextprotocol/server/stdio";
 import { DEMO_HTTP_PATH } from "../http.js";
 import type { DemoServerOptions, RunningDemoServer } from "../server.js";
+import { TaskBook } from "./task-book.js";
+import { createTaskDemoServer } from "./task-server.js";
 import { createModernDemoServer } from "./tools.js";
 
 /**
@@ -14,7 +16,8 @@ import { createModernDemoServer } from "./tools.js";
  * can be seen doing so.
  */
 export async function runModernDemoServer(opts: DemoServerOptions, log: (line: string) => void): Promise<RunningDemoServer> {
-  const factory = () => createModernDemoServer(log);
+  const book = new TaskBook();
+  const factory = () => (opts.tasksExtension ? createTaskDemoServer(book, log) : createModernDemoServer(log));
   if (!opts.http) {
     const handle = serveStdio(factory, { legacy: "reject", onerror: (err) => log(`refused: ${err.message}`) });
     return { close: () => handle.close() };
