@@ -83,6 +83,12 @@ export interface TaskRecord {
   outcome?: TaskOutcome;
   /** Which run of the call this is: 1, then one more each time a live replica re-runs it after its owner stopped. */
   attempt: number;
+  /**
+   * Set when the upstream runs the call as a task of its own (#15): that task's id and the
+   * upstream session it lives in, so another replica can follow it after this owner stops.
+   */
+  upstreamTaskId?: string;
+  upstreamSession?: string;
   /** The `tools/call` params (name, arguments) the upstream received, kept so another replica can run it again. */
   requestParams?: Record<string, unknown>;
   /**
@@ -90,6 +96,12 @@ export interface TaskRecord {
    * for the client's retry, and it is not a task the client knows of until it detaches.
    */
   parked: boolean;
+}
+
+/** An upstream's own task a front task is bridged to (#15): its id, and the upstream session that made it. */
+export interface UpstreamTaskRef {
+  taskId: string;
+  session?: string;
 }
 
 /** Which tasks an operator lists; an omitted field matches every task. */
@@ -125,6 +137,13 @@ export interface TaskChange {
   upstreamRequestId?: string;
   /** A parked call detaches: from now on it is a task the client may see. */
   unpark?: true;
+  /** The upstream's own task this call runs as (#15); kept when another replica claims the task. */
+  upstreamTask?: UpstreamTaskRef;
+  /**
+   * Shorten the task's life to `ttlMs` from createdAt (the upstream keeps its own task no longer,
+   * #15). Only ever shortens: a longer value changes nothing.
+   */
+  ttlMs?: number;
   now: number; // epoch ms, becomes lastUpdatedAt
 }
 

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import type { InputRequest, NewTask, TaskChange, TaskOutcome, TaskRecord } from "./contract.js";
+import type { InputRequest, NewTask, TaskChange, TaskOutcome, TaskRecord, UpstreamTaskRef } from "./contract.js";
 
 /**
  * The one flat layout of a task, shared by both stores so memory behaves like Redis (a stored
@@ -34,6 +34,8 @@ export function newTaskFields(task: NewTask): FieldPairs {
   if (task.upstreamRequestId !== undefined) pairs.push(["upstreamRequestId", task.upstreamRequestId]);
   if (task.parked) pairs.push(["parked", "1"]);
   if (task.frontSession !== undefined) pairs.push(["frontSession", task.frontSession]);
+  if (task.upstreamTaskId !== undefined) pairs.push(["upstreamTaskId", task.upstreamTaskId]);
+  if (task.upstreamSession !== undefined) pairs.push(["upstreamSession", task.upstreamSession]);
   return pairs;
 }
 
@@ -47,10 +49,17 @@ export function changeFields(change: TaskChange): { set: FieldPairs; del: string
   if (change.cancelRequested) set.push(["cancelRequested", "1"]);
   if (change.upstreamRequestId !== undefined) set.push(["upstreamRequestId", change.upstreamRequestId]);
   if (change.unpark) del.push("parked");
+  if (change.upstreamTask !== undefined) set.push(...upstreamTaskFields(change.upstreamTask));
   for (const [key, request] of Object.entries(change.addInputRequests ?? {})) {
     set.push([inputRequestField(key), JSON.stringify(request)]);
   }
   return { set, del };
+}
+
+function upstreamTaskFields(ref: UpstreamTaskRef): FieldPairs {
+  const pairs: FieldPairs = [["upstreamTaskId", ref.taskId]];
+  if (ref.session !== undefined) pairs.push(["upstreamSession", ref.session]);
+  return pairs;
 }
 
 export function encodeOutcome(outcome: TaskOutcome): string {
@@ -76,6 +85,8 @@ const Scalars = z.object({
   // Tasks written before attempts were counted read as the first.
   attempt: int.default(1),
   requestParams: z.string().transform((json) => CapabilitiesJson.parse(JSON.parse(json))).optional(),
+  upstreamTaskId: z.string().optional(),
+  upstreamSession: z.string().optional(),
 });
 const InputRequestJson = z.object({ method: z.string(), params: z.record(z.string(), z.unknown()).optional() }) satisfies z.ZodType<InputRequest>;
 const OutcomeJson = z.union([

@@ -49,6 +49,7 @@ export function refuseChange(
 export function assertChange(change: TaskChange): void {
   if (change.principal === "") throw new RangeError("principal must not be empty");
   if (change.leaseToken === "") throw new RangeError("leaseToken must not be empty");
+  if (change.ttlMs !== undefined && (!Number.isSafeInteger(change.ttlMs) || change.ttlMs <= 0)) throw new RangeError(`ttlMs must be a positive integer, got ${String(change.ttlMs)}`);
   assertEpochMs(change.now, "now");
 }
 

@@ -11,6 +11,17 @@ export interface CallClient {
    * this, so a call run again on another replica after its owner stopped runs without it.
    */
   authorization?: string;
+  /**
+   * The upstream session the call's messages go on, when it is not the connector's own: a
+   * task of the upstream's that another replica started in its session (#15).
+   */
+  upstreamSession?: string;
+}
+
+/** What goes upstream with a client's messages: its forwarded Authorization, and the session its upstream task lives in. */
+export function onBehalfOf(client: CallClient): { authorization?: string; session?: string } {
+  const out = forwardedAuthorization(client.authorization);
+  return client.upstreamSession === undefined ? out : { ...out, session: client.upstreamSession };
 }
 
 /**

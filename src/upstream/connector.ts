@@ -47,6 +47,8 @@ export interface UpstreamConnector {
   onEvent(listener: (event: UpstreamEvent) => void): void;
   /** Close stdin → SIGTERM → SIGKILL (stdio), or DELETE the session (HTTP). Idempotent. */
   close(): Promise<void>;
+  /** The upstream session requests go on now (HTTP, `Mcp-Session-Id`); undefined over stdio. */
+  session(): string | undefined;
 }
 
 /**
@@ -57,6 +59,11 @@ export interface UpstreamConnector {
  */
 export interface OnBehalf {
   authorization?: string | undefined;
+  /**
+   * An upstream session other than the connector's own (HTTP): where a task of the upstream's
+   * lives that another replica started (#15). Its loss is reported, never renewed.
+   */
+  session?: string | undefined;
 }
 
 export interface UpstreamRequest extends OnBehalf {

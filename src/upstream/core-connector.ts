@@ -15,6 +15,10 @@ export abstract class CoreConnector implements UpstreamConnector {
   abstract start(): Promise<void>;
   abstract close(): Promise<void>;
 
+  session(): string | undefined {
+    return undefined;
+  }
+
   initializeResult(): InitializeResultLike | undefined {
     return this.core.initializeResult();
   }

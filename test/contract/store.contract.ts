@@ -5,6 +5,7 @@ import { waitFor } from "../helpers/wait-for.js";
 import { describeTaskInputs } from "./task-input.contract.js";
 import { describeOrphans } from "./task-orphans.contract.js";
 import { describeTaskQuota } from "./task-quota.contract.js";
+import { describeUpstreamTasks } from "./task-upstream.contract.js";
 import { describeTasks, LEASE, newTask } from "./task-store.contract.js";
 
 export function sessionRecord(overrides: Partial<SessionRecord> = {}): SessionRecord {
@@ -46,6 +47,7 @@ export function describeStoreContract(name: string, makeStore: () => Promise<Sto
     describeTaskInputs(() => store);
     describeOrphans(() => store);
     describeTaskQuota(() => store);
+    describeUpstreamTasks(() => store);
     describeBus(() => store);
 
     it("answers ping", async () => {

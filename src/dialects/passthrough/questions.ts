@@ -1,7 +1,7 @@
 import type { JsonRpcId, JsonRpcRequest, JsonRpcResponse } from "../../jsonrpc/message.js";
 import type { MessageSink } from "../../jsonrpc/sink.js";
 import type { Logger } from "../../observability/logger.js";
-import { forwardedAuthorization, type CallClient } from "../../tasks/caller.js";
+import { onBehalfOf, type CallClient } from "../../tasks/caller.js";
 import type { UpstreamConnector } from "../../upstream/connector.js";
 import { missingClientCapability } from "./capabilities.js";
 import { ServerRequests } from "./server-requests.js";
@@ -18,6 +18,8 @@ export interface AskingCall {
 /** How the relay's calls are found: by the upstream id a transport names, and how many run. */
 export interface CallIndex {
   byUpstreamId(id: JsonRpcId): AskingCall | undefined;
+  /** The tasks/result waiting on this upstream task (#15). */
+  byRelatedTask(taskId: string): AskingCall | undefined;
   /** The only call in flight, if exactly one is. */
   only(): AskingCall | undefined;
   readonly size: number;
@@ -48,8 +50,7 @@ export class Questions {
   async route(request: JsonRpcRequest, relatedTo?: JsonRpcId): Promise<void> {
     if (request.method === "ping") return this.reply(request.id, { result: {} });
     if (this.retired) return this.reply(request.id, cancelledAnswer(request.method));
-    const stdio = this.policy.transport === "stdio";
-    const call = relatedTo !== undefined ? this.calls.byUpstreamId(relatedTo) : stdio ? this.calls.only() : undefined;
+    const call = this.askingCall(request, relatedTo);
     if (!call) return this.unowned(request, relatedTo);
     // A cancelled call's question is never shown: answered so the server's handler can unwind.
     if (call.cancelSent || call.abandoned) return this.reply(request.id, cancelledAnswer(request.method));
@@ -59,6 +60,20 @@ export class Questions {
       return this.reply(request.id, { error: { code: -32603, message: "the client has no open stream for this call (it accepts no text/event-stream)" } });
   }
 
+  /**
+   * The call a question belongs to: the one whose stream it came on (HTTP); the tasks/result of
+   * the upstream task its related-task `_meta` names (https://modelcontextprotocol.io/specification/2025-11-25/basic/utilities/tasks,
+   * Related Task Metadata; a sure link on a shared stdio process too, #15); else, on stdio, the
+   * only call in flight.
+   */
+  private askingCall(request: JsonRpcRequest, relatedTo: JsonRpcId | undefined): AskingCall | undefined {
+    if (relatedTo !== undefined) return this.calls.byUpstreamId(relatedTo);
+    const related = relatedTaskOf(request);
+    // A question about a task nobody follows here is nobody's: never guessed onto another call.
+    if (related !== undefined) return this.calls.byRelatedTask(related);
+    return this.policy.transport === "stdio" ? this.calls.only() : undefined;
+  }
+
   /** The client's answer to a question relayed to it. False when nothing waits for it. */
   async answer(client: CallClient, response: JsonRpcResponse): Promise<boolean> {
     if (response.id === null) return false;
@@ -66,7 +81,7 @@ export class Questions {
     if (!pending) return false;
     const outcome = "error" in response ? { error: response.error } : { result: response.result };
     // On behalf of the client whose call asked (the answer may come with a newer token of its session).
-    await this.connector.respond(pending.upstreamId, outcome, forwardedAuthorization(pending.client.authorization));
+    await this.connector.respond(pending.upstreamId, outcome, onBehalfOf(pending.client));
     return true;
   }
 
@@ -104,4 +119,11 @@ export class Questions {
   private async reply(id: JsonRpcId, outcome: Outcome): Promise<void> {
     await this.connector.respond(id, outcome).catch(() => undefined);
   }
+}
+
+/** The upstream task a request names in its related-task `_meta`, if any. */
+function relatedTaskOf(request: JsonRpcRequest): string | undefined {
+  const meta = request.params?._meta as Record<string, unknown> | undefined;
+  const related = meta?.["io.modelcontextprotocol/related-task"] as { taskId?: unknown } | undefined;
+  return typeof related?.taskId === "string" ? related.taskId : undefined;
 }

@@ -1,5 +1,7 @@
 import type { JsonRpcErrorObject } from "../../jsonrpc/message.js";
+import type { JsonRpcId } from "../../jsonrpc/message.js";
 import { CANCELLED_CODE, type CallClient, type UpstreamCaller } from "../../tasks/caller.js";
+import { UpstreamError } from "../../upstream/connector.js";
 import type { Bulkhead } from "./bulkhead.js";
 import type { ListChangedHub } from "./list-changed.js";
 import type { SessionStreams } from "./session-streams.js";
@@ -36,3 +38,15 @@ export const CALL_METHODS: ReadonlySet<string> = new Set(["tools/call", "prompts
 
 /** Cancelled while it waited in the upstream's queue: the upstream never saw it. */
 export const CANCELLED_BEFORE_START: JsonRpcErrorObject = { code: CANCELLED_CODE, message: "Request cancelled before it reached the upstream" };
+
+/** Cancelled by the client: the upstream will not answer (2025-11-25 cancellation), so we do. */
+export const CANCELLED: JsonRpcErrorObject = { code: CANCELLED_CODE, message: "Request cancelled by the client" };
+
+export function frontKey(sessionId: string, id: JsonRpcId): string {
+  return `${sessionId}\u0000${typeof id}:${String(id)}`;
+}
+
+export function upstreamFailure(name: string, err: unknown): JsonRpcErrorObject {
+  const detail = err instanceof UpstreamError ? err.message : err instanceof Error ? err.message : String(err);
+  return { code: -32603, message: `upstream '${name}' failed: ${detail}` };
+}

@@ -15,11 +15,15 @@ import { LeftQueueError } from "./bulkhead.js";
 import { ListChangedHub } from "./list-changed.js";
 import { Questions } from "./questions.js";
 import { queueNotices } from "./queued.js";
-import { CALL_METHODS, CANCELLED_BEFORE_START, type CallOptions, type RelayOptions } from "./relay-options.js";
+import { CALL_METHODS, CANCELLED, CANCELLED_BEFORE_START, frontKey, upstreamFailure, type CallOptions, type RelayOptions } from "./relay-options.js";
 import { SessionStreams } from "./session-streams.js";
 
 export { CANCELLED_BEFORE_START, type CallOptions, type PooledCalls, type RelayOptions } from "./relay-options.js";
-import { CANCELLED_CODE, forwardedAuthorization, type CallClient, type UpstreamCaller } from "../../tasks/caller.js";
+// What is sent for one client's call (the call, its cancel, the client's answers to its questions)
+// carries that client's Authorization where forwarded, and the session of an upstream task another
+// replica started (#15); taskgate's own messages (initialize, restoring subscriptions and the
+// logging level, list refreshes) and session-wide notifications never do.
+import { CANCELLED_CODE, onBehalfOf, type CallClient, type UpstreamCaller } from "../../tasks/caller.js";
 
 /** Who is on the other end of a relayed request. */
 export type FrontClient = CallClient;
@@ -39,11 +43,9 @@ interface InFlight {
   cancelSent?: boolean;
   /** Its place in the bulkhead's queue, until it starts: leaving it means it never starts. */
   leaveQueue?: (() => boolean) | undefined;
+  /** A tasks/result: the upstream task whose questions come on it (#15). */
+  relatedTask?: string;
 }
-
-
-/** Cancelled by the client: the upstream will not answer (2025-11-25 cancellation), so we do. */
-const CANCELLED: JsonRpcErrorObject = { code: CANCELLED_CODE, message: "Request cancelled by the client" };
 
 /**
  * The transparent proxy over one shared upstream session: many front clients, one upstream.
@@ -58,8 +60,12 @@ export class Relay implements UpstreamCaller {
   private readonly byFront = new Map<string, InFlight>();
   private readonly byUpstreamId = new Map<JsonRpcId, InFlight>();
   private readonly byProgressToken = new Map<string, InFlight>();
+  /** Open tasks/result requests by upstream task id: over stdio, a question's related-task `_meta` is its only link (#15). */
+  private readonly byRelatedTask = new Map<string, InFlight>();
   private nextToken = 0;
   private lastLogLevel?: Record<string, unknown>;
+  /** Where the upstream's notifications/tasks/status go (the native-task bridge, #15); never to a front session. */
+  onTaskStatus: ((params: Record<string, unknown>) => void) | undefined;
 
   constructor(
     readonly connector: UpstreamConnector,
@@ -70,9 +76,10 @@ export class Relay implements UpstreamCaller {
   ) {
     this.listChanged = options.listChanged ?? new ListChangedHub();
     this.streams = options.streams ?? new SessionStreams();
-    const { byFront, byUpstreamId } = this;
+    const { byFront, byUpstreamId, byRelatedTask } = this;
     const calls = {
       byUpstreamId: (id: JsonRpcId) => byUpstreamId.get(id),
+      byRelatedTask: (taskId: string) => byRelatedTask.get(taskId),
       only: () => (byFront.size === 1 ? byFront.values().next().value : undefined),
       get size() {
         return byFront.size;
@@ -89,7 +96,8 @@ export class Relay implements UpstreamCaller {
    */
   call(client: FrontClient, request: JsonRpcRequest, sink: MessageSink, options: CallOptions = {}): Promise<JsonRpcResponse> {
     const pooled = this.options.calls;
-    if (pooled && CALL_METHODS.has(request.method)) return pooled.call(client, request, sink, options);
+    // A task-augmented call stays on the home process, where its tasks/get and tasks/result go too (#15).
+    if (pooled && CALL_METHODS.has(request.method) && request.params?.task === undefined) return pooled.call(client, request, sink, options);
     const upstream = this.connector.name;
     const started = performance.now();
     const attributes = { "mcp.method": request.method, "taskgate.upstream": upstream };
@@ -115,6 +123,11 @@ export class Relay implements UpstreamCaller {
     if (local) return local;
     const call: InFlight = { client, frontId: request.id, sink };
     this.byFront.set(key, call);
+    const relatedTask = request.method === "tasks/result" ? request.params?.taskId : undefined;
+    if (typeof relatedTask === "string") {
+      call.relatedTask = relatedTask;
+      this.byRelatedTask.set(relatedTask, call);
+    }
     const bulkhead = CALL_METHODS.has(request.method) ? this.options.bulkhead : undefined;
     const notices = bulkhead && options.trackProgress ? queueNotices(sink) : undefined;
     const slot = bulkhead?.enter(notices?.onAhead);
@@ -237,6 +250,7 @@ export class Relay implements UpstreamCaller {
     if (call.upstreamId !== undefined) this.byUpstreamId.delete(call.upstreamId);
     // Every task call has a progress token: a scan here cost O(calls held) per finished call.
     if (call.upstreamProgressToken !== undefined) this.byProgressToken.delete(call.upstreamProgressToken);
+    if (call.relatedTask !== undefined && this.byRelatedTask.get(call.relatedTask) === call) this.byRelatedTask.delete(call.relatedTask);
   }
 
   private onUpstreamEvent(event: UpstreamEvent): void {
@@ -259,6 +273,8 @@ export class Relay implements UpstreamCaller {
       if (target) target.sink.send({ ...message, params: { ...params, requestId: target.frontId } });
       return;
     }
+    // About a task of taskgate's own session upstream, never a front client's business (#15).
+    if (message.method === "notifications/tasks/status") return this.onTaskStatus?.(params);
     // Session-wide news, whichever call's stream it came on: also for the modern wire's listen streams.
     this.listChanged.emit(message);
     if (message.method === "notifications/resources/updated" && typeof params.uri === "string") {
@@ -280,23 +296,4 @@ export class Relay implements UpstreamCaller {
       this.logger.debug({ err, method }, "upstream state restore failed");
     });
   }
-}
-
-/**
- * What is sent for one client's call (the call, its cancel, the client's answers to its questions)
- * carries that client's Authorization where forwarded; taskgate's own messages (initialize,
- * restoring subscriptions and the logging level, list refreshes) and session-wide notifications
- * never do.
- */
-function onBehalfOf(client: FrontClient): { authorization?: string } {
-  return forwardedAuthorization(client.authorization);
-}
-
-function frontKey(sessionId: string, id: JsonRpcId): string {
-  return `${sessionId}\u0000${typeof id}:${String(id)}`;
-}
-
-function upstreamFailure(name: string, err: unknown): JsonRpcErrorObject {
-  const detail = err instanceof UpstreamError ? err.message : err instanceof Error ? err.message : String(err);
-  return { code: -32603, message: `upstream '${name}' failed: ${detail}` };
 }

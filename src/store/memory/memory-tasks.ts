@@ -13,7 +13,7 @@ import {
   type TransitionResult,
 } from "../contract.js";
 import { filterPage } from "../task-filter.js";
-import { answerField, changeFields, decodeTask, encodeAnswer, encodeOutcome, expiresAt, inputRequestField, newTaskFields } from "../task-fields.js";
+import { answerField, changeFields, decodeTask, EXPIRES_AT, encodeAnswer, encodeOutcome, expiresAt, inputRequestField, newTaskFields } from "../task-fields.js";
 import { assertChange, assertPrincipal, assertToken, isTerminal, refuseChange, taskExistsError, visibleTo } from "../task-rules.js";
 
 interface Entry {
@@ -67,6 +67,7 @@ export class MemoryTasks implements TaskStore, OrphanStore {
     for (const key of change.removeInputRequests ?? []) entry.fields.delete(inputRequestField(key));
     if (change.removeInputRequests?.length) this.backToWorking(entry);
     if (change.outcome) entry.outcome = encodeOutcome(change.outcome);
+    if (change.ttlMs !== undefined && change.ttlMs < current.ttlMs) this.shorten(entry, current.createdAt, change.ttlMs);
     return { ok: true, task: this.bump(id, entry, change.now) };
   }
 
@@ -205,6 +206,13 @@ export class MemoryTasks implements TaskStore, OrphanStore {
 
   clear(): void {
     this.tasks.clear();
+  }
+
+  /** As transition-task-3: a shorter life, counted from creation, for every key of the task. */
+  private shorten(entry: Entry, createdAt: number, ttlMs: number): void {
+    entry.expiresAt = expiresAt({ createdAt, ttlMs });
+    entry.fields.set("ttlMs", String(ttlMs));
+    entry.fields.set(EXPIRES_AT, String(entry.expiresAt));
   }
 
   private backToWorking(entry: Entry): void {

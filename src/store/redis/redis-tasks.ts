@@ -66,7 +66,7 @@ export class RedisTasks implements TaskStore {
     const args = [
       change.from.join(","), change.principal ?? "", change.leaseToken ?? "", change.now,
       change.outcome ? encodeOutcome(change.outcome) : "", this.keys.taskChannel(id), set.length,
-      removed.length ? "1" : "0", ...set.flat(), ...del, ...removed,
+      removed.length ? "1" : "0", change.ttlMs ?? "", ...set.flat(), ...del, ...removed,
     ];
     return transitionResult(await this.scripts.run(transitionTask, [k.hash, k.outcome, k.lease], args));
   }

@@ -61,6 +61,10 @@ export class HttpConnector extends CoreConnector {
     return this.closing;
   }
 
+  override session(): string | undefined {
+    return this.link.sessionId;
+  }
+
   /** A new session: the old one's id and GET stream go, `initialize` runs again. */
   private async connect(): Promise<void> {
     if (this.closing) throw new UpstreamError(`upstream '${this.name}' is closed`, "closed");

@@ -35,8 +35,8 @@ export class HttpLink {
   sessionId: string | undefined;
   private closed = false;
   private readonly streams = new Map<JsonRpcId, AbortController>();
-  /** The client Authorization of requests sent on a client's behalf, while their stream may need resuming. */
-  private readonly forwarded = new Map<JsonRpcId, string>();
+  /** Whom requests were sent for (a client's Authorization, another session), while their stream may need resuming. */
+  private readonly forwarded = new Map<JsonRpcId, OnBehalf>();
   private readonly client = new UpstreamClient();
 
   constructor(
@@ -49,7 +49,7 @@ export class HttpLink {
   async send(message: JsonRpcMessage, onBehalf?: OnBehalf): Promise<void> {
     const authorization = onBehalf?.authorization;
     // The credentials are gathered only for an error to clean, not on every message.
-    await this.exchange(message, authorization).catch((err: unknown) => {
+    await this.exchange(message, onBehalf).catch((err: unknown) => {
       // Like a legacy server after notifications/cancelled, the request is left unanswered: its caller decides when to stop waiting.
       if (err === CANCELLED) return;
       const sent = Object.values(this.config.headers);
@@ -57,14 +57,19 @@ export class HttpLink {
     });
   }
 
-  private async exchange(message: JsonRpcMessage, authorization: string | undefined): Promise<void> {
-    let { response, sessionId } = await this.post(message, authorization);
+  private async exchange(message: JsonRpcMessage, onBehalf: OnBehalf | undefined): Promise<void> {
+    let { response, sessionId } = await this.post(message, onBehalf);
+    if (response.status === 404 && onBehalf?.session !== undefined && onBehalf.session !== sessionId) {
+      // Another replica's session (#15): gone with its tasks; nothing to renew here.
+      await response.discard();
+      throw new UpstreamError(`upstream '${this.name}' no longer knows session ${onBehalf.session} (HTTP 404)`, "protocol");
+    }
     if (response.status === 404 && sessionId !== undefined && !("method" in message && HANDSHAKE.has(message.method))) {
       await response.discard();
       await this.hooks.sessionLost(sessionId);
       // A notification or an answer belonged to the lost session; only a request is worth repeating.
       if (!isRequest(message)) return;
-      ({ response } = await this.post(message, authorization));
+      ({ response } = await this.post(message, onBehalf));
       if (response.status === 404) throw new UpstreamError(`upstream '${this.name}' lost its new session at once (HTTP 404)`, "protocol");
     }
     await acceptResponse(this, response, message);
@@ -74,13 +79,14 @@ export class HttpLink {
    * The static headers, then `extra`; `authorization` (a front client's own, for a message sent on
    * its behalf) replaces a static Authorization. Only requests for one client carry it.
    */
-  headers(extra: Record<string, string> = {}, authorization?: string): Headers {
+  headers(extra: Record<string, string> = {}, onBehalf?: OnBehalf): Headers {
     const headers = new Headers(this.config.headers);
     for (const [key, value] of Object.entries(extra)) headers.set(key, value);
-    if (authorization !== undefined) headers.set("authorization", authorization);
+    if (onBehalf?.authorization !== undefined) headers.set("authorization", onBehalf.authorization);
     const version = this.hooks.protocolVersion();
     if (version !== undefined) headers.set("mcp-protocol-version", version);
-    if (this.sessionId !== undefined) headers.set("mcp-session-id", this.sessionId);
+    const session = onBehalf?.session ?? this.sessionId;
+    if (session !== undefined) headers.set("mcp-session-id", session);
     // W3C trace context of the active span (the upstream call's), a no-op unless tracing is on.
     injectTraceContext(headers);
     return headers;
@@ -98,8 +104,8 @@ export class HttpLink {
     return this.streams.get(id)?.signal;
   }
 
-  /** The client Authorization request `id` was sent with, so resuming its stream sends it again. */
-  authorizationFor(id: JsonRpcId): string | undefined {
+  /** Whom request `id` was sent for (Authorization, session), so resuming its stream sends the same. */
+  onBehalfFor(id: JsonRpcId): OnBehalf | undefined {
     return this.forwarded.get(id);
   }
 
@@ -134,15 +140,15 @@ export class HttpLink {
     await response.body?.cancel();
   }
 
-  private async post(message: JsonRpcMessage, authorization: string | undefined): Promise<{ response: UpstreamResponse; sessionId: string | undefined }> {
+  private async post(message: JsonRpcMessage, onBehalf: OnBehalf | undefined): Promise<{ response: UpstreamResponse; sessionId: string | undefined }> {
     if (this.closed) throw new UpstreamError(`upstream '${this.name}' is closed`, "closed");
     const sessionId = this.sessionId;
     const controller = new AbortController();
     if (isRequest(message)) this.streams.set(message.id, controller);
-    if (isRequest(message) && authorization !== undefined) this.forwarded.set(message.id, authorization);
+    if (isRequest(message) && (onBehalf?.authorization !== undefined || onBehalf?.session !== undefined)) this.forwarded.set(message.id, onBehalf);
     const isInitialize = "method" in message && message.method === "initialize";
     const accept = { accept: "application/json, text/event-stream", "content-type": "application/json" };
-    const headers = this.headers(accept, authorization);
+    const headers = this.headers(accept, onBehalf);
     if (isInitialize) headers.delete("mcp-protocol-version");
     // A request in the 2026-07-28 envelope carries its version and names in headers too (SEP-2243).
     for (const [key, value] of Object.entries(modernHeaders(message) ?? {})) headers.set(key, value);

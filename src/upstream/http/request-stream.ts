@@ -54,7 +54,7 @@ async function readOne(
 
 /** A resumption belongs to the request: it carries the client Authorization the request was sent with. */
 async function resume(link: HttpLink, request: JsonRpcRequest, lastEventId: string, signal: AbortSignal): Promise<ReadableStream<Uint8Array> | undefined> {
-  const headers = link.headers({ accept: "text/event-stream", "last-event-id": lastEventId }, link.authorizationFor(request.id));
+  const headers = link.headers({ accept: "text/event-stream", "last-event-id": lastEventId }, link.onBehalfFor(request.id));
   const response = await fetch(link.config.url, { method: "GET", headers, signal });
   if (response.ok && response.body && (response.headers.get("content-type") ?? "").includes("text/event-stream")) return response.body;
   link.logger.warn({ status: response.status }, "upstream refused to resume a response stream");

@@ -1,0 +1,59 @@
+import { describe, expect, it } from "vitest";
+import type { Store } from "../../src/store/contract.js";
+import { waitFor } from "../helpers/wait-for.js";
+import { ACTIVE, LEASE, newTask } from "./task-store.contract.js";
+
+const SHORT = { owner: "replica-1", token: "short-u", leaseMs: 150 };
+
+/** A task bridged to an upstream's own task (#15): the upstream task it follows, and a life no longer than the upstream's. */
+export function describeUpstreamTasks(current: () => Store): void {
+  describe("tasks bridged to an upstream task", () => {
+    it("keeps the upstream task and its session once the owner writes them, fenced by its lease", async () => {
+      const { id } = await current().createTask(newTask(), LEASE);
+      const upstreamTask = { taskId: "up-1", session: "sess-1" };
+      const stale = await current().transitionTask(id, { from: ACTIVE, upstreamTask, leaseToken: "other", now: Date.now() });
+      expect(stale).toMatchObject({ ok: false, reason: "stale_lease" });
+      const written = await current().transitionTask(id, { from: ACTIVE, upstreamTask, leaseToken: LEASE.token, now: Date.now() });
+      expect(written).toMatchObject({ ok: true, task: { upstreamTaskId: "up-1", upstreamSession: "sess-1", revision: 2 } });
+      expect(await current().getTask(id, "alice")).toMatchObject({ upstreamTaskId: "up-1", upstreamSession: "sess-1" });
+      const { id: plain } = await current().createTask(newTask(), LEASE);
+      await current().transitionTask(plain, { from: ACTIVE, upstreamTask: { taskId: "up-2" }, leaseToken: LEASE.token, now: Date.now() });
+      const read = await current().getTask(plain, null);
+      expect(read?.upstreamTaskId).toBe("up-2");
+      expect(read).not.toHaveProperty("upstreamSession");
+    });
+
+    it("keeps the upstream task when another replica claims the orphan, so it follows the same task", async () => {
+      const store = current();
+      const orphan = newTask({ upstreamTaskId: "up-3", upstreamSession: "sess-3" });
+      await store.createTask(orphan, SHORT);
+      await waitFor(async () => (await store.findOrphans(Date.now() + 1, 1_000)).some((t) => t.id === orphan.id), { timeoutMs: 5_000, what: "an orphan" });
+      const claimed = await store.claimTask(orphan.id, { owner: "replica-2", token: "tok-u2", leaseMs: 10_000 }, "following the upstream task", Date.now());
+      expect(claimed.ok && claimed.task).toMatchObject({ owner: "replica-2", upstreamTaskId: "up-3", upstreamSession: "sess-3", status: "working" });
+    });
+
+    it("shortens a task's life, counted from its creation, and never lengthens it", async () => {
+      const task = newTask({ createdAt: Date.now() - 60_000, ttlMs: 600_000 });
+      await current().createTask(task, LEASE);
+      const longer = await current().transitionTask(task.id, { from: ACTIVE, ttlMs: 900_000, leaseToken: LEASE.token, now: Date.now() });
+      expect(longer).toMatchObject({ ok: true, task: { ttlMs: 600_000 } });
+      const shorter = await current().transitionTask(task.id, { from: ACTIVE, ttlMs: 60_400, leaseToken: LEASE.token, now: Date.now() });
+      expect(shorter).toMatchObject({ ok: true, task: { ttlMs: 60_400 } });
+      await waitFor(async () => (await current().getTask(task.id, null)) === undefined, { timeoutMs: 3_000, what: "the task to expire at its shorter end" });
+      expect(Date.now()).toBeGreaterThanOrEqual(task.createdAt + 60_400);
+    });
+
+    it("shortens the life of an outcome written earlier too", async () => {
+      const task = newTask({ createdAt: Date.now() - 60_000, ttlMs: 600_000 });
+      await current().createTask(task, LEASE);
+      await current().transitionTask(task.id, { from: ACTIVE, to: "completed", outcome: { result: { content: [] } }, ttlMs: 60_300, leaseToken: LEASE.token, now: Date.now() });
+      await waitFor(async () => (await current().getTask(task.id, null)) === undefined, { timeoutMs: 3_000, what: "the ended task to expire" });
+    });
+
+    it("refuses a ttlMs that is not a positive integer", async () => {
+      const { id } = await current().createTask(newTask(), LEASE);
+      await expect(current().transitionTask(id, { from: ACTIVE, ttlMs: 0, now: Date.now() })).rejects.toBeInstanceOf(RangeError);
+      await expect(current().transitionTask(id, { from: ACTIVE, ttlMs: 1.5, now: Date.now() })).rejects.toBeInstanceOf(RangeError);
+    });
+  });
+}
