@@ -76,6 +76,12 @@ export interface UpstreamRequest extends OnBehalf {
    */
   clientCapabilities?: Record<string, unknown>;
   /**
+   * Extensions taskgate declares on this request (2026-07-28 only; a legacy session has none):
+   * `io.modelcontextprotocol/tasks` where taskgate follows the upstream's own tasks. A result type
+   * a declared extension defines (`"task"`) then comes back as the upstream sent it.
+   */
+  extensions?: Record<string, unknown>;
+  /**
    * Aborting does not cancel upstream by itself; it only stops waiting: the promise rejects with
    * `UpstreamError` reason "closed" (the signal's reason as `cause`). Callers send notifications/cancelled.
    */

@@ -13,6 +13,8 @@ export const META_PROTOCOL_VERSION = "io.modelcontextprotocol/protocolVersion";
 const META_CLIENT_CAPABILITIES = "io.modelcontextprotocol/clientCapabilities";
 const META_CLIENT_INFO = "io.modelcontextprotocol/clientInfo";
 export const META_SERVER_INFO = "io.modelcontextprotocol/serverInfo";
+/** https://github.com/modelcontextprotocol/ext-tasks/blob/main/specification/draft/tasks.md */
+export const TASKS_EXTENSION = "io.modelcontextprotocol/tasks";
 
 /** What a request's `Mcp-Name` mirrors, per method (tasks/* by the tasks extension). */
 const NAME_PARAM: Record<string, string> = {

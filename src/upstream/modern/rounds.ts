@@ -1,6 +1,6 @@
 import { failure, isFailure, type JsonRpcErrorObject, type JsonRpcId, type JsonRpcRequest, type JsonRpcResponse } from "../../jsonrpc/message.js";
 import { UpstreamError, type UpstreamRequest } from "../connector.js";
-import { clientCapabilitiesFor, isObject, withEnvelope } from "./envelope.js";
+import { TASKS_EXTENSION, clientCapabilitiesFor, isObject, withEnvelope } from "./envelope.js";
 
 /** What a round of a call needs from the session: send it, ask a question of whoever holds the call, stop it upstream. */
 export interface RoundLink {
@@ -62,13 +62,13 @@ export class ModernCalls {
       req.onId?.(id);
     };
     const authorization = req.authorization === undefined ? {} : { authorization: req.authorization };
-    let params = withEnvelope(req.params, clientCapabilitiesFor(req.clientCapabilities));
+    let params = withEnvelope(req.params, clientCapabilitiesFor(req.clientCapabilities, req.extensions));
     try {
       for (let round = 1; ; round++) {
         const response = await this.link.send(req.method, params, { signal: call.stopped.signal, onId, ...authorization });
         call.inFlight = undefined;
         const asked = inputRequiredOf(response);
-        if (!asked) return completed(response, this.name);
+        if (!asked) return completed(response, this.name, req.extensions);
         if (!MRTR_METHODS.has(req.method) || round >= MAX_ROUNDS || callId === undefined) return failure(response.id, this.tooManyRounds(req.method, round));
         const answers = await this.askAll(asked.inputRequests, callId, call);
         if (call.cancelled) await stopped(call.stopped.signal, this.name, req.method);
@@ -151,10 +151,12 @@ function inputRequiredOf(response: JsonRpcResponse): { inputRequests: Record<str
  * server) is the wire's, not the result's. Any other type is one taskgate did not negotiate
  * (a client MUST treat it as invalid, 2026-07-28 basic).
  */
-function completed(response: JsonRpcResponse, name: string): JsonRpcResponse {
+function completed(response: JsonRpcResponse, name: string, extensions: Record<string, unknown> | undefined): JsonRpcResponse {
   if (isFailure(response)) return response;
   const { resultType, ...result } = response.result;
   if (resultType === undefined || resultType === "complete") return { ...response, result };
+  // The tasks extension's CreateTaskResult, on a request that declared it (https://github.com/modelcontextprotocol/ext-tasks/blob/main/specification/draft/tasks.md).
+  if (resultType === "task" && extensions?.[TASKS_EXTENSION] !== undefined) return response;
   return failure(response.id, { code: -32603, message: `upstream '${name}' answered with resultType '${String(resultType)}', which taskgate did not negotiate` });
 }
 
