@@ -74,10 +74,10 @@ export async function startGateway(config: Record<string, unknown>, env: NodeJS.
   return { ...running, stop, url, port, mcpUrl: `${url}/mcp` };
 }
 
-/** The demo server over Streamable HTTP on a free port. */
-export async function startDemoHttp(): Promise<RunningProcess & { mcpUrl: string }> {
+/** The demo server over Streamable HTTP on a free port; `--native-tasks` for the task-native one. */
+export async function startDemoHttp(flags: string[] = []): Promise<RunningProcess & { mcpUrl: string }> {
   const port = await freePort();
-  const running = runNode([DEMO, "--http", String(port)]);
+  const running = runNode([DEMO, "--http", String(port), ...flags]);
   await waitFor(() => running.output().includes("listening"), { timeoutMs: 10_000, what: "demo server listening" });
   return { ...running, mcpUrl: `http://127.0.0.1:${port}/mcp` };
 }
