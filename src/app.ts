@@ -14,6 +14,7 @@ import { withGatewayToolScopes } from "./dialects/unaware/scopes.js";
 import { SessionCache } from "./dialects/legacy/session-cache.js";
 import { Sessions } from "./dialects/legacy/sessions.js";
 import { upstreamCalls, type UpstreamCalls } from "./dialects/passthrough/isolation.js";
+import { nativeTasks } from "./dialects/passthrough/native.js";
 import { createAuthenticator } from "./auth/index.js";
 import { CallerLimits } from "./http/caller-limits.js";
 import { buildHttpApp, type Endpoint, type Security } from "./http/routes.js";
@@ -71,13 +72,14 @@ export async function startGateway(config: Config, logger: Logger): Promise<Gate
   const endpoints: Endpoint[] = config.upstreams.map((u, i) => {
     const { relay, pool: caller } = calls[i]!;
     const { maxInputResponsesBytes } = config.limits;
-    engine.addUpstream(u.name, { caller: caller ?? relay, retryOnOwnerLoss: (tool) => (Object.hasOwn(u.tools, tool) ? u.tools[tool]?.retryOnOwnerLoss : undefined) });
-    const tasksA = new TasksA({ engine, relay, upstream: u, tasks, keepAliveMs, maxInputResponsesBytes, ...(caller ? { caller } : {}) });
-    const unaware = new Unaware({ engine, relay, upstream: u, tasks, maxInputResponsesBytes, ...(caller ? { caller } : {}) });
+    const { native, hints } = nativeTasks(u, relay, Date.now);
+    engine.addUpstream(u.name, { caller: caller ?? relay, hints, native, retryOnOwnerLoss: (tool) => (Object.hasOwn(u.tools, tool) ? u.tools[tool]?.retryOnOwnerLoss : undefined) });
+    const tasksA = new TasksA({ engine, relay, native, upstream: u, tasks, keepAliveMs, maxInputResponsesBytes, ...(caller ? { caller } : {}) });
+    const unaware = new Unaware({ engine, relay, native, upstream: u, tasks, maxInputResponsesBytes, ...(caller ? { caller } : {}) });
     // A cached session must be re-read (pushing its idle expiry out) well before it could expire.
     const sessionCache = new SessionCache(store.bus, Math.min(config.sessions.cacheMs, config.sessions.idleTtlMs / 2));
-    const legacy = new LegacyFront(new Sessions(store, u.name, config.sessions.idleTtlMs, sessionCache), relay, keepAliveMs, tasksA, unaware);
-    const handlers = tasksBHandlers({ engine, relay, upstream: u, tasks, requestState, maxInputResponsesBytes, unaware, ...(caller ? { caller } : {}) });
+    const legacy = new LegacyFront(new Sessions(store, u.name, config.sessions.idleTtlMs, sessionCache), relay, keepAliveMs, tasksA, unaware, native);
+    const handlers = tasksBHandlers({ engine, relay, native, upstream: u, tasks, requestState, maxInputResponsesBytes, unaware, ...(caller ? { caller } : {}) });
     const modern = new ModernFront(relay, handlers, keepAliveMs, new ToolHeaders(relay, logger.child({ upstream: u.name })));
     const forwardAuthorization = u.http?.forwardAuthorization === true;
     return { name: u.name, path: u.path, front: new Front(legacy, modern), forwardAuthorization, scopes: unaware.active ? withGatewayToolScopes(scopePolicy(u), tasks.gatewayTools) : scopePolicy(u) };

@@ -8,7 +8,7 @@ import { createLogger } from "./observability/logger.js";
 
 const USAGE = `Usage:
   taskgate [--config FILE] [--port N] [--host H] [--redis URL | --redis-cluster HOST:PORT,...] [--upstream SPEC] [--log-level L]
-  taskgate demo-server [--modern [--tasks-extension]] [--http PORT] [--host H]
+  taskgate demo-server [--http PORT] [--host H] [--native-tasks | --modern [--tasks-extension]]
 ${TASKS_USAGE.replace("Usage:\n", "")}
 
 SPEC is stdio:<command line> or an http(s) URL. Without --config or --upstream, taskgate runs in

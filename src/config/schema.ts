@@ -10,6 +10,8 @@ import { AuthSchema, LimitsSchema } from "./security-schema.js";
 const TaskSupport = z.enum(["forbidden", "optional", "required"]);
 /** What a tools/call from a caller that declared no task support gets (issue 20). */
 const UnawareClients = z.enum(["block", "handle"]);
+/** When a tool the upstream marks `optional` runs as the upstream's own task (#15). */
+const NativeTasks = z.enum(["auto", "off"]);
 const unawareOverride = (scope: string) =>
   UnawareClients.optional().describe(`Overrides tasks.unawareClients for ${scope}.`);
 
@@ -23,6 +25,7 @@ const ToolPolicy = z
       .optional()
       .describe("Run the call again on a live replica when its owner stops (needs tasks.maxAttempts > 1). Omitted: the upstream's readOnlyHint/idempotentHint annotations decide."),
     unawareClients: unawareOverride("this tool"),
+    nativeTasks: NativeTasks.optional().describe("Overrides upstreams[].nativeTasks for this tool."),
     scopes: z.array(z.string().min(1)).default([]).describe("Scopes a token must hold to call this tool (auth modes oauth and jwt); checked before the call reaches the upstream."),
   })
   .strict();
@@ -74,6 +77,9 @@ const Upstream = z
     poolSize: z.number().int().min(1).max(64).default(8).describe("stdio, isolation pool or per-call: most processes running calls at once, besides the home process; also the bulkhead (calls beyond it queue)."),
     perCallPool: z.number().int().min(0).max(64).default(2).describe("With isolation: per-call, how many initialized processes are kept warm for the next calls (pool keeps one)."),
     unawareClients: unawareOverride("this upstream's tools"),
+    nativeTasks: NativeTasks.default("auto").describe(
+      "An upstream that runs tools/call as tasks of its own (2025-11-25 `tasks.requests.tools.call`): a tool it marks `required` is always called as its task and bridged to the front (advertised as required). One it marks `optional`: auto: called as its task when the front call becomes a task (taskgate then follows the upstream's task instead of holding the call); off: never (taskgate runs it as a task of its own, as for any blocking server). Tools marked forbidden or not at all are never called as its tasks.",
+    ),
     maxInFlight: z.number().int().min(1).max(10_000).default(64).describe("HTTP upstreams and isolation: shared: most tools/call, prompts/get and resources/read in flight at once; calls beyond it queue (a pooled stdio upstream uses poolSize)."),
     queueTimeoutMs: z.number().int().positive().default(60_000).describe("How long a call may wait in the queue for a free slot before it fails with a clear error."),
     roots: z
@@ -282,3 +288,4 @@ export type StdioUpstreamConfig = NonNullable<UpstreamConfig["stdio"]>;
 export type HttpUpstreamConfig = NonNullable<UpstreamConfig["http"]>;
 export type TaskSupport = z.infer<typeof TaskSupport>;
 export type UnawareClients = z.infer<typeof UnawareClients>;
+export type NativeTasks = z.infer<typeof NativeTasks>;

@@ -3,15 +3,20 @@ import type { DemoServerOptions } from "./server.js";
 
 export type DemoArgs = { ok: true; options: DemoServerOptions } | { ok: false; problem: string };
 
-export const DEMO_USAGE = "usage: demo-server [--modern [--tasks-extension]] [--http PORT] [--host HOST]";
+export const DEMO_USAGE = "usage: demo-server [--http PORT] [--host HOST] [--native-tasks | --modern [--tasks-extension]]";
 
-/** `[--modern] [--http PORT] [--host HOST]`, shared by dist/demo/main.js and `taskgate demo-server`. */
+/**
+ * `[--http PORT] [--host HOST] [--native-tasks | --modern [--tasks-extension]]`, shared by
+ * dist/demo/main.js and `taskgate demo-server`. `--native-tasks`: the server that runs its tools
+ * as tasks of its own (#15). `--modern`: the 2026-07-28-only server (SDK 2.x), with
+ * `--tasks-extension` the one that runs `research` as a task of the tasks extension.
+ */
 export function parseDemoArgs(argv: string[]): DemoArgs {
-  let values: { http?: string | undefined; host?: string | undefined; modern?: boolean | undefined; "tasks-extension"?: boolean | undefined };
+  let values: { http?: string | undefined; host?: string | undefined; "native-tasks"?: boolean | undefined; modern?: boolean | undefined; "tasks-extension"?: boolean | undefined };
   try {
     ({ values } = parseArgs({
       args: argv,
-      options: { http: { type: "string" }, host: { type: "string" }, modern: { type: "boolean" }, "tasks-extension": { type: "boolean" } },
+      options: { http: { type: "string" }, host: { type: "string" }, "native-tasks": { type: "boolean" }, modern: { type: "boolean" }, "tasks-extension": { type: "boolean" } },
       strict: true,
       allowPositionals: false,
     }));
@@ -19,7 +24,9 @@ export function parseDemoArgs(argv: string[]): DemoArgs {
     return { ok: false, problem: `${(err as Error).message}\n${DEMO_USAGE}` };
   }
   if (values["tasks-extension"] === true && values.modern !== true) return { ok: false, problem: `--tasks-extension needs --modern\n${DEMO_USAGE}` };
-  const mode = values.modern === true ? { modern: true, ...(values["tasks-extension"] === true ? { tasksExtension: true } : {}) } : {};
+  if (values["native-tasks"] === true && values.modern === true) return { ok: false, problem: `--native-tasks and --modern are two different servers\n${DEMO_USAGE}` };
+  const modern = values.modern === true ? { modern: true, ...(values["tasks-extension"] === true ? { tasksExtension: true } : {}) } : {};
+  const mode = values["native-tasks"] === true ? { nativeTasks: true } : modern;
   if (values.http === undefined) {
     return values.host === undefined ? { ok: true, options: mode } : { ok: false, problem: `--host needs --http\n${DEMO_USAGE}` };
   }

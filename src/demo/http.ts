@@ -2,8 +2,12 @@ import { createServer, type IncomingMessage, type Server as HttpServer, type Ser
 import { randomUUID } from "node:crypto";
 import type { AddressInfo } from "node:net";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
+import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import { isInitializeRequest } from "@modelcontextprotocol/sdk/types.js";
 import { createDemoServer } from "./create-server.js";
+
+/** Makes the MCP server object of one connection (the SDK binds one to one transport). */
+export type ServerFactory = () => { connect(transport: Transport): Promise<void>; close(): Promise<void> };
 
 export const DEMO_HTTP_PATH = "/mcp";
 
@@ -17,10 +21,10 @@ export interface DemoHttpServer {
  * Streamable HTTP in stateful mode: one transport (and one MCP server object) per session,
  * created by an initialize request without a session id and found by Mcp-Session-Id afterwards.
  */
-export async function listenDemoHttp(port: number, host: string, log: (line: string) => void): Promise<DemoHttpServer> {
+export async function listenDemoHttp(port: number, host: string, log: (line: string) => void, factory: ServerFactory = () => createDemoServer(log)): Promise<DemoHttpServer> {
   const sessions = new Map<string, StreamableHTTPServerTransport>();
   const http = createServer((req, res) => {
-    route(req, res, sessions, log).catch((err: unknown) => {
+    route(req, res, sessions, factory).catch((err: unknown) => {
       log(`request failed: ${String(err)}`);
       if (!res.headersSent) sendError(res, 500, -32603, "Internal error");
       else res.end();
@@ -38,7 +42,7 @@ async function route(
   req: IncomingMessage,
   res: ServerResponse,
   sessions: Map<string, StreamableHTTPServerTransport>,
-  log: (line: string) => void,
+  factory: ServerFactory,
 ): Promise<void> {
   if (new URL(req.url ?? "/", "http://localhost").pathname !== DEMO_HTTP_PATH) return sendError(res, 404, -32601, "Not found");
   if (!["POST", "GET", "DELETE"].includes(req.method ?? "")) return sendError(res, 405, -32601, "Method not allowed");
@@ -52,14 +56,11 @@ async function route(
   const body = await readJson(req);
   if (body === undefined) return sendError(res, 400, -32700, "Parse error");
   if (!isInitializeRequest(body)) return sendError(res, 400, -32000, "Bad Request: no valid session ID provided");
-  const transport = await openSession(sessions, log);
+  const transport = await openSession(sessions, factory);
   await transport.handleRequest(req, res, body);
 }
 
-async function openSession(
-  sessions: Map<string, StreamableHTTPServerTransport>,
-  log: (line: string) => void,
-): Promise<StreamableHTTPServerTransport> {
+async function openSession(sessions: Map<string, StreamableHTTPServerTransport>, factory: ServerFactory): Promise<StreamableHTTPServerTransport> {
   const transport = new StreamableHTTPServerTransport({
     sessionIdGenerator: () => randomUUID(),
     onsessioninitialized: (id) => void sessions.set(id, transport),
@@ -67,7 +68,7 @@ async function openSession(
   transport.onclose = () => {
     if (transport.sessionId) sessions.delete(transport.sessionId);
   };
-  await createDemoServer(log).connect(transport);
+  await factory().connect(transport);
   return transport;
 }
 

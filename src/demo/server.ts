@@ -1,7 +1,8 @@
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 import { createDemoServer } from "./create-server.js";
-import { listenDemoHttp } from "./http.js";
+import { listenDemoHttp, type ServerFactory } from "./http.js";
 import { runModernDemoServer } from "./modern/run.js";
+import { createNativeDemoServer, nativeState } from "./native/native-server.js";
 
 export interface DemoServerOptions {
   /** Serve Streamable HTTP on this port (0 picks a free one); stdio when omitted. */
@@ -12,6 +13,8 @@ export interface DemoServerOptions {
   tasksExtension?: boolean;
   /** Operator lines (cancellations, request failures); stderr by default. */
   log?: (line: string) => void;
+  /** The task-native server (#15): its tools run as tasks of its own (SDK 1.x task support). */
+  nativeTasks?: boolean;
 }
 
 export interface RunningDemoServer {
@@ -26,15 +29,23 @@ export const DEFAULT_DEMO_HOST = "127.0.0.1";
 export async function runDemoServer(opts: DemoServerOptions = {}): Promise<RunningDemoServer> {
   const log = opts.log ?? ((line: string) => void process.stderr.write(`demo server: ${line}\n`));
   if (opts.modern) return runModernDemoServer(opts, log);
+  const factory = serverFactory(opts.nativeTasks === true, log);
   if (opts.http) {
-    const http = await listenDemoHttp(opts.http.port, opts.http.host ?? DEFAULT_DEMO_HOST, log);
+    const http = await listenDemoHttp(opts.http.port, opts.http.host ?? DEFAULT_DEMO_HOST, log, factory);
     return { port: http.port, close: once(http.close) };
   }
-  return runOverStdio(log);
+  return runOverStdio(factory);
 }
 
-async function runOverStdio(log: (line: string) => void): Promise<RunningDemoServer> {
-  const server = createDemoServer(log);
+/** One server object per connection; the task-native ones share the process's task store. */
+function serverFactory(native: boolean, log: (line: string) => void): ServerFactory {
+  if (!native) return () => createDemoServer(log);
+  const state = nativeState();
+  return () => createNativeDemoServer(log, state);
+}
+
+async function runOverStdio(factory: ServerFactory): Promise<RunningDemoServer> {
+  const server = factory();
   // Closing the server aborts its running calls, so no sleeping timer keeps the process alive.
   const close = once(() => server.close());
   process.stdin.once("end", () => void close());

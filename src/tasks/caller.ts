@@ -38,10 +38,27 @@ export function forwardedAuthorization(authorization: string | undefined): { aut
  * transports or HTTP.
  */
 export interface UpstreamCaller {
-  call(client: CallClient, request: JsonRpcRequest, sink: MessageSink, options?: { trackProgress?: boolean }): Promise<JsonRpcResponse>;
-  cancel(client: CallClient, frontId: JsonRpcId, reason?: string, options?: { abandon?: boolean }): Promise<void>;
+  call(client: CallClient, request: JsonRpcRequest, sink: MessageSink, options?: CallOptions): Promise<JsonRpcResponse>;
+  cancel(client: CallClient, frontId: JsonRpcId, reason?: string, options?: CancelOptions): Promise<void>;
   /** Answer a server→client request that was handed to the call's sink under `response.id`. */
   answer(client: CallClient, response: JsonRpcResponse): Promise<boolean>;
+}
+
+export interface CallOptions {
+  /** Ask the upstream for progress even when the client did not (detached calls turn it into statusMessage). */
+  trackProgress?: boolean;
+  /** The front task's TTL, for a call the upstream runs as a task of its own (#15). */
+  ttlMs?: number;
+}
+
+export interface CancelOptions {
+  /** false: ask the upstream to stop, but keep waiting for its answer (a result may still win). */
+  abandon?: boolean;
+  /**
+   * Stop waiting without asking the upstream to stop a task of its own (#15): another replica
+   * follows it from now on (a lost lease, a hand-over at shutdown).
+   */
+  keepUpstreamTask?: boolean;
 }
 
 /** The code a call answers with once abandoned after a cancel (the upstream will not answer). */

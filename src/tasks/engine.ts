@@ -1,6 +1,6 @@
 import { type NewTask, type TaskFilter, type TaskRecord } from "../store/contract.js";
 import { Admission, type AdmittedCall } from "./admission.js";
-import { adoptOrphan, drainOwned } from "./handover.js";
+import { adoptOrphan, drainOwned, resumeOrphan } from "./handover.js";
 import { OwnedCall } from "./owned-call.js";
 import { principalChannel, watchPrincipal } from "./principal-watch.js";
 import { Owner } from "./owner.js";
@@ -32,7 +32,11 @@ export class TaskEngine {
     this.policy = new RerunPolicy(deps.options.maxAttempts, deps.clock);
     // A task the reaper ended, or a re-run that ended, no longer counts against its principal.
     const ended = (task: TaskRecord) => void this.admission.release(task.principal, task.id);
-    this.reaper = new Reaper(deps, this.policy, (task, message) => adoptOrphan(deps, this.owner, this.policy, task, message, ended), ended);
+    const resume = async (task: TaskRecord) => {
+      const native = this.policy.native(task.upstream);
+      if (native) await resumeOrphan(deps, this.owner, native, task, ended);
+    };
+    this.reaper = new Reaper(deps, this.policy, (task, message) => adoptOrphan(deps, this.owner, this.policy, task, message, ended), ended, resume);
     this.sync = new SyncCalls(
       deps,
       (call, parked, started) => this.create(call, parked, started),
@@ -88,7 +92,7 @@ export class TaskEngine {
     if (this.draining) throw new ShuttingDownError();
     const call = await this.admission.admit(asked);
     const owned = await this.create(call);
-    owned.run(call.caller.call(call.client, call.request, owned.sink, { trackProgress: true }));
+    owned.run(call.caller.call(call.client, call.request, owned.sink, { trackProgress: true, ttlMs: call.ttlMs }));
     return owned.task;
   }
 

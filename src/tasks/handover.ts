@@ -1,4 +1,5 @@
 import type { TaskRecord } from "../store/contract.js";
+import type { NativeCaller } from "./native/native-caller.js";
 import { OwnedCall } from "./owned-call.js";
 import type { Owner } from "./owner.js";
 import type { RerunPolicy } from "./rerun-policy.js";
@@ -42,7 +43,43 @@ export async function adoptOrphan(
   });
   owner.add(owned);
   deps.logger.info({ taskId: task.id, attempt: claimed.task.attempt, previousOwner: task.owner }, "running the call of a stopped replica again");
-  owned.run(caller.call(call.client, call.request, owned.sink, { trackProgress: true }));
+  owned.run(caller.call(call.client, call.request, owned.sink, { trackProgress: true, ttlMs: call.ttlMs }));
+}
+
+/**
+ * Follow, from this replica, the upstream task a stopped replica was following (#15): claimed
+ * like a re-run (fresh lease, checked atomically), but nothing runs again: the bridge attaches to
+ * the stored upstream task (and its session) and goes on polling it, so the call runs once and
+ * its result is the upstream's. Questions the stopped replica had shown are gone with it.
+ */
+export async function resumeOrphan(deps: EngineDeps, owner: Owner, native: NativeCaller, task: TaskRecord, ended: (task: TaskRecord) => void): Promise<void> {
+  if (task.upstreamTaskId === undefined) return;
+  const { store, options, clock } = deps;
+  const token = newLeaseToken();
+  const lease = { owner: options.replicaId, token, leaseMs: options.leaseMs };
+  const claimed = await store.claimTask(task.id, lease, "The replica following the upstream's task stopped; another replica follows it now", clock());
+  if (!claimed.ok) return;
+  deps.metrics.reaperAction("resumed");
+  const client = { sessionId: `resume:${task.id}`, capabilities: task.clientCapabilities };
+  const call: TaskCall = {
+    caller: native,
+    upstream: task.upstream,
+    client,
+    principal: task.principal,
+    dialect: task.dialect,
+    request: { jsonrpc: "2.0", id: `resume:${task.id}:${claimed.task.attempt}`, method: "tools/call", params: { name: task.tool } },
+    ttlMs: task.ttlMs,
+    pollIntervalMs: task.pollIntervalMs,
+    ...(task.frontSession !== undefined ? { frontSession: task.frontSession } : {}),
+  };
+  const owned = new OwnedCall(claimed.task, token, call, deps, (id) => {
+    owner.remove(id);
+    ended(claimed.task);
+  });
+  owner.add(owned);
+  deps.logger.info({ taskId: task.id, upstreamTaskId: task.upstreamTaskId, previousOwner: task.owner }, "following the upstream task of a stopped replica");
+  const ref = task.upstreamSession === undefined ? { taskId: task.upstreamTaskId } : { taskId: task.upstreamTaskId, session: task.upstreamSession };
+  owned.run(native.resume(client, call.request, ref, owned.sink, { trackProgress: true, ttlMs: task.ttlMs }));
 }
 
 /**
@@ -59,7 +96,12 @@ export async function drainOwned(deps: EngineDeps, owner: Owner, policy: RerunPo
   if (left.length) deps.logger.warn({ calls: left.length }, "drain period over: handed over the calls still running");
 }
 
-/** A re-run needs another replica on a shared store: in the in-process store nobody would pick it up. */
+/**
+ * A re-run needs another replica on a shared store: in the in-process store nobody would pick it
+ * up. An upstream task that outlives this replica is always handed over: nothing runs again (#15).
+ */
 async function releasable(deps: EngineDeps, policy: RerunPolicy, call: OwnedCall): Promise<boolean> {
-  return deps.store.kind !== "memory" && !call.task.parked && (await policy.allows(call.task).catch(() => false));
+  if (deps.store.kind === "memory" || call.task.parked) return false;
+  if (call.upstreamTaskId !== undefined && policy.resumable(call.task.upstream)) return true;
+  return policy.allows(call.task).catch(() => false);
 }

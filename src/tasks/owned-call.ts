@@ -2,6 +2,8 @@ import type { JsonRpcResponse } from "../jsonrpc/message.js";
 import type { TaskChange, TaskOutcome, TaskRecord, TaskStatus } from "../store/contract.js";
 import { CANCELLED_CODE } from "./caller.js";
 import { InputBridge } from "./input-bridge.js";
+import { bindingOf } from "./native/binding.js";
+import { cancelledUpstream } from "./native/notices.js";
 import { TaskSink } from "./sinks.js";
 import { statusFromProgress, Throttle } from "./status-message.js";
 import { retryWhileUnavailable } from "./store-retry.js";
@@ -31,6 +33,10 @@ export class OwnedCall {
   private throttle?: Throttle;
   private input?: InputBridge;
   lastRenewedAt: number;
+  /** The upstream task the call runs as, once known (#15): another replica may follow it after this one. */
+  upstreamTaskId?: string;
+  /** The task's life, shortened to what the upstream keeps of its own task (#15). */
+  private ttlMs: number;
 
   constructor(
     readonly task: TaskRecord,
@@ -40,6 +46,8 @@ export class OwnedCall {
     private readonly onDone: (taskId: string) => void,
   ) {
     this.lastRenewedAt = deps.clock();
+    this.ttlMs = task.ttlMs;
+    if (task.upstreamTaskId !== undefined) this.upstreamTaskId = task.upstreamTaskId;
     this.sink = new TaskSink({
       progress: (params) => {
         const message = statusFromProgress(params);
@@ -48,6 +56,7 @@ export class OwnedCall {
         this.throttle.push(message);
       },
       request: (request) => this.inputBridge().offer(request),
+      upstreamTask: (params) => this.bind(params),
     });
   }
 
@@ -97,7 +106,8 @@ export class OwnedCall {
     this.lost = true;
     this.countLoss();
     this.deps.logger.warn({ taskId: this.task.id }, "lease lost: abandoning the local upstream call without writing its outcome");
-    void this.call.caller.cancel(this.call.client, this.call.request.id, "owner lost its lease");
+    // An upstream task of the upstream's own goes on: the replica holding the lease now follows it.
+    void this.call.caller.cancel(this.call.client, this.call.request.id, "owner lost its lease", { keepUpstreamTask: true });
   }
 
   /**
@@ -115,7 +125,7 @@ export class OwnedCall {
       if (release) await this.deps.store.releaseLease(this.task.id, this.token);
       else await this.write({ to: "failed", outcome: { error: { code: -32603, message } }, statusMessage: message });
     } finally {
-      void this.call.caller.cancel(this.call.client, this.call.request.id, "taskgate is shutting down");
+      void this.call.caller.cancel(this.call.client, this.call.request.id, "taskgate is shutting down", { keepUpstreamTask: release });
     }
   }
 
@@ -171,6 +181,7 @@ export class OwnedCall {
   private async write(end: Ending): Promise<void> {
     const change: TaskChange = { from: allowedFrom(end.to), to: end.to, leaseToken: this.token, now: this.deps.clock() };
     if (end.outcome) change.outcome = end.outcome;
+    if (this.ttlMs < this.task.ttlMs) change.ttlMs = this.ttlMs;
     if (end.statusMessage !== undefined) change.statusMessage = end.statusMessage;
     const result = await this.deps.store.transitionTask(this.task.id, change);
     // A call that ends while still parked was never a task (nor counted or audited as created).
@@ -197,6 +208,8 @@ export class OwnedCall {
     if (this.failReason) return { to: "failed", outcome: { error: { code: -32603, message: this.failReason } }, statusMessage: this.failReason };
     if ("error" in response) {
       if (response.error.code === CANCELLED_CODE && this.cancelling) return { to: "cancelled", statusMessage: "Cancelled at the client's request" };
+      // The upstream ended its own task cancelled (#15): so does the front task.
+      if (cancelledUpstream(response.error)) return { to: "cancelled", statusMessage: response.error.message };
       return { to: "failed", outcome: { error: response.error }, statusMessage: response.error.message };
     }
     // Dialect A counts an isError result as failed (https://modelcontextprotocol.io/specification/2025-11-25/basic/utilities/tasks, Task Status); dialect B as completed (https://github.com/modelcontextprotocol/ext-tasks/blob/main/specification/draft/tasks.md).
@@ -213,11 +226,27 @@ export class OwnedCall {
     });
   }
 
+  /**
+   * The call runs as the upstream's own task (#15): that task is stored with the front task (so
+   * another replica can follow it), and the front task lives no longer than the upstream keeps it.
+   */
+  private bind(params: Record<string, unknown>): void {
+    const binding = bindingOf(this.task, params);
+    if (!binding || this.lost) return;
+    this.upstreamTaskId = binding.ref.taskId;
+    if (binding.ttlMs !== undefined) this.ttlMs = binding.ttlMs;
+    const change: TaskChange = { from: NON_TERMINAL, upstreamTask: binding.ref, leaseToken: this.token, now: 0 };
+    if (binding.ttlMs !== undefined) change.ttlMs = binding.ttlMs;
+    void retryWhileUnavailable(() => this.deps.store.transitionTask(this.task.id, { ...change, now: this.deps.clock() }), () => !this.lost && !this.ending).catch((err: unknown) =>
+      this.deps.logger.warn({ err, taskId: this.task.id }, "could not store the upstream task a call runs as"),
+    );
+  }
+
   private inputBridge(): InputBridge {
     if (!this.input) {
       const { task, deps } = this;
       // Bounded by what is left of the task's TTL when the first question arrives.
-      const ttlLeft = task.createdAt + task.ttlMs - deps.clock();
+      const ttlLeft = task.createdAt + this.ttlMs - deps.clock();
       const bound = (ms: number | undefined) => Math.max(1, Math.min(ms ?? ttlLeft, ttlLeft));
       const { inputTimeoutMs, mrtrTimeoutMs } = deps.options;
       const timeouts = { taskMs: bound(inputTimeoutMs), taskMsConfigured: inputTimeoutMs !== undefined && inputTimeoutMs <= ttlLeft, parkedMs: bound(mrtrTimeoutMs) };

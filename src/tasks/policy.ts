@@ -1,4 +1,5 @@
 import type { Config, TaskSupport, UnawareClients, UpstreamConfig } from "../config/schema.js";
+import type { NativeSupport, UpstreamTasks } from "../upstream/native-tasks/upstream-tasks.js";
 
 export interface ToolPolicy {
   taskSupport: TaskSupport;
@@ -6,21 +7,33 @@ export interface ToolPolicy {
   maxDurationMs?: number;
   /** What a caller that declared no task support gets (issue 20): the tool's, else the upstream's, else tasks.unawareClients. */
   unawareClients: UnawareClients;
+  /**
+   * How the upstream is called (#15): `always` as a task of its own (it requires one), `task`
+   * as one when the front call becomes a task (it allows one, nativeTasks auto); absent: plainly.
+   */
+  native?: "always" | "task";
+  /** `required` comes from the upstream, not from the config: a caller without task support waits for the bridged call instead of being refused. */
+  requiredByUpstream?: true;
 }
 
 /**
- * A tool's task policy: the config override, else the configured defaults. The upstream's own
- * `execution.taskSupport` says what it can do natively and does not limit taskgate (SDK 1.x
- * servers declare `forbidden` on every tool by default).
+ * A tool's task policy: the config override, else the upstream's `required` (#15), else the
+ * configured defaults. The upstream's `forbidden` does not limit taskgate (SDK 1.x servers
+ * declare it on every tool by default); its `required` does: such a tool is advertised as
+ * required and always called upstream as a task of the upstream's own.
  */
-export function toolPolicy(tasks: Config["tasks"], upstream: UpstreamConfig, tool: string): ToolPolicy {
+export function toolPolicy(tasks: Config["tasks"], upstream: UpstreamConfig, tool: string, support?: NativeSupport): ToolPolicy {
   const override = Object.hasOwn(upstream.tools, tool) ? upstream.tools[tool] : undefined;
+  const required = support === "required" && override?.taskSupport === undefined;
   const policy: ToolPolicy = {
-    taskSupport: override?.taskSupport ?? tasks.defaultTaskSupport,
+    taskSupport: override?.taskSupport ?? (required ? "required" : tasks.defaultTaskSupport),
     detachAfterMs: override?.detachAfterMs ?? tasks.detachAfterMs,
     unawareClients: override?.unawareClients ?? upstream.unawareClients ?? tasks.unawareClients,
   };
   if (override?.maxDurationMs !== undefined) policy.maxDurationMs = override.maxDurationMs;
+  if (required) policy.requiredByUpstream = true;
+  if (support === "required") policy.native = "always";
+  else if (support === "optional" && (override?.nativeTasks ?? upstream.nativeTasks) === "auto") policy.native = "task";
   return policy;
 }
 
@@ -28,4 +41,16 @@ export function toolPolicy(tasks: Config["tasks"], upstream: UpstreamConfig, too
 export function handlesUnaware(tasks: Config["tasks"], upstream: UpstreamConfig): boolean {
   if ((upstream.unawareClients ?? tasks.unawareClients) === "handle") return true;
   return Object.values(upstream.tools).some((tool) => tool.unawareClients === "handle");
+}
+
+/** The policy with what the upstream declares for the tool, when it runs tasks of its own (#15). */
+export async function policyOf(tasks: Config["tasks"], upstream: UpstreamConfig, tool: string, native: { tasks: UpstreamTasks } | undefined): Promise<ToolPolicy> {
+  const support = native ? await native.tasks.support(tool).catch(() => undefined) : undefined;
+  return toolPolicy(tasks, upstream, tool, support);
+}
+
+/** Who makes the call: the bridge when the upstream runs it as its own task (`asTask`: the front call is or may become a task), else `plain`. */
+export function callerFor<C>(policy: ToolPolicy, asTask: boolean, native: C | undefined, plain: C): C {
+  if (!native) return plain;
+  return policy.native === "always" || (policy.native === "task" && asTask) ? native : plain;
 }

@@ -8,6 +8,8 @@ const LOCK = "reaper";
 
 /** What the reaper hands back to the engine: run an orphan's call again here. */
 export type Adopt = (task: TaskRecord, statusMessage: string) => Promise<void>;
+/** Follow here the upstream task a stopped replica followed (#15). */
+export type Resume = (task: TaskRecord) => Promise<void>;
 
 /**
  * Finds non-terminal tasks whose owner stopped renewing its lease, and ends them truthfully
@@ -25,6 +27,7 @@ export class Reaper {
     private readonly policy: RerunPolicy,
     private readonly adopt: Adopt,
     private readonly ended: (task: TaskRecord) => void,
+    private readonly resume: Resume,
   ) {}
 
   start(): void {
@@ -56,7 +59,11 @@ export class Reaper {
 
   private async settle(task: TaskRecord): Promise<void> {
     const run = this.policy.max > 1 ? ` (attempt ${task.attempt} of ${this.policy.max})` : "";
-    if (task.cancelRequested) {
+    if (!task.parked && task.upstreamTaskId !== undefined && this.policy.resumable(task.upstream)) {
+      // The upstream runs the call as its own task, which outlives the stopped replica: follow it
+      // from here, a cancel asked for included (the renewal hands it on), and run nothing again.
+      await this.resume(task);
+    } else if (task.cancelRequested) {
       const statusMessage = "Cancelled at the client's request; the replica running the call stopped before confirming it";
       await this.end(task, { to: "cancelled", statusMessage, now: this.deps.clock() });
     } else if (!task.parked && (await this.policy.allows(task))) {

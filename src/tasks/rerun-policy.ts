@@ -1,5 +1,6 @@
 import type { TaskRecord } from "../store/contract.js";
 import type { UpstreamCaller } from "./caller.js";
+import type { NativeCaller } from "./native/native-caller.js";
 import { ToolHints } from "./tool-hints.js";
 
 /** One upstream as the engine knows it: how to call it, and the config's word on re-running a tool. */
@@ -7,6 +8,10 @@ export interface UpstreamEntry {
   caller: UpstreamCaller;
   /** `upstreams[].tools.<name>.retryOnOwnerLoss`: true or false overrides the annotations. */
   retryOnOwnerLoss(tool: string): boolean | undefined;
+  /** The upstream's tools/list as read once for every use (annotations, task support); made here when absent. */
+  hints?: ToolHints;
+  /** How calls run as the upstream's own tasks, when it runs any (#15). */
+  native?: NativeCaller;
 }
 
 /**
@@ -24,7 +29,17 @@ export class RerunPolicy {
   ) {}
 
   add(name: string, entry: UpstreamEntry): void {
-    this.upstreams.set(name, { entry, hints: new ToolHints(entry.caller, this.clock) });
+    this.upstreams.set(name, { entry, hints: entry.hints ?? new ToolHints(entry.caller, this.clock) });
+  }
+
+  /** The bridge of an upstream whose own tasks outlive this replica (an HTTP upstream, #15). */
+  native(upstream: string): NativeCaller | undefined {
+    const native = this.upstreams.get(upstream)?.entry.native;
+    return native?.tasks.durable ? native : undefined;
+  }
+
+  resumable(upstream: string): boolean {
+    return this.native(upstream) !== undefined;
   }
 
   caller(upstream: string): UpstreamCaller | undefined {

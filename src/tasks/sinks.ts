@@ -1,9 +1,15 @@
 import { isNotification, isRequest, type JsonRpcMessage, type JsonRpcNotification, type JsonRpcRequest } from "../jsonrpc/message.js";
 import type { MessageSink } from "../jsonrpc/sink.js";
 import { QUEUED_NOTICE } from "./caller.js";
+import { isBridgeNotice, UPSTREAM_STATUS_NOTICE, UPSTREAM_TASK_NOTICE } from "./native/notices.js";
 
 function isQueuedNotice(message: JsonRpcMessage): message is JsonRpcNotification {
   return isNotification(message) && message.method === QUEUED_NOTICE;
+}
+
+/** A notice for the task a call may become (queue place, upstream task): never for the client. */
+function isTaskNotice(message: JsonRpcMessage): message is JsonRpcNotification {
+  return isNotification(message) && (message.method === QUEUED_NOTICE || isBridgeNotice(message.method));
 }
 
 /**
@@ -13,8 +19,8 @@ function isQueuedNotice(message: JsonRpcMessage): message is JsonRpcNotification
 export class SwitchSink implements MessageSink {
   private detached?: MessageSink;
   private readonly held: JsonRpcRequest[] = [];
-  /** Where the call stands in its upstream's queue, for the task it may become. */
-  private lastQueued?: JsonRpcMessage;
+  /** The latest notice of each kind (queue place, upstream task and status), for the task it may become. */
+  private readonly notices = new Map<string, JsonRpcMessage>();
 
   /**
    * `onInputBeforeDetach` set: a server→client request before the call detached is held and the
@@ -29,14 +35,14 @@ export class SwitchSink implements MessageSink {
 
   detachTo(task: MessageSink): void {
     this.detached = task;
-    if (this.lastQueued) task.send(this.lastQueued);
+    for (const notice of this.notices.values()) task.send(notice);
     for (const request of this.held.splice(0)) task.send(request);
   }
 
   send(message: JsonRpcMessage): boolean {
     if (this.detached) return this.detached.send(message);
-    if (isQueuedNotice(message)) {
-      this.lastQueued = message;
+    if (isTaskNotice(message)) {
+      this.notices.set(message.method, message);
       return true;
     }
     if (this.onInputBeforeDetach && isRequest(message)) {
@@ -51,6 +57,8 @@ export class SwitchSink implements MessageSink {
 
 export interface TaskEvents {
   progress(params: Record<string, unknown>): void;
+  /** The upstream runs the call as a task of its own (#15): which one, and how long it keeps it. */
+  upstreamTask(params: Record<string, unknown>): void;
   /** A server→client request during the detached call; the task answers it (or refuses it) itself. */
   request(request: JsonRpcRequest): void;
 }
@@ -66,6 +74,9 @@ export class TaskSink implements MessageSink {
     }
     if (isNotification(message) && message.method === "notifications/progress") this.events.progress(message.params ?? {});
     if (isQueuedNotice(message)) this.events.progress({ message: queueStatus(message.params?.ahead) });
+    if (isNotification(message) && message.method === UPSTREAM_TASK_NOTICE) this.events.upstreamTask(message.params ?? {});
+    // The upstream task's own statusMessage is the task's (#15).
+    if (isNotification(message) && message.method === UPSTREAM_STATUS_NOTICE) this.events.progress({ message: message.params?.statusMessage });
     // Logging and other notifications have nobody to go to once detached (not supported for tasks, §3.9).
     return true;
   }

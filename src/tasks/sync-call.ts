@@ -58,7 +58,7 @@ export class SyncCalls {
     const input = new Promise<"input">((resolve) => (inputArrived = () => resolve("input")));
     const sink = new SwitchSink(front, inputArrived);
     // Progress feeds a task's statusMessage; a prompts/get or resources/read never becomes one.
-    const running = call.caller.call(call.client, call.request, sink, { trackProgress: isToolCall(call) });
+    const running = call.caller.call(call.client, call.request, sink, { trackProgress: isToolCall(call), ttlMs: call.ttlMs });
     const racers: Promise<JsonRpcResponse | "input" | undefined>[] = [running, input];
     if (detachAfterMs !== undefined) racers.push(delay(detachAfterMs));
     const early = await Promise.race(racers);

@@ -8,16 +8,25 @@ export interface RepeatHints {
 }
 
 const FRESH_MS = 60_000;
+/** A tool not in the list read is looked for again, at most this often (a tool added since). */
+const MISS_MS = 2_000;
+
+interface ToolFacts {
+  hints: RepeatHints;
+  /** The tool's `execution.taskSupport` (2025-11-25), when it declares one. */
+  taskSupport?: string;
+}
 const MAX_PAGES = 20;
 const CLIENT = { sessionId: "taskgate:tool-hints", capabilities: {} };
 
 /**
- * The upstream's own word on which tools are safe to repeat, read from its `tools/list`
- * annotations and kept for a minute. Annotations are hints (the spec says not to trust them
- * from untrusted servers); taskgate acts on them only when re-runs are switched on.
+ * The upstream's own word on its tools, read from its `tools/list` and kept for a minute (or
+ * until it says the list changed): which are safe to repeat (annotations) and which it runs as
+ * tasks of its own (`execution.taskSupport`, #15). Annotations are hints (the spec says not to
+ * trust them from untrusted servers); taskgate acts on them only when re-runs are switched on.
  */
 export class ToolHints {
-  private cached?: { at: number; tools: Promise<Map<string, RepeatHints>> };
+  private cached?: { at: number; tools: Promise<Map<string, ToolFacts>> };
   private seq = 0;
 
   constructor(
@@ -26,27 +35,51 @@ export class ToolHints {
   ) {}
 
   async of(tool: string): Promise<RepeatHints | undefined> {
-    if (!this.cached || this.clock() - this.cached.at > FRESH_MS) {
-      const tools = this.fetch();
-      this.cached = { at: this.clock(), tools };
-      tools.catch(() => (this.cached = undefined));
-    }
-    return (await this.cached.tools).get(tool);
+    return (await this.facts(tool))?.hints;
   }
 
-  private async fetch(): Promise<Map<string, RepeatHints>> {
-    const tools = new Map<string, RepeatHints>();
+  /** The tool's `execution.taskSupport` as the upstream declares it. */
+  async taskSupport(tool: string): Promise<string | undefined> {
+    return (await this.facts(tool))?.taskSupport;
+  }
+
+  /** notifications/tools/list_changed: read the list again on next use. */
+  invalidate(): void {
+    this.cached = undefined;
+  }
+
+  private async facts(tool: string): Promise<ToolFacts | undefined> {
+    if (!this.cached || this.clock() - this.cached.at > FRESH_MS) this.refresh();
+    const found = (await this.cached!.tools).get(tool);
+    if (found || this.clock() - this.cached!.at < MISS_MS) return found;
+    this.refresh();
+    return (await this.cached!.tools).get(tool);
+  }
+
+  private refresh(): void {
+    const tools = this.fetch();
+    this.cached = { at: this.clock(), tools };
+    tools.catch(() => (this.cached = undefined));
+  }
+
+  private async fetch(): Promise<Map<string, ToolFacts>> {
+    const tools = new Map<string, ToolFacts>();
     let cursor: unknown;
     for (let page = 0; page < MAX_PAGES; page++) {
       const params = cursor === undefined ? {} : { cursor };
       const request = { jsonrpc: "2.0" as const, id: `hints-${++this.seq}`, method: "tools/list", params };
       const response: JsonRpcResponse = await this.caller.call(CLIENT, request, { send: () => false });
       if ("error" in response) throw new Error(`tools/list failed: ${response.error.message}`);
-      for (const tool of (response.result.tools as Array<{ name?: unknown; annotations?: RepeatHints }> | undefined) ?? [])
-        if (typeof tool.name === "string") tools.set(tool.name, tool.annotations ?? {});
+      for (const tool of (response.result.tools as Array<{ name?: unknown; annotations?: RepeatHints; execution?: { taskSupport?: unknown } }> | undefined) ?? [])
+        if (typeof tool.name === "string") tools.set(tool.name, factsOf(tool));
       cursor = response.result.nextCursor;
       if (typeof cursor !== "string") break;
     }
     return tools;
   }
+}
+
+function factsOf(tool: { annotations?: RepeatHints; execution?: { taskSupport?: unknown } }): ToolFacts {
+  const taskSupport = tool.execution?.taskSupport;
+  return typeof taskSupport === "string" ? { hints: tool.annotations ?? {}, taskSupport } : { hints: tool.annotations ?? {} };
 }

@@ -74,10 +74,10 @@ export async function startGateway(config: Record<string, unknown>, env: NodeJS.
   return { ...running, stop, url, port, mcpUrl: `${url}/mcp` };
 }
 
-/** The demo server over Streamable HTTP on a free port; `--modern` for its 2026-07-28-only mode. */
+/** The demo server over Streamable HTTP on a free port; `--native-tasks` or `--modern` for its other servers. */
 export async function startDemoHttp(flags: string[] = []): Promise<RunningProcess & { mcpUrl: string }> {
   const port = await freePort();
-  const running = runNode([DEMO, ...flags, "--http", String(port)]);
+  const running = runNode([DEMO, "--http", String(port), ...flags]);
   await waitFor(() => running.output().includes("listening"), { timeoutMs: 10_000, what: "demo server listening" });
   return { ...running, mcpUrl: `http://127.0.0.1:${port}/mcp` };
 }

@@ -8,6 +8,9 @@ import {
 } from "../../jsonrpc/message.js";
 import { GatewayError } from "../../http/errors.js";
 import { CallReply, type Accepts } from "../../http/reply.js";
+import { failureResponse } from "../../http/reply-outcome.js";
+import type { UpstreamCaller } from "../../tasks/caller.js";
+import type { NativeCaller } from "../../tasks/native/native-caller.js";
 import { SseStream } from "../../http/sse.js";
 import { sessionClient } from "../passthrough/client-id.js";
 import type { FrontClient, Relay } from "../passthrough/relay.js";
@@ -43,6 +46,8 @@ export class LegacyFront {
     private readonly tasksA?: TasksA,
     /** tasks.unawareClients: handle (issue 20): long calls of callers without task support. */
     private readonly unaware?: Unaware,
+    /** The bridge to the upstream's own tasks: a plain call of a tool it runs only as a task waits on it (#15). */
+    private readonly native?: NativeCaller,
   ) {}
 
   async post(req: LegacyRequest): Promise<Response> {
@@ -56,12 +61,15 @@ export class LegacyFront {
       return serveLegacy(this.unaware, this.relay, session, message, { accepts: req.accepts, keepAliveMs: this.keepAliveMs, ...(req.authorization !== undefined ? { authorization: req.authorization } : {}) });
     if (isRequest(message) && this.tasksA?.handles(session, message.method))
       return this.tasksA.handle(session, message, req.accepts, req.signal, req.authorization);
+    // The upstream's tasks are taskgate's own session's, never a client's to read (#15).
+    if (isRequest(message) && message.method.startsWith("tasks/"))
+      return failureResponse({ jsonrpc: "2.0", id: message.id, error: { code: -32601, message: `Method not found: ${message.method}` } });
     if (isRequest(message)) {
       const reply = new CallReply(req.accepts, this.keepAliveMs);
-      return reply.respond(this.relay.call(client, message, reply));
+      return reply.respond((await this.callerOf(message)).call(client, message, reply));
     }
     if (isNotification(message)) await this.onNotification(client, message);
-    else if (!(await this.tasksA?.answer(session, message as JsonRpcResponse))) await this.relay.answer(client, message as JsonRpcResponse);
+    else if (!(await this.tasksA?.answer(session, message as JsonRpcResponse))) await (this.native ?? this.relay).answer(client, message as JsonRpcResponse);
     return new Response(null, { status: 202 });
   }
 
@@ -81,6 +89,7 @@ export class LegacyFront {
 
   async delete(sessionId: string | undefined, principal?: string): Promise<Response> {
     const session = await this.sessions.end(sessionId, principal);
+    this.native?.endSession(sessionClient(session));
     await this.relay.endSession(sessionClient(session));
     return new Response(null, { status: 200 });
   }
@@ -111,12 +120,19 @@ export class LegacyFront {
     return reply.respond(Promise.resolve({ jsonrpc: "2.0", id: message.id, result }));
   }
 
+  /** A tool the upstream runs only as its own task goes through the bridge; the caller waits (#15). */
+  private async callerOf(request: JsonRpcRequest): Promise<UpstreamCaller> {
+    if (!this.native || request.method !== "tools/call") return this.relay;
+    const support = await this.native.tasks.support(String(request.params?.name ?? "")).catch(() => undefined);
+    return support === "required" ? this.native : this.relay;
+  }
+
   private async onNotification(client: FrontClient, message: JsonRpcNotification): Promise<void> {
     if (message.method === "notifications/initialized") return; // taskgate made the upstream handshake itself
     if (message.method === "notifications/cancelled") {
       const { requestId, reason } = message.params ?? {};
       if (typeof requestId === "string" || typeof requestId === "number") {
-        await this.relay.cancel(client, requestId, typeof reason === "string" ? reason : undefined);
+        await (this.native ?? this.relay).cancel(client, requestId, typeof reason === "string" ? reason : undefined);
         await this.unaware?.cancelWaiting(client.sessionId, requestId, typeof reason === "string" ? reason : undefined);
       }
       return;

@@ -7,10 +7,7 @@ import type { ListChangedHub } from "./list-changed.js";
 import type { SessionStreams } from "./session-streams.js";
 import type { QuestionPolicy } from "./unowned.js";
 
-export interface CallOptions {
-  /** Ask the upstream for progress even when the client did not (detached calls turn it into statusMessage). */
-  trackProgress?: boolean;
-}
+export type { CallOptions } from "../../tasks/caller.js";
 
 /** Calls made on processes of their own (`isolation: pool`): the relay hands them over. */
 export interface PooledCalls extends UpstreamCaller {

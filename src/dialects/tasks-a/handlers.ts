@@ -8,7 +8,8 @@ import { callClientId, sessionClient } from "../passthrough/client-id.js";
 import { StoreUnavailableError, type SessionRecord, type TaskRecord } from "../../store/contract.js";
 import type { UpstreamCaller } from "../../tasks/caller.js";
 import type { TaskEngine } from "../../tasks/engine.js";
-import { toolPolicy } from "../../tasks/policy.js";
+import { callerFor, policyOf } from "../../tasks/policy.js";
+import type { NativeCaller } from "../../tasks/native/native-caller.js";
 import type { Relay } from "../passthrough/relay.js";
 import { TaskLimitError } from "../../tasks/admission.js";
 import { checkInputSize } from "../input-size.js";
@@ -22,6 +23,8 @@ export interface TasksADeps {
   relay: Relay;
   /** Who runs task calls; the relay over the shared session unless the upstream has `isolation: per-call`. */
   caller?: UpstreamCaller;
+  /** The bridge to the upstream's own tasks, for tools it runs as tasks (#15). */
+  native?: NativeCaller;
   upstream: UpstreamConfig;
   tasks: Config["tasks"];
   keepAliveMs: number;
@@ -115,15 +118,17 @@ export class TasksA {
   private async toolsCall(session: SessionRecord, request: JsonRpcRequest, accepts: Accepts, authorization: string | undefined): Promise<Response> {
     const { task, ...params } = request.params ?? {};
     const name = typeof params.name === "string" ? params.name : "";
-    const policy = toolPolicy(this.deps.tasks, this.deps.upstream, name);
+    const { native } = this.deps;
+    const policy = await policyOf(this.deps.tasks, this.deps.upstream, name, native);
     if (task === undefined) {
       // §2.3: a required tool MUST be called as a task (-32601); -32600 is only a MAY (§6 A2).
       if (policy.taskSupport === "required") return failureResponse(failure(request.id, { code: -32601, message: `Task augmentation required for tools/call requests: tool '${name}' runs only as a task` }));
-      return this.relayed(session, request, accepts, authorization);
+      // A tool the upstream runs only as its own task, allowed plainly here by the config: the caller waits for the bridge (#15).
+      return this.relayed(session, request, accepts, authorization, callerFor(policy, false, native, undefined));
     }
     if (policy.taskSupport === "forbidden") return failureResponse(failure(request.id, { code: -32601, message: `Tool '${name}' does not support task-augmented calls` }));
     const created = await this.deps.engine.detachNow({
-      caller: this.deps.caller ?? this.deps.relay,
+      caller: callerFor(policy, true, native, this.deps.caller ?? this.deps.relay),
       upstream: this.deps.upstream.name,
       client: { ...sessionClient(session, authorization), sessionId: callClientId("a:") },
       principal: session.principal,
@@ -144,23 +149,25 @@ export class TasksA {
     return typeof requested === "number" && Number.isFinite(requested) && requested > 0 ? Math.min(Math.floor(requested), maxTtlMs) : Math.min(defaultTtlMs, maxTtlMs);
   }
 
-  /** tools/list with `execution.taskSupport` from taskgate's policy, replacing the upstream's. */
+  /**
+   * tools/list with `execution.taskSupport` from taskgate's policy, replacing the upstream's: a
+   * tool the upstream requires tasks for stays `required` (#15), unless the config says otherwise.
+   */
   private async toolsList(session: SessionRecord, request: JsonRpcRequest, accepts: Accepts, authorization: string | undefined): Promise<Response> {
     const reply = new CallReply(accepts, this.deps.keepAliveMs);
-    const work = this.deps.relay.call(sessionClient(session, authorization), request, reply).then((r) => {
+    const work = this.deps.relay.call(sessionClient(session, authorization), request, reply).then(async (r) => {
       if ("error" in r || !Array.isArray(r.result.tools)) return { ...r, id: request.id };
-      const tools = (r.result.tools as Array<Record<string, unknown>>).map((tool) => ({
-        ...tool,
-        execution: { ...(tool.execution as object | undefined), taskSupport: toolPolicy(this.deps.tasks, this.deps.upstream, String(tool.name)).taskSupport },
-      }));
+      const listed = r.result.tools as Array<Record<string, unknown>>;
+      const policies = await Promise.all(listed.map((tool) => policyOf(this.deps.tasks, this.deps.upstream, String(tool.name), this.deps.native)));
+      const tools = listed.map((tool, i) => ({ ...tool, execution: { ...(tool.execution as object | undefined), taskSupport: policies[i]!.taskSupport } }));
       return { jsonrpc: "2.0" as const, id: request.id, result: { ...r.result, tools } };
     });
     return reply.respond(work);
   }
 
-  private relayed(session: SessionRecord, request: JsonRpcRequest, accepts: Accepts, authorization: string | undefined): Promise<Response> {
+  private relayed(session: SessionRecord, request: JsonRpcRequest, accepts: Accepts, authorization: string | undefined, caller?: UpstreamCaller): Promise<Response> {
     const reply = new CallReply(accepts, this.deps.keepAliveMs);
-    return reply.respond(this.deps.relay.call(sessionClient(session, authorization), request, reply));
+    return reply.respond((caller ?? this.deps.relay).call(sessionClient(session, authorization), request, reply));
   }
 
   private async taskMethod(session: SessionRecord, request: JsonRpcRequest): Promise<Record<string, unknown>> {

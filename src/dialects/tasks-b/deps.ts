@@ -1,5 +1,6 @@
 import type { Config, UpstreamConfig } from "../../config/schema.js";
 import type { UpstreamCaller } from "../../tasks/caller.js";
+import type { NativeCaller } from "../../tasks/native/native-caller.js";
 import type { TaskEngine } from "../../tasks/engine.js";
 import type { RequestStateCodec } from "../../tasks/request-state.js";
 import type { Relay } from "../passthrough/relay.js";
@@ -11,6 +12,8 @@ export interface TasksBDeps {
   relay: Relay;
   /** Who runs tools/call: the pool of a pooled stdio upstream (isolation pool or per-call), else the relay. */
   caller?: UpstreamCaller;
+  /** The bridge to the upstream's own tasks, for tools it runs as tasks (#15). */
+  native?: NativeCaller;
   upstream: UpstreamConfig;
   tasks: Config["tasks"];
   /** Signs and checks MRTR requestState (one key shared by every replica). */

@@ -1,6 +1,6 @@
 import { GatewayError, storeCall } from "../../http/errors.js";
 import { success } from "../../jsonrpc/message.js";
-import { toolPolicy } from "../../tasks/policy.js";
+import { callerFor, policyOf } from "../../tasks/policy.js";
 import type { SyncOptions } from "../../tasks/sync-call.js";
 import type { ModernCall, ModernFront } from "../modern/modern-front.js";
 import { declaresTasks, TASKS_EXTENSION } from "../modern/wire.js";
@@ -19,16 +19,18 @@ import { serveModernCall, takesModernCall } from "../unaware/modern.js";
 export async function toolsCall(deps: TasksBDeps, call: ModernCall, front: ModernFront): Promise<Response> {
   const target = targetOf(call.request, "tools/call");
   const name = target.name;
-  const policy = toolPolicy(deps.tasks, deps.upstream, name);
+  const policy = await policyOf(deps.tasks, deps.upstream, name, deps.native);
   const declared = declaresTasks(call.client.capabilities);
   if (!declared && takesModernCall(deps.unaware, call, name)) return serveModernCall(deps.unaware, call, front);
-  if (!declared && policy.taskSupport === "required")
+  // Required by the config: refused (-32021). Required by the upstream only (#15): the caller
+  // waits while taskgate follows the upstream's task, with MRTR rounds for its questions.
+  if (!declared && policy.taskSupport === "required" && !policy.requiredByUpstream)
     throw new GatewayError("missing_capability", `tool '${name}' runs only as a task: declare ${TASKS_EXTENSION}`, REQUIRED_CAPABILITIES);
   const retry = retryOf(deps, call.request, target);
   const mayBeTask = declared && policy.taskSupport !== "forbidden";
   // Draining: no new task here; the client retries on a replica that stays (HTTP 503).
   if (mayBeTask && !retry && deps.engine.isDraining) throw new GatewayError("shutting_down");
-  const asked = syncCall(deps, call, deps.caller ?? deps.relay, policy.maxDurationMs);
+  const asked = syncCall(deps, call, callerFor(policy, mayBeTask, deps.native, deps.caller ?? deps.relay), policy.maxDurationMs);
   // Counted against the caller's task limit before anything starts, so a refusal is a clean 429.
   const task = mayBeTask && !retry ? await storeCall(() => deps.engine.admit(asked)) : asked;
   if (!retry && declared && policy.taskSupport === "required") {

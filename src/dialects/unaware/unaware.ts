@@ -5,7 +5,8 @@ import type { MessageSink } from "../../jsonrpc/sink.js";
 import { StoreUnavailableError } from "../../store/contract.js";
 import type { CallClient, UpstreamCaller } from "../../tasks/caller.js";
 import type { TaskEngine } from "../../tasks/engine.js";
-import { handlesUnaware, toolPolicy } from "../../tasks/policy.js";
+import { callerFor, handlesUnaware, policyOf, toolPolicy } from "../../tasks/policy.js";
+import type { NativeCaller } from "../../tasks/native/native-caller.js";
 import type { TaskCall } from "../../tasks/types.js";
 import type { Relay } from "../passthrough/relay.js";
 import { gatewayToolKind, gatewayTools } from "./gateway-tools.js";
@@ -17,6 +18,8 @@ export interface UnawareDeps {
   relay: Relay;
   /** Who runs tools/call; the relay over the shared session unless the upstream has `isolation: per-call`. */
   caller?: UpstreamCaller;
+  /** The bridge to the upstream's own tasks, for tools it runs as tasks (#15). */
+  native?: NativeCaller;
   upstream: UpstreamConfig;
   tasks: Config["tasks"];
   maxInputResponsesBytes: number;
@@ -74,8 +77,8 @@ export class Unaware {
     }
     // Draining: no new task here; the caller retries on a replica that stays (HTTP 503).
     if (this.deps.engine.isDraining) throw new GatewayError("shutting_down");
-    const policy = toolPolicy(this.deps.tasks, this.deps.upstream, name);
-    const asked = this.taskCall(call, policy.maxDurationMs);
+    const policy = await policyOf(this.deps.tasks, this.deps.upstream, name, this.deps.native);
+    const asked = this.taskCall(call, policy.maxDurationMs, callerFor(policy, true, this.deps.native, this.deps.caller ?? this.deps.relay));
     if (policy.taskSupport === "required") {
       const created = await storeCall(() => this.deps.engine.detachNow(asked));
       return { answer: Promise.resolve(success(request.id, detachedResult(created, name, this.names))) };
@@ -107,7 +110,8 @@ export class Unaware {
   /** A cancel before the call was answered; once detached, the task goes on (the cancel tool stops it). */
   async cancelWaiting(sessionId: string, requestId: JsonRpcRequest["id"], reason?: string): Promise<void> {
     const client = this.waiting.get(`${sessionId}\n${String(requestId)}`);
-    if (client) await (this.deps.caller ?? this.deps.relay).cancel(client, requestId, reason);
+    // The bridge hands a call that is not its own to the relay, which hands a pooled one to the pool.
+    if (client) await (this.deps.native ?? this.deps.caller ?? this.deps.relay).cancel(client, requestId, reason);
   }
 
   /**
@@ -131,11 +135,11 @@ export class Unaware {
     return policy.unawareClients === "handle" && policy.taskSupport !== "forbidden";
   }
 
-  private taskCall(call: UnawareCall, maxDurationMs: number | undefined): TaskCall {
+  private taskCall(call: UnawareCall, maxDurationMs: number | undefined, caller: UpstreamCaller): TaskCall {
     const { task: _task, ...params } = call.upstreamRequest.params ?? {};
     const { tasks } = this.deps;
     return {
-      caller: this.deps.caller ?? this.deps.relay,
+      caller,
       upstream: this.deps.upstream.name,
       client: { ...call.client, capabilities: answerable(call.client.capabilities) },
       principal: call.principal,

@@ -32,8 +32,9 @@ import type { JsonRpcErrorObject, JsonRpcRequest, JsonRpcResponse } from "../../
  *    when the upstream no longer knows the task (expired, purged, or its session is gone).
  *    The bridge polls it at the upstream's `pollIntervalMs`, bounded, until terminal.
  * 5. `result()` resolves with the upstream's own final answer to the original tools/call, once
- *    the task is terminal: the result (also one with `isError: true`) or the JSON-RPC error,
- *    exactly as the upstream sent it, under the request id `start` was given. 2025-11-25:
+ *    the task is terminal: the result (also one with `isError: true`, without the upstream's
+ *    related-task `_meta`) or the JSON-RPC error, as the upstream sent it; the bridge puts the
+ *    front request's id on it. Rejects only when the link is closed. 2025-11-25:
  *    tasks/result, held open (it is also where that dialect's questions arrive); extension:
  *    the inline `result` / `error` of the terminal tasks/get. A task that ended `cancelled`
  *    resolves with a JSON-RPC error whose `data.status` is "cancelled".
