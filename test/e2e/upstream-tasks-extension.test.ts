@@ -1,10 +1,14 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { randomBytes } from "node:crypto";
+import { CallToolResultSchema } from "@modelcontextprotocol/sdk/types.js";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import type { JsonRpcRequest } from "../../src/jsonrpc/message.js";
 import { HttpConnector } from "../../src/upstream/http/http-connector.js";
 import { ExtensionTasks, offersTasksExtension } from "../../src/upstream/native-tasks/tasks-extension.js";
 import type { UpstreamQuestion, UpstreamTaskEvents, UpstreamTaskState } from "../../src/upstream/native-tasks/upstream-tasks.js";
 import { httpConfig, testLogger } from "../fixtures/upstreams.js";
-import { startDemoHttp, type RunningProcess } from "../helpers/processes.js";
+import { connectClient, textOf } from "../helpers/mcp-client.js";
+import { getTask, modern, WITH_TASKS } from "../helpers/modern.js";
+import { startDemoHttp, startGateway, type GatewayProcess, type RunningProcess } from "../helpers/processes.js";
 import { waitFor } from "../helpers/wait-for.js";
 
 const CLIENT = { sessionId: "front-1", capabilities: { elicitation: { form: {} } } };
@@ -98,5 +102,68 @@ describe("the io.modelcontextprotocol/tasks extension upstream (demo --modern --
     expect(upstream.output()).toContain(`task ${started.task.taskId} cancelled`);
     // The question went with the task.
     expect(seen.taken).toEqual(["depth"]);
+  });
+});
+
+/** The research tasks the demo logged, in order (its own ids: the upstream's side of the bridge). */
+const upstreamTasks = (demo: RunningProcess, what: "started" | "completed" | "cancelled") => [...demo.output().matchAll(new RegExp(`task (\\S+) ${what}`, "g"))].map((m) => m[1]!);
+
+async function frontTask(url: string, taskId: string, status: string) {
+  return waitFor(
+    async () => {
+      const task = (await getTask(url, taskId)).body.result;
+      if (["completed", "failed", "cancelled"].includes(task?.status) && task.status !== status) throw new Error(`task ended ${task.status}: ${JSON.stringify(task)}`);
+      return task?.status === status ? task : undefined;
+    },
+    { timeoutMs: 15_000, intervalMs: 50, what: `front task ${taskId} to be ${status}` },
+  );
+}
+
+describe("taskgate bridges a 2026-07-28 upstream's own tasks (io.modelcontextprotocol/tasks) to the front task", () => {
+  let upstream: RunningProcess & { mcpUrl: string };
+  let gw: GatewayProcess;
+  // research is a task from the start for a dialect-B caller (required), so the upstream's question waits in the front task.
+  beforeAll(async () => {
+    upstream = await startDemoHttp(["--modern", "--tasks-extension"]);
+    const store = { redisUrl: inject("redisUrl"), keyPrefix: `t${randomBytes(4).toString("hex")}:` };
+    gw = await startGateway({ store, tasks: { detachAfterMs: 300, pollIntervalMs: 100 }, upstreams: [{ name: "ext", path: "/mcp", http: { url: upstream.mcpUrl }, tools: { research: { taskSupport: "required" } } }] });
+  });
+  afterAll(async () => Promise.all([gw?.stop(), upstream?.stop()]));
+
+  it("follows the upstream's task for a dialect-B caller: its question in inputRequests, tasks/update, its result", async () => {
+    const before = upstreamTasks(upstream, "started");
+    const created = (await modern(gw.mcpUrl, "tools/call", { name: "research", arguments: { topic: "owls", seconds: 0.1 } }, { capabilities: { ...WITH_TASKS, elicitation: { form: {} } } })).body.result;
+    expect(created.resultType).toBe("task");
+    const waiting = await frontTask(gw.mcpUrl, created.taskId, "input_required");
+    // One task upstream, and the front task is taskgate's own (its id is not the upstream's).
+    const started = upstreamTasks(upstream, "started").filter((id) => !before.includes(id));
+    expect(started).toHaveLength(1);
+    expect(created.taskId).not.toBe(started[0]);
+    const [key, asked] = Object.entries(waiting.inputRequests)[0] as [string, any];
+    expect(asked).toMatchObject({ method: "elicitation/create", params: { message: "How deep should the research on owls go?" } });
+    await modern(gw.mcpUrl, "tasks/update", { taskId: created.taskId, inputResponses: { [key]: { action: "accept", content: { depth: "deep" } } } }, { capabilities: WITH_TASKS });
+    const done = await frontTask(gw.mcpUrl, created.taskId, "completed");
+    expect(done.result).toMatchObject({ content: [{ type: "text", text: "Research on owls (depth: deep)" }], isError: false });
+    expect(upstreamTasks(upstream, "completed")).toContain(started[0]);
+  });
+
+  it("follows it for a dialect-A caller (SDK callToolStream), its question on the related-task stream", async () => {
+    const asked: string[] = [];
+    const { client } = await connectClient(gw.mcpUrl, { elicit: (message) => (asked.push(message), { action: "accept", content: { depth: "shallow" } }) });
+    const seen: Array<{ type: string; result?: unknown }> = [];
+    for await (const event of client.experimental.tasks.callToolStream({ name: "research", arguments: { topic: "bats", seconds: 0.1 } }, CallToolResultSchema, { task: {} })) seen.push(event);
+    expect(asked).toEqual(["How deep should the research on bats go?"]);
+    expect(textOf(seen.at(-1)?.result)).toBe("Research on bats (depth: shallow)");
+    await client.close();
+  });
+
+  it("turns the front tasks/cancel into the upstream's tasks/cancel", async () => {
+    const before = upstreamTasks(upstream, "started");
+    const created = (await modern(gw.mcpUrl, "tools/call", { name: "research", arguments: { topic: "moths" } }, { capabilities: { ...WITH_TASKS, elicitation: { form: {} } } })).body.result;
+    await frontTask(gw.mcpUrl, created.taskId, "input_required");
+    const upstreamId = upstreamTasks(upstream, "started").find((id) => !before.includes(id))!;
+    await modern(gw.mcpUrl, "tasks/cancel", { taskId: created.taskId }, { capabilities: WITH_TASKS });
+    await waitFor(() => upstreamTasks(upstream, "cancelled").includes(upstreamId), { what: "the upstream's task to be cancelled" });
+    await frontTask(gw.mcpUrl, created.taskId, "cancelled");
   });
 });

@@ -1,12 +1,14 @@
 import type { UpstreamConfig } from "../../config/schema.js";
 import { NativeCaller } from "../../tasks/native/native-caller.js";
 import { ToolHints } from "../../tasks/tool-hints.js";
+import { TasksByGeneration } from "../../upstream/native-tasks/by-generation.js";
 import { Tasks2025 } from "../../upstream/native-tasks/tasks-2025.js";
+import { ExtensionTasks } from "../../upstream/native-tasks/tasks-extension.js";
 import type { Relay } from "./relay.js";
 
 /**
- * The bridge to an upstream's own tasks (#15), over its relay: the 2025-11-25 tasks utility
- * (the other generation, the tasks extension of 2026-07-28, plugs in as another UpstreamTasks).
+ * The bridge to an upstream's own tasks (#15): the 2025-11-25 tasks utility over its relay, or,
+ * for a 2026-07-28 upstream that offers it, the io.modelcontextprotocol/tasks extension.
  * `hints` is the upstream's tools/list as read once for everyone (task support, annotations),
  * read again when the upstream says its tools changed. An HTTP upstream's tasks outlive this
  * replica; a stdio child's die with it.
@@ -16,7 +18,7 @@ export function nativeTasks(u: UpstreamConfig, relay: Relay, clock: () => number
   relay.listChanged.on((kind) => {
     if (kind === "tools") hints.invalidate();
   });
-  const tasks = new Tasks2025({
+  const legacy = new Tasks2025({
     channel: relay,
     capabilities: () => relay.connector.initializeResult()?.capabilities,
     session: () => relay.connector.session(),
@@ -24,5 +26,6 @@ export function nativeTasks(u: UpstreamConfig, relay: Relay, clock: () => number
     onStatus: (listener) => (relay.onTaskStatus = listener),
     durable: u.http !== undefined,
   });
+  const tasks = new TasksByGeneration(relay.connector, legacy, new ExtensionTasks(relay.connector, u.http !== undefined));
   return { native: new NativeCaller(relay, tasks, clock), hints };
 }

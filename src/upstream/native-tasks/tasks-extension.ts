@@ -83,6 +83,8 @@ class ExtensionTaskLink implements UpstreamTaskLink {
   private done = false;
   private polling = false;
   private pollMs = DEFAULT_POLL_MS;
+  /** When a tasks/get last answered (performance.now()): a caller that polls itself is not doubled. */
+  private lastReadAt = -Infinity;
 
   constructor(
     private readonly connector: UpstreamConnector,
@@ -100,6 +102,7 @@ class ExtensionTaskLink implements UpstreamTaskLink {
       if (response.error.code === -32602) return undefined;
       throw new UpstreamError(`upstream '${this.connector.name}' refused tasks/get for ${this.ref.taskId}: ${response.error.message} (${response.error.code})`, "protocol");
     }
+    this.lastReadAt = performance.now();
     return this.observe(response.result);
   }
 
@@ -171,7 +174,8 @@ class ExtensionTaskLink implements UpstreamTaskLink {
     if (this.polling) return;
     this.polling = true;
     while (!this.done && !this.stopped.signal.aborted) {
-      const state = await this.get().catch(() => "retry" as const);
+      const fresh = performance.now() - this.lastReadAt < this.pollMs;
+      const state = fresh ? "fresh" : await this.get().catch(() => "retry" as const);
       if (state === undefined) this.finish(failure(this.requestId, { code: -32603, message: `upstream '${this.connector.name}' no longer knows task ${this.ref.taskId}` }));
       if (this.done) break;
       await pause(this.pollMs, this.stopped.signal);
