@@ -64,4 +64,16 @@ describe("a replica that dies while it follows an upstream's own task", () => {
     expect(result.result).toMatchObject({ content: [{ type: "text", text: "crunched in 25 steps" }], _meta: { "io.modelcontextprotocol/related-task": { taskId } } });
     expect(nativeLog(demo, "started", "crunch").length).toBe(started.length + 1);
   });
+
+  it("hands the upstream tasks it follows to another replica at SIGTERM, and leaves their upstream session open", async () => {
+    const [a, b] = (await replicas(2)) as [GatewayProcess, GatewayProcess];
+    const started = nativeLog(demo, "started", "crunch");
+    const taskId = await startTask(a.mcpUrl, "crunch", { ms: 4_000, steps: 20 });
+    await until([a.mcpUrl], taskId, (t) => /Step \d+\/20/.test(t.statusMessage ?? ""), 10_000, "the upstream's statusMessage");
+    await a.stop("SIGTERM");
+    expect(a.proc.exitCode).toBe(0);
+    const done = await until([b.mcpUrl], taskId, (t) => t.status !== "working" && t.status !== "input_required", RESUMED_WITHIN_MS + 5_000, "an end");
+    expect(done).toMatchObject({ status: "completed", result: { content: [{ type: "text", text: "crunched in 20 steps" }] } });
+    expect(nativeLog(demo, "started", "crunch").length).toBe(started.length + 1);
+  });
 });
