@@ -106,9 +106,9 @@ export async function startGateway(config: Config, logger: Logger): Promise<Gate
   await startConnectors(connectors, logger);
   const closeables = [...connectors, ...calls.flatMap((c) => (c.pool ? [c.pool] : []))];
   const close = async () => {
-    await engine.drain(config.tasks.drainMs);
+    const handedOver = await engine.drain(config.tasks.drainMs);
     await admin?.close();
-    await shutdown(server, engine, closeables, store).finally(stopTracing);
+    await shutdown(server, engine, closeables, store, handedOver).finally(stopTracing);
   };
   return { url, port, replicaId, ...(admin ? { adminUrl: admin.url } : {}), close };
 }
@@ -160,13 +160,14 @@ function listen(fetch: (req: Request) => Response | Promise<Response>, hostname:
   });
 }
 
-async function shutdown(server: ServerType, engine: TaskEngine, connectors: Array<{ close(): Promise<void> }>, store: Store): Promise<void> {
+/** `keep`: upstreams whose sessions hold tasks another replica follows now (#15): not ended. */
+async function shutdown(server: ServerType, engine: TaskEngine, connectors: Array<{ name?: string; close(options?: { keepSession?: boolean }): Promise<void> }>, store: Store, keep: Set<string>): Promise<void> {
   await new Promise<void>((resolve) => {
     server.close(() => resolve());
     if ("closeAllConnections" in server) server.closeAllConnections();
   });
   await engine.stop();
-  await Promise.allSettled(connectors.map((c) => c.close()));
+  await Promise.allSettled(connectors.map((c) => c.close({ keepSession: c.name !== undefined && keep.has(c.name) })));
   await store.close();
 }
 

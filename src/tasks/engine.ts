@@ -69,11 +69,14 @@ export class TaskEngine {
     await this.owner.stop();
   }
 
-  /** SIGTERM: take no new task, give owned calls `drainMs`, then hand over what is left. */
-  async drain(drainMs: number): Promise<void> {
+  /**
+   * SIGTERM: take no new task, give owned calls `drainMs`, then hand over what is left. Resolves
+   * with the upstreams whose own tasks another replica now follows (their sessions must stay, #15).
+   */
+  async drain(drainMs: number): Promise<Set<string>> {
     this.draining = true;
     await this.reaper.stop();
-    await drainOwned(this.deps, this.owner, this.policy, drainMs);
+    return drainOwned(this.deps, this.owner, this.policy, drainMs);
   }
 
   get isDraining(): boolean {

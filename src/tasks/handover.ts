@@ -85,15 +85,23 @@ export async function resumeOrphan(deps: EngineDeps, owner: Owner, native: Nativ
 /**
  * Graceful drain (design: Replicas): owned calls get `drainMs` to finish; then each one left is
  * released for a re-run where that is allowed, and otherwise failed with a message saying why.
+ * Returns the upstreams whose own tasks were handed over to another replica (#15): their
+ * upstream sessions must outlive this replica, since those tasks live in them.
  */
-export async function drainOwned(deps: EngineDeps, owner: Owner, policy: RerunPolicy, drainMs: number): Promise<void> {
+export async function drainOwned(deps: EngineDeps, owner: Owner, policy: RerunPolicy, drainMs: number): Promise<Set<string>> {
   await owner.whenIdle(drainMs);
   const left = [...owner.calls.values()];
   const message = `The taskgate replica running this call shut down before it finished (drain period ${drainMs} ms)`;
+  const kept = new Set<string>();
   await Promise.allSettled(
-    left.map(async (call: OwnedCall) => call.handOver(await releasable(deps, policy, call), message)),
+    left.map(async (call: OwnedCall) => {
+      const release = await releasable(deps, policy, call);
+      if (release && call.upstreamTaskId !== undefined) kept.add(call.task.upstream);
+      await call.handOver(release, message);
+    }),
   );
-  if (left.length) deps.logger.warn({ calls: left.length }, "drain period over: handed over the calls still running");
+  if (left.length) deps.logger.warn({ calls: left.length, upstreamTasksHandedOver: kept.size > 0 }, "drain period over: handed over the calls still running");
+  return kept;
 }
 
 /**

@@ -45,8 +45,12 @@ export interface UpstreamConnector {
 
   /** Messages from the upstream that are not responses: see `UpstreamEvent`. One listener. */
   onEvent(listener: (event: UpstreamEvent) => void): void;
-  /** Close stdin → SIGTERM → SIGKILL (stdio), or DELETE the session (HTTP). Idempotent. */
-  close(): Promise<void>;
+  /**
+   * Close stdin → SIGTERM → SIGKILL (stdio), or DELETE the session (HTTP). Idempotent.
+   * `keepSession` (HTTP): leave the session to the upstream's own timeout, because another
+   * replica follows tasks of the upstream's that live in it (#15).
+   */
+  close(options?: { keepSession?: boolean }): Promise<void>;
   /** The upstream session requests go on now (HTTP, `Mcp-Session-Id`); undefined over stdio. */
   session(): string | undefined;
 }

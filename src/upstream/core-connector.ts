@@ -13,7 +13,7 @@ export abstract class CoreConnector implements UpstreamConnector {
   constructor(readonly name: string) {}
 
   abstract start(): Promise<void>;
-  abstract close(): Promise<void>;
+  abstract close(options?: { keepSession?: boolean }): Promise<void>;
 
   session(): string | undefined {
     return undefined;

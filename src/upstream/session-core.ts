@@ -183,7 +183,7 @@ export class SessionCore {
   private call(
     method: string,
     params: Record<string, unknown> | undefined,
-    opts: Pick<UpstreamRequest, "signal" | "onId" | "stopWaiting" | "authorization"> & { timeoutMs?: number },
+    opts: Pick<UpstreamRequest, "signal" | "onId" | "stopWaiting" | "authorization" | "session"> & { timeoutMs?: number },
   ): Promise<JsonRpcResponse> {
     const id = this.pending.allocate();
     opts.onId?.(id);
@@ -193,7 +193,7 @@ export class SessionCore {
     // Stopped before it was sent (aborted, or stopped at once): the upstream never sees it.
     if (!this.pending.has(id)) return response;
     const message = params === undefined ? { jsonrpc: "2.0" as const, id, method } : { jsonrpc: "2.0" as const, id, method, params };
-    const onBehalf = opts.authorization === undefined ? undefined : { authorization: opts.authorization };
+    const onBehalf = opts.authorization === undefined && opts.session === undefined ? undefined : { authorization: opts.authorization, session: opts.session };
     this.link.send(message, onBehalf).catch((err: unknown) => this.pending.fail(id, toUpstreamError(err, this.options.name)));
     return response;
   }

@@ -56,8 +56,8 @@ export class HttpConnector extends CoreConnector {
     }
   }
 
-  close(): Promise<void> {
-    this.closing ??= this.shutdown();
+  close(options: { keepSession?: boolean } = {}): Promise<void> {
+    this.closing ??= this.shutdown(options.keepSession === true);
     return this.closing;
   }
 
@@ -101,12 +101,12 @@ export class HttpConnector extends CoreConnector {
     this.retry.kick();
   }
 
-  private async shutdown(): Promise<void> {
+  private async shutdown(keepSession: boolean): Promise<void> {
     this.retry.stop();
     this.listen?.stop();
     const sessionId = this.link.sessionId;
     this.core.markDown(new UpstreamError(`upstream '${this.name}' is closed`, "closed"), { failPending: true });
     this.link.close();
-    if (sessionId !== undefined) await this.link.deleteSession(sessionId, DELETE_TIMEOUT_MS).catch(() => undefined);
+    if (sessionId !== undefined && !keepSession) await this.link.deleteSession(sessionId, DELETE_TIMEOUT_MS).catch(() => undefined);
   }
 }
