@@ -9,6 +9,7 @@ import { httpConfig, testLogger } from "../fixtures/upstreams.js";
 import { connectClient, textOf } from "../helpers/mcp-client.js";
 import { getTask, modern, WITH_TASKS } from "../helpers/modern.js";
 import { startDemoHttp, startGateway, type GatewayProcess, type RunningProcess } from "../helpers/processes.js";
+import { FAST_TASKS, until } from "../helpers/replicas.js";
 import { waitFor } from "../helpers/wait-for.js";
 
 const CLIENT = { sessionId: "front-1", capabilities: { elicitation: { form: {} } } };
@@ -165,5 +166,32 @@ describe("taskgate bridges a 2026-07-28 upstream's own tasks (io.modelcontextpro
     await modern(gw.mcpUrl, "tasks/cancel", { taskId: created.taskId }, { capabilities: WITH_TASKS });
     await waitFor(() => upstreamTasks(upstream, "cancelled").includes(upstreamId), { what: "the upstream's task to be cancelled" });
     await frontTask(gw.mcpUrl, created.taskId, "cancelled");
+  });
+});
+
+describe("a replica that dies while it follows a 2026-07-28 upstream's own task", () => {
+  let upstream: RunningProcess & { mcpUrl: string };
+  let gateways: GatewayProcess[] = [];
+  beforeAll(async () => {
+    upstream = await startDemoHttp(["--modern", "--tasks-extension"]);
+    const store = { redisUrl: inject("redisUrl"), keyPrefix: `t${randomBytes(4).toString("hex")}:` };
+    const config = { store, tasks: FAST_TASKS, upstreams: [{ name: "ext", path: "/mcp", http: { url: upstream.mcpUrl }, tools: { research: { taskSupport: "required" } } }] };
+    gateways = await Promise.all([startGateway(config), startGateway(config)]);
+  });
+  afterAll(async () => Promise.all([...gateways.map((g) => g.stop("SIGKILL")), upstream?.stop()]));
+
+  it("is followed to its end by another replica from the stored upstream task id: the upstream's result, the tool run once", async () => {
+    const [a, b] = gateways as [GatewayProcess, GatewayProcess];
+    const before = upstreamTasks(upstream, "started");
+    const created = (await modern(a.mcpUrl, "tools/call", { name: "research", arguments: { topic: "newts", seconds: 4 } }, { capabilities: { ...WITH_TASKS, elicitation: { form: {} } } })).body.result;
+    const waiting = await frontTask(a.mcpUrl, created.taskId, "input_required");
+    const key = Object.keys(waiting.inputRequests)[0]!;
+    await modern(a.mcpUrl, "tasks/update", { taskId: created.taskId, inputResponses: { [key]: { action: "accept", content: { depth: "wide" } } } }, { capabilities: WITH_TASKS });
+    // Killed while the upstream works on the answer (its statusMessage reached the front task).
+    await until([a.mcpUrl], created.taskId, (t) => t.statusMessage === "Writing it up", 10_000, "the upstream's statusMessage");
+    await a.stop("SIGKILL");
+    const done = await until([b.mcpUrl], created.taskId, (t) => ["completed", "failed", "cancelled"].includes(t.status), FAST_TASKS.leaseMs + 2 * FAST_TASKS.reaperIntervalMs + 15_000, "an end on b");
+    expect(done).toMatchObject({ status: "completed", result: { content: [{ type: "text", text: "Research on newts (depth: wide)" }] } });
+    expect(upstreamTasks(upstream, "started").filter((id) => !before.includes(id))).toHaveLength(1);
   });
 });
