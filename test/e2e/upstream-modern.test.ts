@@ -96,6 +96,19 @@ describe.each([
     await client.close();
   });
 
+  it("runs the upstream's MRTR round of a prompts/get as the caller's: a modern round, or a request on a session's stream", async () => {
+    const get = { name: "confirm-greeting", arguments: { name: "Ann" } };
+    const first = (await modern(gw.mcpUrl, "prompts/get", get, { capabilities: ELICIT })).body.result;
+    expect(first.resultType).toBe("input_required");
+    const key = Object.keys(first.inputRequests)[0]!;
+    const done = (await modern(gw.mcpUrl, "prompts/get", { ...get, inputResponses: { [key]: CONFIRM }, requestState: first.requestState }, { capabilities: ELICIT })).body.result;
+    expect(done).toMatchObject({ resultType: "complete", messages: [{ content: { text: "Say hello to Ann." } }] });
+    const { client } = await connectClient(gw.mcpUrl, { elicit: () => ({ action: "decline" }) });
+    const prompt = await client.getPrompt({ name: "confirm-greeting", arguments: { name: "Bo" } });
+    expect(prompt.messages[0]?.content).toMatchObject({ text: "Do not greet Bo." });
+    await client.close();
+  });
+
   it("answers a dialect-B task's question with tasks/update", async () => {
     const created = (await modern(gw.mcpUrl, "tools/call", { name: "deploy", arguments: { env: "prod" } }, { capabilities: ELICIT_TASKS })).body.result;
     expect(created.resultType).toBe("task");

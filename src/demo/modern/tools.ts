@@ -14,8 +14,8 @@ const text = (value: string): CallToolResult => ({ content: [{ type: "text", tex
  */
 export function createModernDemoServer(log: (line: string) => void): McpServer {
   const server = new McpServer(MODERN_DEMO_INFO, {
-    capabilities: { tools: {} },
-    instructions: "A 2026-07-28-only demo server: echo, sleep, hang, deploy (asks first), survey (asks twice, the second round carrying requestState).",
+    capabilities: { tools: {}, prompts: {} },
+    instructions: "A 2026-07-28-only demo server: echo, sleep, hang, deploy (asks first), survey (asks twice, the second round carrying requestState); the prompt confirm-greeting asks first too.",
   });
   server.registerTool("echo", { description: "Returns the text it was given.", inputSchema: z.object({ text: z.string() }) }, ({ text: value }) => text(value));
   server.registerTool(
@@ -34,6 +34,17 @@ export function createModernDemoServer(log: (line: string) => void): McpServer {
     });
   });
   addAskingTools(server);
+  server.registerPrompt(
+    "confirm-greeting",
+    { description: "Asks the client to confirm, then greets the given name.", argsSchema: z.object({ name: z.string() }) },
+    ({ name }, ctx) => {
+      const responses = ctx.mcpReq.inputResponses;
+      if (responses?.["confirm"] === undefined)
+        return inputRequired({ inputRequests: { confirm: inputRequired.elicit({ message: `Greet ${name}?`, requestedSchema: Confirm }) } }) as never;
+      const text = acceptedContent(responses, "confirm", Confirm)?.confirm === true ? `Say hello to ${name}.` : `Do not greet ${name}.`;
+      return { messages: [{ role: "user" as const, content: { type: "text" as const, text } }] };
+    },
+  );
   return server;
 }
 
