@@ -8,6 +8,7 @@ import { MemoryStore } from "../../src/store/memory/memory-store.js";
 import { CANCELLED_CODE, type CallClient, type UpstreamCaller } from "../../src/tasks/caller.js";
 import { TaskEngine } from "../../src/tasks/engine.js";
 import type { EngineOptions, TaskCall } from "../../src/tasks/types.js";
+import { useCleanups } from "../helpers/cleanups.js";
 
 const logger = pino({ level: "silent" });
 const OPTIONS: EngineOptions = { replicaId: "r1", leaseMs: 3_000, cancelGraceMs: 1_000, statusWriteIntervalMs: 100, reaperIntervalMs: 1_000, maxAttempts: 1, mrtrTimeoutMs: 60_000 };
@@ -47,18 +48,18 @@ function toolCall(caller: UpstreamCaller, capabilities: Record<string, unknown> 
 }
 
 describe("the task engine on the memory store, with a fake clock", () => {
-  const stops: Array<() => Promise<void>> = [];
   beforeEach(() => {
     vi.useFakeTimers({ now: new Date("2026-01-01T00:00:00Z") });
   });
-  afterEach(async () => {
-    for (const stop of stops.splice(0).reverse()) await stop();
+  afterEach(() => {
     vi.useRealTimers();
   });
+  // Registered after the hook above, so it runs first: engines stop while the clock is still fake.
+  const { defer } = useCleanups();
   async function started(options: Partial<EngineOptions> = {}, store?: MemoryStore) {
     const w = world(options, store);
     await w.engine.start();
-    stops.push(async () => {
+    defer(async () => {
       await w.engine.stop();
       await w.store.close();
     });
