@@ -1,16 +1,15 @@
 import type { Config, UpstreamConfig } from "../../config/schema.js";
-import { GatewayError } from "../../http/errors.js";
+import { GatewayError, isUnexpected, wireError } from "../../http/errors.js";
 import { CallReply, type Accepts } from "../../http/reply.js";
 import { failureResponse } from "../../http/reply-outcome.js";
 import { failure, success, type JsonRpcRequest, type JsonRpcResponse } from "../../jsonrpc/message.js";
 import type { MessageSink } from "../../jsonrpc/sink.js";
 import { callClientId, sessionClient } from "../passthrough/client-id.js";
-import { StoreUnavailableError, type SessionRecord, type TaskRecord } from "../../store/contract.js";
+import type { SessionRecord, TaskRecord } from "../../store/contract.js";
 import type { UpstreamCaller } from "../../tasks/caller.js";
 import type { TaskEngine } from "../../tasks/engine.js";
 import { toolPolicy } from "../../tasks/policy.js";
 import type { Relay } from "../passthrough/relay.js";
-import { TaskLimitError } from "../../tasks/admission.js";
 import { checkInputSize } from "../input-size.js";
 import { isTerminal } from "../../tasks/transitions.js";
 import { questionOf, questionsToSend } from "./questions.js";
@@ -60,9 +59,7 @@ export class TasksA {
           return Response.json(success(request.id, await this.taskMethod(session, request)));
       }
     } catch (err) {
-      if (err instanceof StoreUnavailableError) throw new GatewayError("store_unavailable");
-      if (err instanceof TaskLimitError) throw new GatewayError("too_many_tasks", err.message);
-      throw err;
+      throw isUnexpected(err) ? err : wireError(err);
     }
   }
 
@@ -201,8 +198,8 @@ export class TasksA {
     };
     const work = this.deps.engine
       .follow(taskId, session.principal, onChange, signal)
-      .then((task) => (task ? finalAnswer(request, task) : failure(request.id, { code: -32602, message: "Failed to retrieve task: Task not found" })))
-      .catch(() => failure(request.id, { code: -32603, message: "task store unavailable" }))
+      .then((task) => (task ? finalAnswer(request, task) : new GatewayError("task_not_found").toBody(request.id)))
+      .catch((err: unknown) => wireError(err).toBody(request.id))
       .finally(() => stream?.close());
     if (accepts.sse) reply.startStream();
     return reply.respond(work);

@@ -1,7 +1,6 @@
-import { GatewayError } from "../../http/errors.js";
+import { GatewayError, wireError } from "../../http/errors.js";
 import { CallReply } from "../../http/reply.js";
 import { failure, success, type JsonRpcRequest, type JsonRpcResponse } from "../../jsonrpc/message.js";
-import { StoreUnavailableError } from "../../store/contract.js";
 import type { UpstreamCaller } from "../../tasks/caller.js";
 import { sameTarget, type CallTarget, type MrtrMethod, type ParkTicket } from "../../tasks/request-state.js";
 import type { SyncOptions, SyncOutcome } from "../../tasks/sync-call.js";
@@ -84,8 +83,7 @@ function renderOutcome(deps: TasksBDeps, request: JsonRpcRequest, front: ModernF
 }
 
 function storeFailure(request: JsonRpcRequest, err: unknown): JsonRpcResponse {
-  const message = err instanceof StoreUnavailableError ? "task store unavailable" : "Internal error";
-  return failure(request.id, { code: -32603, message });
+  return wireError(err).toBody(request.id);
 }
 
 /** MRTR fields are taskgate's to read, never the legacy upstream's. */
