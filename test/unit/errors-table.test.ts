@@ -1,5 +1,8 @@
 import { describe, expect, it } from "vitest";
+import { readdirSync, readFileSync, statSync } from "node:fs";
+import { join, relative } from "node:path";
 import { ERRORS, GatewayError } from "../../src/http/errors.js";
+import { RPC } from "../../src/jsonrpc/codes.js";
 
 describe("the errors table", () => {
   it("pins every error's JSON-RPC code and HTTP status", () => {
@@ -47,5 +50,21 @@ describe("the errors table", () => {
 
   it("never answers 500", () => {
     for (const row of Object.values(ERRORS)) expect(row.status).not.toBe(500);
+  });
+
+  it("takes every code from the one list of codes", () => {
+    const known = new Set<number>(Object.values(RPC));
+    expect(Object.entries(ERRORS).filter(([, row]) => !known.has(row.code))).toEqual([]);
+  });
+
+  it("leaves no JSON-RPC error code written as a number in taskgate's code (the demo server is an upstream of its own)", () => {
+    const src = join(import.meta.dirname, "../../src");
+    const files = (dir: string): string[] =>
+      readdirSync(dir).flatMap((name) => (statSync(join(dir, name)).isDirectory() ? files(join(dir, name)) : name.endsWith(".ts") ? [join(dir, name)] : []));
+    const offenders = files(src)
+      .map((path) => relative(src, path))
+      .filter((path) => !["jsonrpc/codes.ts", "http/errors.ts"].includes(path) && !path.startsWith("demo/"))
+      .filter((path) => /code:\s*-32\d{3}|case\s+-32\d{3}|=\s*-32\d{3}\s*;/.test(readFileSync(join(src, path), "utf8")));
+    expect(offenders).toEqual([]);
   });
 });

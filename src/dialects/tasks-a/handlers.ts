@@ -15,6 +15,7 @@ import { isTerminal } from "../../tasks/transitions.js";
 import { questionOf, questionsToSend } from "./questions.js";
 import { RELATED_TASK, taskA } from "./render.js";
 import { SessionNotices } from "./session-notices.js";
+import { RPC } from "../../jsonrpc/codes.js";
 
 export interface TasksADeps {
   engine: TaskEngine;
@@ -115,10 +116,10 @@ export class TasksA {
     const policy = toolPolicy(this.deps.tasks, this.deps.upstream, name);
     if (task === undefined) {
       // §2.3: a required tool MUST be called as a task (-32601); -32600 is only a MAY (§6 A2).
-      if (policy.taskSupport === "required") return failureResponse(failure(request.id, { code: -32601, message: `Task augmentation required for tools/call requests: tool '${name}' runs only as a task` }));
+      if (policy.taskSupport === "required") return failureResponse(failure(request.id, { code: RPC.METHOD_NOT_FOUND, message: `Task augmentation required for tools/call requests: tool '${name}' runs only as a task` }));
       return this.relayed(session, request, accepts, authorization);
     }
-    if (policy.taskSupport === "forbidden") return failureResponse(failure(request.id, { code: -32601, message: `Tool '${name}' does not support task-augmented calls` }));
+    if (policy.taskSupport === "forbidden") return failureResponse(failure(request.id, { code: RPC.METHOD_NOT_FOUND, message: `Tool '${name}' does not support task-augmented calls` }));
     const created = await this.deps.engine.detachNow({
       caller: this.deps.caller ?? this.deps.relay,
       upstream: this.deps.upstream.name,
@@ -215,7 +216,7 @@ function finalAnswer(request: JsonRpcRequest, task: TaskRecord): JsonRpcResponse
   if (task.outcome && "result" in task.outcome)
     return success(request.id, { ...task.outcome.result, _meta: { ...(task.outcome.result._meta as object | undefined), ...related } });
   if (task.outcome && "error" in task.outcome) return failure(request.id, task.outcome.error);
-  return failure(request.id, { code: -32603, message: task.statusMessage ?? `the task ended ${task.status}`, data: { taskId: task.id, status: task.status } });
+  return failure(request.id, { code: RPC.INTERNAL_ERROR, message: task.statusMessage ?? `the task ended ${task.status}`, data: { taskId: task.id, status: task.status } });
 }
 
 function taskIdOf(request: JsonRpcRequest): string {

@@ -9,6 +9,7 @@ import { noServerRequests, type ModernCall, type ModernFront } from "../modern/m
 import { checkInputSize } from "../input-size.js";
 import type { TasksBDeps } from "./deps.js";
 import { createTaskResult } from "./render.js";
+import { RPC } from "../../jsonrpc/codes.js";
 
 // What the three requests that may run MRTR rounds (https://modelcontextprotocol.io/specification/2026-07-28/basic/patterns/mrtr, SEP-2322) share: the request a
 // requestState is bound to, the retry's checks, the call as the engine runs it, and the answer.
@@ -74,7 +75,7 @@ export function runRound(deps: TasksBDeps, call: ModernCall, front: ModernFront,
 }
 
 function renderOutcome(deps: TasksBDeps, request: JsonRpcRequest, front: ModernFront, outcome: SyncOutcome | undefined): JsonRpcResponse {
-  if (outcome === undefined) return failure(request.id, { code: -32602, message: "Invalid params: requestState has expired (the parked call is gone)" });
+  if (outcome === undefined) return failure(request.id, { code: RPC.INVALID_PARAMS, message: "Invalid params: requestState has expired (the parked call is gone)" });
   if ("inline" in outcome) return front.shape(request, outcome.inline);
   if ("task" in outcome) return success(request.id, createTaskResult(outcome.task));
   const { inputRequests, ticket } = outcome.input;
