@@ -15,6 +15,7 @@ import { isTerminal } from "../../tasks/transitions.js";
 import { questionOf, questionsToSend } from "./questions.js";
 import { RELATED_TASK, taskA } from "./render.js";
 import { SessionNotices } from "./session-notices.js";
+import { found, taskIdOf } from "../task-lookup.js";
 import { RPC } from "../../jsonrpc/codes.js";
 
 export interface TasksADeps {
@@ -30,7 +31,8 @@ export interface TasksADeps {
   listPageSize?: number;
 }
 
-export const DIALECT_A_VERSION = "2025-11-25";
+export { DIALECT_A_VERSION } from "../../jsonrpc/versions.js";
+import { DIALECT_A_VERSION } from "../../jsonrpc/versions.js";
 const METHODS = new Set(["tools/call", "tools/list", "tasks/get", "tasks/result", "tasks/list", "tasks/cancel"]);
 
 /**
@@ -217,17 +219,5 @@ function finalAnswer(request: JsonRpcRequest, task: TaskRecord): JsonRpcResponse
     return success(request.id, { ...task.outcome.result, _meta: { ...(task.outcome.result._meta as object | undefined), ...related } });
   if (task.outcome && "error" in task.outcome) return failure(request.id, task.outcome.error);
   return failure(request.id, { code: RPC.INTERNAL_ERROR, message: task.statusMessage ?? `the task ended ${task.status}`, data: { taskId: task.id, status: task.status } });
-}
-
-function taskIdOf(request: JsonRpcRequest): string {
-  const taskId = request.params?.taskId;
-  if (typeof taskId !== "string" || taskId.length === 0) throw new GatewayError("invalid_params", "params.taskId must be a string");
-  return taskId;
-}
-
-async function found<T>(value: Promise<T | undefined>): Promise<T> {
-  const v = await value;
-  if (v === undefined) throw new GatewayError("task_not_found");
-  return v;
 }
 
