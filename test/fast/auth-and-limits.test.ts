@@ -32,7 +32,9 @@ describe("auth, Host, Origin and per-principal limits (in process)", () => {
   });
 
   it("answers a Host that is not a loopback name with 403 (DNS rebinding), and a foreign Origin with 403", async () => {
-    const rebound = await gw.send(new Request("http://evil.example/mcp", { method: "POST", headers: { ...as("alice"), "content-type": "application/json" }, body: "{}" }));
+    const rebound = await gw.send(
+      new Request("http://evil.example/mcp", { method: "POST", headers: { ...as("alice"), "content-type": "application/json" }, body: "{}" }),
+    );
     expect(rebound.status).toBe(403);
     expect(((await rebound.json()) as any).error.message).toContain("Host not allowed");
     const foreign = await gw.modern("server/discover", {}, { headers: { ...as("alice"), origin: "https://evil.example" } });
@@ -56,15 +58,20 @@ describe("auth, Host, Origin and per-principal limits (in process)", () => {
     expect(refused.status).toBe(429);
     expect(refused.body.error).toMatchObject({ code: -32000, message: expect.stringContaining("Too many active tasks") });
     await call("carol", "tasks/cancel", { taskId: ids[0] });
-    await waitFor(async () => (await call("carol", "tools/call", { name: "hang", arguments: {} })).status === 200, { what: "a slot freed by the cancelled task" });
+    await waitFor(async () => (await call("carol", "tools/call", { name: "hang", arguments: {} })).status === 200, {
+      what: "a slot freed by the cancelled task",
+    });
   });
 
   it("fails a task whose result is over maxResultBytes, saying so", async () => {
     const created = (await call("dave", "tools/call", { name: "echo", arguments: { text: "x".repeat(3000) } })).body.result;
-    const ended = await waitFor(async () => {
-      const t = (await call("dave", "tasks/get", { taskId: created.taskId })).body.result;
-      return t?.status === "working" ? undefined : t;
-    }, { intervalMs: 1_100, what: "the echo task to end" });
+    const ended = await waitFor(
+      async () => {
+        const t = (await call("dave", "tasks/get", { taskId: created.taskId })).body.result;
+        return t?.status === "working" ? undefined : t;
+      },
+      { intervalMs: 1_100, what: "the echo task to end" },
+    );
     expect(ended).toMatchObject({ status: "failed", error: { code: -32603, message: expect.stringContaining("limits.maxResultBytes") } });
   });
 

@@ -11,7 +11,15 @@ import type { EngineOptions, TaskCall } from "../../src/tasks/types.js";
 import { useCleanups } from "../helpers/cleanups.js";
 
 const logger = pino({ level: "silent" });
-const OPTIONS: EngineOptions = { replicaId: "r1", leaseMs: 3_000, cancelGraceMs: 1_000, statusWriteIntervalMs: 100, reaperIntervalMs: 1_000, maxAttempts: 1, mrtrTimeoutMs: 60_000 };
+const OPTIONS: EngineOptions = {
+  replicaId: "r1",
+  leaseMs: 3_000,
+  cancelGraceMs: 1_000,
+  statusWriteIntervalMs: 100,
+  reaperIntervalMs: 1_000,
+  maxAttempts: 1,
+  mrtrTimeoutMs: 60_000,
+};
 
 /** An upstream whose calls end only when the test says so; it records what the engine asked of it. */
 class ScriptedCaller implements UpstreamCaller {
@@ -37,14 +45,30 @@ class ScriptedCaller implements UpstreamCaller {
 
 /** The engine on the memory store, both reading the faked clock (vitest fake timers). */
 function world(options: Partial<EngineOptions> = {}, store = new MemoryStore({ now: () => Date.now() })) {
-  const engine = new TaskEngine({ store, logger, metrics: new Metrics(), audit: new Audit(logger), options: { ...OPTIONS, ...options }, clock: () => Date.now() });
+  const engine = new TaskEngine({
+    store,
+    logger,
+    metrics: new Metrics(),
+    audit: new Audit(logger),
+    options: { ...OPTIONS, ...options },
+    clock: () => Date.now(),
+  });
   return { store, engine };
 }
 
 let nextId = 1;
 function toolCall(caller: UpstreamCaller, capabilities: Record<string, unknown> = {}): TaskCall {
   const request: JsonRpcRequest = { jsonrpc: "2.0", id: nextId++, method: "tools/call", params: { name: "work", arguments: {} } };
-  return { caller, upstream: "up", client: { sessionId: "s", capabilities }, principal: "alice", dialect: "B", request, ttlMs: 3_600_000, pollIntervalMs: 1_000 };
+  return {
+    caller,
+    upstream: "up",
+    client: { sessionId: "s", capabilities },
+    principal: "alice",
+    dialect: "B",
+    request,
+    ttlMs: 3_600_000,
+    pollIntervalMs: 1_000,
+  };
 }
 
 describe("the task engine on the memory store, with a fake clock", () => {
@@ -96,7 +120,12 @@ describe("the task engine on the memory store, with a fake clock", () => {
     const caller = new ScriptedCaller();
     const task = await engine.detachNow(toolCall(caller, { elicitation: { form: {} } }));
     const [, running] = [...caller.calls][0]!;
-    running.sink.send({ jsonrpc: "2.0", id: "q1", method: "elicitation/create", params: { message: "sure?", requestedSchema: { type: "object", properties: {} } } });
+    running.sink.send({
+      jsonrpc: "2.0",
+      id: "q1",
+      method: "elicitation/create",
+      params: { message: "sure?", requestedSchema: { type: "object", properties: {} } },
+    });
     await vi.advanceTimersByTimeAsync(0);
     expect((await engine.get(task.id, "alice"))?.status).toBe("input_required");
     await vi.advanceTimersByTimeAsync(5_000 + OPTIONS.cancelGraceMs);
@@ -109,7 +138,12 @@ describe("the task engine on the memory store, with a fake clock", () => {
     const caller = new ScriptedCaller();
     const task = await engine.detachNow(toolCall(caller, { elicitation: { form: {} } }));
     const [, running] = [...caller.calls][0]!;
-    running.sink.send({ jsonrpc: "2.0", id: "q1", method: "elicitation/create", params: { message: "sure?", requestedSchema: { type: "object", properties: {} } } });
+    running.sink.send({
+      jsonrpc: "2.0",
+      id: "q1",
+      method: "elicitation/create",
+      params: { message: "sure?", requestedSchema: { type: "object", properties: {} } },
+    });
     await vi.advanceTimersByTimeAsync(0);
     const asked = await engine.get(task.id, "alice");
     const key = Object.keys(asked?.inputRequests ?? {})[0]!;

@@ -23,7 +23,10 @@ describe("the task store going away is 503 with -32603 on every path (in process
   let gw: InProcessGateway;
   const flaky = flakyStore();
   beforeAll(async () => {
-    gw = await inProcessGateway({ tasks: { cancelGraceMs: 50 }, upstreams: [demoUpstream({ tools: { hang: { taskSupport: "required" } } })] }, { store: flaky.store });
+    gw = await inProcessGateway(
+      { tasks: { cancelGraceMs: 50 }, upstreams: [demoUpstream({ tools: { hang: { taskSupport: "required" } } })] },
+      { store: flaky.store },
+    );
   });
   afterAll(async () => gw?.close());
 
@@ -39,7 +42,9 @@ describe("the task store going away is 503 with -32603 on every path (in process
   it("answers dialect A's tasks/result with 503 when the store goes away while it waits", async () => {
     const session = await gw.openSession();
     const headers = { "mcp-session-id": session, "mcp-protocol-version": "2025-11-25", accept: "application/json" };
-    const created = await messagesOf(await gw.post({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "hang", arguments: {}, task: {} } }, headers));
+    const created = await messagesOf(
+      await gw.post({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "hang", arguments: {}, task: {} } }, headers),
+    );
     const { taskId } = created[0].result.task;
     // The first read (does the task exist?) succeeds; the follow's reads fail.
     flaky.failReads(1);

@@ -57,7 +57,11 @@ describe("the 2025-11-25 wire: sessions and dialect A (in process)", () => {
 describe("the 2026-07-28 wire: stateless, dialect B (in process)", () => {
   it("answers server/discover, and a quick call inline with resultType complete", async () => {
     const discovered = await gw.modern("server/discover");
-    expect(discovered.body.result).toMatchObject({ resultType: "complete", supportedVersions: [MODERN], capabilities: { extensions: { "io.modelcontextprotocol/tasks": {} } } });
+    expect(discovered.body.result).toMatchObject({
+      resultType: "complete",
+      supportedVersions: [MODERN],
+      capabilities: { extensions: { "io.modelcontextprotocol/tasks": {} } },
+    });
     const inline = await gw.modern("tools/call", { name: "echo", arguments: { text: "quick" } }, { capabilities: WITH_TASKS });
     expect(inline.body.result).toMatchObject({ resultType: "complete", content: [{ text: expect.stringContaining("quick") }] });
   });
@@ -67,10 +71,13 @@ describe("the 2026-07-28 wire: stateless, dialect B (in process)", () => {
     expect(task).toMatchObject({ resultType: "task", status: "working" });
     const ack = await gw.modern("tasks/cancel", { taskId: task.taskId }, { capabilities: WITH_TASKS });
     expect(ack.body.result).toEqual({ resultType: "complete" });
-    const ended = await waitFor(async () => {
-      const t = (await gw.modern("tasks/get", { taskId: task.taskId }, { capabilities: WITH_TASKS })).body.result;
-      return t.status === "working" ? undefined : t;
-    }, { what: "the task to end" });
+    const ended = await waitFor(
+      async () => {
+        const t = (await gw.modern("tasks/get", { taskId: task.taskId }, { capabilities: WITH_TASKS })).body.result;
+        return t.status === "working" ? undefined : t;
+      },
+      { what: "the task to end" },
+    );
     expect(ended.status).toBe("cancelled");
   });
 

@@ -20,7 +20,9 @@ export async function untilTask(urls: string | readonly string[], taskId: string
   return waitFor(
     async () => {
       const url = list[turn++ % list.length]!;
-      const reply = await modern(url, "tasks/get", { taskId }, { capabilities: WITH_TASKS, ...(options.headers ? { headers: options.headers } : {}) }).catch(() => undefined);
+      const reply = await modern(url, "tasks/get", { taskId }, { capabilities: WITH_TASKS, ...(options.headers ? { headers: options.headers } : {}) }).catch(
+        () => undefined,
+      );
       const task = reply?.body?.result;
       return task && accept(task) ? task : undefined;
     },
@@ -29,7 +31,12 @@ export async function untilTask(urls: string | readonly string[], taskId: string
 }
 
 /** Until the task is `status` and `check` holds; a task that ends in another status fails at once. */
-export async function untilStatus(urls: string | readonly string[], taskId: string, status: string, options: UntilOptions & { check?: (task: any) => boolean } = {}) {
+export async function untilStatus(
+  urls: string | readonly string[],
+  taskId: string,
+  status: string,
+  options: UntilOptions & { check?: (task: any) => boolean } = {},
+) {
   const { check = () => true, ...rest } = options;
   return untilTask(
     urls,

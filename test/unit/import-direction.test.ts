@@ -26,9 +26,7 @@ describe("imports point one way", () => {
   });
 
   it("keeps tasks/, store/ and upstream/ free of http/ and dialects/", () => {
-    const offenders = files.filter(
-      (f) => /^(tasks|store|upstream)\//.test(f.path) && localImports(f).some((i) => /^(http|dialects)\//.test(i)),
-    );
+    const offenders = files.filter((f) => /^(tasks|store|upstream)\//.test(f.path) && localImports(f).some((i) => /^(http|dialects)\//.test(i)));
     expect(offenders.map((f) => f.path)).toEqual([]);
   });
 

@@ -1,6 +1,6 @@
 import type { Config, UpstreamConfig } from "../../config/schema.js";
 import { GatewayError, storeCall, wireError } from "../../http/errors.js";
-import { failure, success, type JsonRpcRequest, type JsonRpcResponse } from "../../jsonrpc/message.js";
+import { success, type JsonRpcRequest, type JsonRpcResponse } from "../../jsonrpc/message.js";
 import type { MessageSink } from "../../jsonrpc/sink.js";
 import type { CallClient, UpstreamCaller } from "../../tasks/caller.js";
 import type { TaskEngine } from "../../tasks/engine.js";
