@@ -77,6 +77,9 @@ const REFUSALS: Partial<Record<ErrorKind, Refusal>> = {
   modern_method_not_allowed: "bad_input",
 };
 
+/** The table's HTTP status of each error object `toBody` built. */
+const statuses = new WeakMap<object, number>();
+
 /** An error taskgate answers with; it knows its JSON-RPC code and HTTP status from the table. */
 export class GatewayError extends Error {
   readonly code: number;
@@ -116,8 +119,6 @@ export class GatewayError extends Error {
 }
 
 /** The HTTP status of an error body built from the table (toBody); undefined for any other message. */
-const statuses = new WeakMap<object, number>();
-
 export function httpStatusOf(message: JsonRpcMessage): number | undefined {
   return "error" in message ? statuses.get(message.error) : undefined;
 }
