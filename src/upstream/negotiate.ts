@@ -1,4 +1,6 @@
+import { RPC } from "../jsonrpc/codes.js";
 import { isFailure, type JsonRpcErrorObject, type JsonRpcResponse } from "../jsonrpc/message.js";
+import { LEGACY_VERSIONS } from "../jsonrpc/versions.js";
 import { UpstreamError, type InitializeResultLike } from "./connector.js";
 import { initializeParams, readInitializeResult } from "./handshake.js";
 import { META_SERVER_INFO, MODERN_PROTOCOL_VERSION, clientCapabilitiesFor, isObject, withEnvelope } from "./modern/envelope.js";
@@ -8,9 +10,7 @@ export type UpstreamGeneration = "legacy" | "modern";
 /** `upstreams[].generation`: auto prefers the legacy session and follows the upstream to 2026-07-28. */
 export type GenerationSetting = "auto" | UpstreamGeneration;
 
-/** The legacy versions taskgate speaks, newest first. */
-const LEGACY_VERSIONS = ["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
-const UNSUPPORTED_VERSION = -32022;
+const UNSUPPORTED_VERSION = RPC.UNSUPPORTED_VERSION;
 
 /**
  * What an upstream spoke last, per upstream configuration: the era is a property of the server,
@@ -53,7 +53,7 @@ export async function negotiate(exchange: Exchange, setting: GenerationSetting, 
 }
 
 async function initializeFollowing(exchange: Exchange, setting: GenerationSetting, name: string): Promise<Negotiated> {
-  let version = LEGACY_VERSIONS[0]!;
+  let version: string = LEGACY_VERSIONS[0];
   for (;;) {
     const response = await exchange("initialize", initializeParams(version)).catch((err: unknown) => refusedByTransport(err));
     if (!("error" in response) || response.error.code !== UNSUPPORTED_VERSION) {
@@ -67,7 +67,7 @@ async function initializeFollowing(exchange: Exchange, setting: GenerationSettin
     }
     const supported = supportedOf(response.error);
     if (supported.includes(MODERN_PROTOCOL_VERSION) && setting !== "legacy") return modernOrThrow(await discover(exchange, name), name);
-    const next = LEGACY_VERSIONS.find((v) => supported.includes(v));
+    const next = LEGACY_VERSIONS.find((v) => supported.includes(v)) as string | undefined;
     if (next === undefined || next === version) throw noCommonVersion(name, supported, setting);
     version = next;
   }
@@ -101,7 +101,7 @@ function modernOrThrow(outcome: Negotiated | { why: string }, name: string): Neg
 
 /** An HTTP 4xx to `initialize` without a JSON-RPC answer: a refusal like any other, so `auto` may still probe. */
 function refusedByTransport(err: unknown): JsonRpcResponse {
-  if (err instanceof UpstreamError && err.reason === "protocol") return { jsonrpc: "2.0", id: null, error: { code: -32600, message: err.message } };
+  if (err instanceof UpstreamError && err.reason === "protocol") return { jsonrpc: "2.0", id: null, error: { code: RPC.INVALID_REQUEST, message: err.message } };
   throw err;
 }
 

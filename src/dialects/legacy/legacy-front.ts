@@ -1,3 +1,4 @@
+import { RPC } from "../../jsonrpc/codes.js";
 import {
   isNotification,
   isRequest,
@@ -63,7 +64,7 @@ export class LegacyFront {
       return this.tasksA.handle(session, message, req.accepts, req.signal, req.authorization);
     // The upstream's tasks are taskgate's own session's, never a client's to read (#15).
     if (isRequest(message) && message.method.startsWith("tasks/"))
-      return failureResponse({ jsonrpc: "2.0", id: message.id, error: { code: -32601, message: `Method not found: ${message.method}` } });
+      return failureResponse({ jsonrpc: "2.0", id: message.id, error: { code: RPC.METHOD_NOT_FOUND, message: `Method not found: ${message.method}` } });
     if (isRequest(message)) {
       const reply = new CallReply(req.accepts, this.keepAliveMs);
       return reply.respond((await this.callerOf(message)).call(client, message, reply));

@@ -1,4 +1,5 @@
 import type { JsonRpcErrorObject } from "../../jsonrpc/message.js";
+import { RPC } from "../../jsonrpc/codes.js";
 import type { JsonRpcId } from "../../jsonrpc/message.js";
 import { CANCELLED_CODE, type CallClient, type UpstreamCaller } from "../../tasks/caller.js";
 import { UpstreamError } from "../../upstream/connector.js";
@@ -45,5 +46,5 @@ export function frontKey(sessionId: string, id: JsonRpcId): string {
 
 export function upstreamFailure(name: string, err: unknown): JsonRpcErrorObject {
   const detail = err instanceof UpstreamError ? err.message : err instanceof Error ? err.message : String(err);
-  return { code: -32603, message: `upstream '${name}' failed: ${detail}` };
+  return { code: RPC.INTERNAL_ERROR, message: `upstream '${name}' failed: ${detail}` };
 }

@@ -24,6 +24,7 @@ export { CANCELLED_BEFORE_START, type CallOptions, type PooledCalls, type RelayO
 // replica started (#15); taskgate's own messages (initialize, restoring subscriptions and the
 // logging level, list refreshes) and session-wide notifications never do.
 import { CANCELLED_CODE, onBehalfOf, type CallClient, type UpstreamCaller } from "../../tasks/caller.js";
+import { RPC } from "../../jsonrpc/codes.js";
 
 /** Who is on the other end of a relayed request. */
 export type FrontClient = CallClient;
@@ -118,7 +119,7 @@ export class Relay implements UpstreamCaller {
 
   private async relayCall(client: FrontClient, request: JsonRpcRequest, sink: MessageSink, options: CallOptions): Promise<JsonRpcResponse> {
     const key = frontKey(client.sessionId, request.id);
-    if (this.byFront.has(key)) return failure(request.id, { code: -32600, message: `request id ${String(request.id)} is already in flight` });
+    if (this.byFront.has(key)) return failure(request.id, { code: RPC.INVALID_REQUEST, message: `request id ${String(request.id)} is already in flight` });
     const local = this.answerLocally(client, request);
     if (local) return local;
     const call: InFlight = { client, frontId: request.id, sink };

@@ -1,4 +1,5 @@
 import { failure, type JsonRpcId, type JsonRpcRequest, type JsonRpcResponse } from "../../jsonrpc/message.js";
+import { RPC } from "../../jsonrpc/codes.js";
 import type { MessageSink } from "../../jsonrpc/sink.js";
 import type { UpstreamQuestion, UpstreamTaskEvents, UpstreamTaskLink, UpstreamTaskRef, UpstreamTasks, UpstreamTaskState } from "../../upstream/native-tasks/upstream-tasks.js";
 import { CANCELLED_CODE, type CallClient } from "../caller.js";
@@ -53,7 +54,7 @@ export class BridgedCall {
     const askedAt = this.clock();
     const started = await this.tasks
       .start(this.client, this.request, { ttlMs: this.options.ttlMs ?? 3_600_000 }, this.events)
-      .catch((err: unknown) => ({ response: failure(this.request.id, { code: -32603, message: `upstream task could not be started: ${messageOf(err)}` }) }));
+      .catch((err: unknown) => ({ response: failure(this.request.id, { code: RPC.INTERNAL_ERROR, message: `upstream task could not be started: ${messageOf(err)}` }) }));
     if ("response" in started) return { ...started.response, id: this.request.id };
     const { task, state } = started;
     const told: UpstreamTaskNotice = { taskId: task.taskId, ttlMs: state.ttlMs, askedAt, ...(task.session !== undefined ? { session: task.session } : {}) };
@@ -88,11 +89,11 @@ export class BridgedCall {
     const stopped = new Promise<JsonRpcResponse>((resolve) => (this.stop = resolve));
     const result = link.result().then(
       (response) => callAnswer(response, this.request.id),
-      (err: unknown) => failure(this.request.id, { code: -32603, message: messageOf(err) }),
+      (err: unknown) => failure(this.request.id, { code: RPC.INTERNAL_ERROR, message: messageOf(err) }),
     );
     const polling = this.poll(link, first?.pollIntervalMs, stopped);
     return Promise.race([result, stopped, polling]).finally(() => {
-      this.stop?.(failure(this.request.id, { code: -32603, message: "ended" }));
+      this.stop?.(failure(this.request.id, { code: RPC.INTERNAL_ERROR, message: "ended" }));
       link.close();
     });
   }
@@ -108,7 +109,7 @@ export class BridgedCall {
       const state = await link.get().catch(() => null);
       if (state === undefined) {
         const message = `the upstream no longer knows task ${link.ref.taskId} (it expired, or the upstream session holding it ended)`;
-        return failure(this.request.id, { code: -32603, message });
+        return failure(this.request.id, { code: RPC.INTERNAL_ERROR, message });
       }
       if (state) {
         this.status(state);
@@ -129,7 +130,7 @@ export class BridgedCall {
     const request = { jsonrpc: "2.0" as const, id: question.key, method: question.request.method, ...(question.request.params ? { params: question.request.params } : {}) };
     if (this.sink.send(request)) return;
     this.questions.delete(question.key);
-    const error = { code: -32603, message: "the client has no open stream for this call (it accepts no text/event-stream)" };
+    const error = { code: RPC.INTERNAL_ERROR, message: "the client has no open stream for this call (it accepts no text/event-stream)" };
     void this.link?.answer(question.key, { error }).catch(() => undefined);
   }
 

@@ -1,4 +1,5 @@
 import type { JsonRpcId, JsonRpcRequest, JsonRpcResponse } from "../../jsonrpc/message.js";
+import { RPC } from "../../jsonrpc/codes.js";
 import type { MessageSink } from "../../jsonrpc/sink.js";
 import type { UpstreamTaskRef, UpstreamTasks } from "../../upstream/native-tasks/upstream-tasks.js";
 import type { CallClient, CallOptions, CancelOptions, UpstreamCaller } from "../caller.js";
@@ -52,7 +53,7 @@ export class NativeCaller implements UpstreamCaller {
 
   private track(client: CallClient, request: JsonRpcRequest, sink: MessageSink, options: CallOptions, go: (bridged: BridgedCall) => Promise<JsonRpcResponse>): Promise<JsonRpcResponse> {
     const key = keyOf(client.sessionId, request.id);
-    if (this.running.has(key)) return Promise.resolve({ jsonrpc: "2.0", id: request.id, error: { code: -32600, message: `request id ${String(request.id)} is already in flight` } });
+    if (this.running.has(key)) return Promise.resolve({ jsonrpc: "2.0", id: request.id, error: { code: RPC.INVALID_REQUEST, message: `request id ${String(request.id)} is already in flight` } });
     const bridged = new BridgedCall(this.tasks, client, request, sink, options, this.clock);
     this.running.set(key, bridged);
     return go(bridged).finally(() => this.running.delete(key));

@@ -1,4 +1,5 @@
 import type { JsonRpcMessage } from "../../jsonrpc/message.js";
+import { MODERN_VERSION } from "../../jsonrpc/versions.js";
 import { GATEWAY_CLIENT_INFO } from "../connector.js";
 
 /**
@@ -7,7 +8,7 @@ import { GATEWAY_CLIENT_INFO } from "../connector.js";
  * `_meta` (https://modelcontextprotocol.io/specification/2026-07-28/basic, "_meta"), and on HTTP
  * the headers that mirror them (SEP-2243, https://modelcontextprotocol.io/specification/2026-07-28/basic/transports/streamable-http).
  */
-export const MODERN_PROTOCOL_VERSION = "2026-07-28";
+export const MODERN_PROTOCOL_VERSION = MODERN_VERSION;
 
 export const META_PROTOCOL_VERSION = "io.modelcontextprotocol/protocolVersion";
 const META_CLIENT_CAPABILITIES = "io.modelcontextprotocol/clientCapabilities";

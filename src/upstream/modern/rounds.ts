@@ -1,3 +1,4 @@
+import { RPC } from "../../jsonrpc/codes.js";
 import { failure, isFailure, type JsonRpcErrorObject, type JsonRpcId, type JsonRpcRequest, type JsonRpcResponse } from "../../jsonrpc/message.js";
 import { UpstreamError, type UpstreamRequest } from "../connector.js";
 import { TASKS_EXTENSION, clientCapabilitiesFor, isObject, withEnvelope } from "./envelope.js";
@@ -122,20 +123,20 @@ export class ModernCalls {
 
   private ask(inputRequest: unknown, callId: JsonRpcId, call: Call): Promise<Answer> {
     if (!isObject(inputRequest) || typeof inputRequest.method !== "string")
-      return Promise.resolve({ error: { code: -32603, message: `upstream '${this.name}' sent an input request without a method` } });
+      return Promise.resolve({ error: { code: RPC.INTERNAL_ERROR, message: `upstream '${this.name}' sent an input request without a method` } });
     const id = `mrtr-${++this.nextQuestion}`;
     const params = isObject(inputRequest.params) ? { params: inputRequest.params } : {};
     return new Promise<Answer>((resolve) => {
       this.open.set(id, resolve);
       call.questions.add(id);
       if (this.link.ask({ jsonrpc: "2.0", id, method: inputRequest.method as string, ...params }, callId)) return;
-      this.answer(id, { error: { code: -32603, message: "taskgate cannot take questions from this upstream right now" } });
+      this.answer(id, { error: { code: RPC.INTERNAL_ERROR, message: "taskgate cannot take questions from this upstream right now" } });
     });
   }
 
   private tooManyRounds(method: string, round: number): JsonRpcErrorObject {
     const why = MRTR_METHODS.has(method) ? `asked for input ${round} times; taskgate stops following at ${MAX_ROUNDS}` : `answered ${method} with input_required, which only tools/call, prompts/get and resources/read may`;
-    return { code: -32603, message: `upstream '${this.name}' ${why}` };
+    return { code: RPC.INTERNAL_ERROR, message: `upstream '${this.name}' ${why}` };
   }
 }
 
@@ -157,7 +158,7 @@ function completed(response: JsonRpcResponse, name: string, extensions: Record<s
   if (resultType === undefined || resultType === "complete") return { ...response, result };
   // The tasks extension's CreateTaskResult, on a request that declared it (https://github.com/modelcontextprotocol/ext-tasks/blob/main/specification/draft/tasks.md).
   if (resultType === "task" && extensions?.[TASKS_EXTENSION] !== undefined) return response;
-  return failure(response.id, { code: -32603, message: `upstream '${name}' answered with resultType '${String(resultType)}', which taskgate did not negotiate` });
+  return failure(response.id, { code: RPC.INTERNAL_ERROR, message: `upstream '${name}' answered with resultType '${String(resultType)}', which taskgate did not negotiate` });
 }
 
 function abortable<T>(work: Promise<T>, signal: AbortSignal, name: string): Promise<T> {

@@ -1,4 +1,5 @@
 import type { JsonRpcErrorObject, JsonRpcRequest, JsonRpcResponse } from "../../jsonrpc/message.js";
+import type { DIALECT_A_VERSION } from "../../jsonrpc/versions.js";
 
 /**
  * What taskgate needs from an upstream that runs tasks itself (#15), whatever task dialect it
@@ -60,7 +61,7 @@ import type { JsonRpcErrorObject, JsonRpcRequest, JsonRpcResponse } from "../../
  */
 export interface UpstreamTasks {
   /** Which upstream task dialect this speaks, for logs and /readyz. */
-  readonly generation: "2025-11-25" | "io.modelcontextprotocol/tasks";
+  readonly generation: typeof DIALECT_A_VERSION | "io.modelcontextprotocol/tasks";
   readonly durable: boolean;
   support(tool: string): Promise<NativeSupport | undefined>;
   start(client: UpstreamTaskClient, request: JsonRpcRequest, options: StartOptions, events: UpstreamTaskEvents): Promise<UpstreamStart>;
