@@ -34,15 +34,16 @@ export class Inbound {
     private readonly isReady: () => boolean,
   ) {}
 
-  receive(message: JsonRpcMessage, relatedTo?: JsonRpcId): void {
+  /** `session`: it came from another replica's upstream session (#15), which numbers its requests apart. */
+  receive(message: JsonRpcMessage, relatedTo?: JsonRpcId, session?: string): void {
     if (isResponse(message)) return this.onResponse(message);
-    if (isRequest(message)) return this.onRequest(message, relatedTo);
-    this.onNotification(message, relatedTo);
+    if (isRequest(message)) return this.onRequest(message, relatedTo, session);
+    this.onNotification(message, relatedTo, session);
   }
 
   /** Unknown, already answered, cancelled or from a lost session: dropped, so retries are safe. */
   async respond(id: JsonRpcId, response: JsonRpcResponse, onBehalf?: OnBehalf): Promise<void> {
-    if (!this.asked.delete(keyOf(id))) {
+    if (!this.asked.delete(keyOf(id, onBehalf?.session))) {
       this.logger.debug({ upstreamRequestId: id }, "dropped an answer to an upstream request that is no longer open");
       return;
     }
@@ -67,20 +68,20 @@ export class Inbound {
     else this.logger.debug({ upstreamId: response.id }, "late response nobody waits for (aborted or timed out)");
   }
 
-  private onRequest(request: JsonRpcRequest, relatedTo: JsonRpcId | undefined): void {
+  private onRequest(request: JsonRpcRequest, relatedTo: JsonRpcId | undefined, session: string | undefined): void {
     // ping is about this one connection, not about any front client: answer it here.
     if (request.method === "ping") return this.answer(success(request.id, {}));
     if (!this.isReady() || this.listener === undefined) {
       const message = "taskgate cannot take requests from this upstream right now (session not ready)";
       return this.answer(failure(request.id, { code: RPC.INTERNAL_ERROR, message }));
     }
-    this.asked.set(keyOf(request.id), request.id);
+    this.asked.set(keyOf(request.id, session), request.id);
     this.emit({ kind: "request", message: request, ...related(relatedTo) });
   }
 
-  private onNotification(notification: JsonRpcNotification, relatedTo: JsonRpcId | undefined): void {
+  private onNotification(notification: JsonRpcNotification, relatedTo: JsonRpcId | undefined, session: string | undefined): void {
     const cancelled = notification.method === "notifications/cancelled" ? notification.params?.requestId : undefined;
-    if (typeof cancelled === "string" || typeof cancelled === "number") this.asked.delete(keyOf(cancelled));
+    if (typeof cancelled === "string" || typeof cancelled === "number") this.asked.delete(keyOf(cancelled, session));
     this.emit({ kind: "notification", message: notification, ...related(relatedTo) });
   }
 
@@ -94,7 +95,7 @@ function related(relatedTo: JsonRpcId | undefined): { relatedTo?: JsonRpcId } {
   return relatedTo === undefined ? {} : { relatedTo };
 }
 
-/** 1 and "1" are different JSON-RPC ids. */
-function keyOf(id: JsonRpcId): string {
-  return `${typeof id}:${id}`;
+/** 1 and "1" are different JSON-RPC ids; another replica's session numbers its requests on its own. */
+function keyOf(id: JsonRpcId, session?: string): string {
+  return session === undefined ? `${typeof id}:${id}` : `${session}\u0000${typeof id}:${id}`;
 }

@@ -109,9 +109,9 @@ export class SessionCore {
     return this.inbound.respond(id, "result" in outcome ? success(id, outcome.result) : failure(id, outcome.error), onBehalf);
   }
 
-  /** For transports: one message the upstream sent; `relatedTo` when the transport knows it. */
-  receive(message: JsonRpcMessage, relatedTo?: JsonRpcId): void {
-    this.inbound.receive(message, relatedTo);
+  /** For transports: one message the upstream sent; `relatedTo` when the transport knows it; `session` when it is not ours. */
+  receive(message: JsonRpcMessage, relatedTo?: JsonRpcId, session?: string): void {
+    this.inbound.receive(message, relatedTo, session);
   }
 
   isWaiting(id: JsonRpcId): boolean {

@@ -3,7 +3,8 @@ import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { connectClient, textOf } from "../helpers/mcp-client.js";
 import { nativeLog, nextLogged } from "../helpers/native.js";
 import { startDemoHttp, startGateway, type GatewayProcess, type RunningProcess } from "../helpers/processes.js";
-import { messagesOf, openSession, post } from "../helpers/raw.js";
+import { ACCEPT_BOTH, messagesOf, openSession, post } from "../helpers/raw.js";
+import { openSse } from "../helpers/sse-reader.js";
 import { waitFor } from "../helpers/wait-for.js";
 
 /** The task-native demo server keeps a task at most this long (src/demo/native/work.ts). */
@@ -88,6 +89,20 @@ describe.each(["memory", "redis"] as const)("an upstream that runs tools as its 
     const answer = await rpc(gw.mcpUrl, session, "2025-06-18", "tools/call", { name: "crunch", arguments: { ms: 400, steps: 2 } });
     expect(answer.result).toEqual({ content: [{ type: "text", text: "crunched in 2 steps" }] });
     expect(nativeLog(demo, "started", "crunch").length).toBe(before.length + 1);
+  });
+
+  it("asks a waiting caller the upstream task's question on its call's own stream, and takes its answer", async () => {
+    const session = await openSession(gw.mcpUrl, { elicitation: {} }, "2025-06-18");
+    const headers = { "content-type": "application/json", accept: ACCEPT_BOTH, "mcp-session-id": session, "mcp-protocol-version": "2025-06-18" };
+    const body = JSON.stringify({ jsonrpc: "2.0", id: 7, method: "tools/call", params: { name: "review", arguments: { subject: "memo", ms: 50 } } });
+    const call = await openSse(gw.mcpUrl, { method: "POST", headers, body });
+    const question = await call.next((m) => m.method === "elicitation/create", "the upstream task's question");
+    expect(question.params.message).toBe("Approve memo?");
+    expect(JSON.stringify(question)).not.toContain("related-task");
+    expect((await post(gw.mcpUrl, { jsonrpc: "2.0", id: question.id, result: { action: "accept", content: { approve: true } } }, headers)).status).toBe(202);
+    const answer = await call.next((m) => m.id === 7, "the call's answer");
+    expect(answer.result).toEqual({ content: [{ type: "text", text: "approved memo" }] });
+    call.close();
   });
 
   it("refuses a plain call of a required tool from a 2025-11-25 session with -32601, as the spec says, and keeps the upstream's tasks from clients", async () => {

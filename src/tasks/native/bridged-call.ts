@@ -38,7 +38,7 @@ export class BridgedCall {
   private readonly events: UpstreamTaskEvents = {
     status: (state) => this.status(state),
     question: (question) => this.ask(question),
-    withdrawn: (key) => this.questions.delete(key) && void this.sink.send({ jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: key } }),
+    withdrawn: (key) => this.withdrawn(key),
   };
 
   constructor(
@@ -53,7 +53,7 @@ export class BridgedCall {
   async run(): Promise<JsonRpcResponse> {
     const askedAt = this.clock();
     const started = await this.tasks
-      .start(this.client, this.request, { ttlMs: this.options.ttlMs ?? 3_600_000 }, this.events)
+      .start(this.client, this.request, this.options.ttlMs === undefined ? {} : { ttlMs: this.options.ttlMs }, this.events)
       .catch((err: unknown) => ({ response: failure(this.request.id, { code: RPC.INTERNAL_ERROR, message: `upstream task could not be started: ${messageOf(err)}` }) }));
     if ("response" in started) return { ...started.response, id: this.request.id };
     const { task, state } = started;
@@ -132,6 +132,11 @@ export class BridgedCall {
     this.questions.delete(question.key);
     const error = { code: RPC.INTERNAL_ERROR, message: "the client has no open stream for this call (it accepts no text/event-stream)" };
     void this.link?.answer(question.key, { error }).catch(() => undefined);
+  }
+
+  /** The upstream took its question back: so does the front, as the relay does for a plain call. */
+  private withdrawn(key: string): void {
+    if (this.questions.delete(key)) this.sink.send({ jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: key } });
   }
 
   private sendCancel(): void {

@@ -30,7 +30,7 @@ export class HttpConnector extends CoreConnector {
   constructor(name: string, config: HttpUpstreamConfig, logger: Logger, generation?: GenerationSetting) {
     super(name);
     this.link = new HttpLink(name, config, logger, {
-      receive: (message, relatedTo) => this.core.receive(message, relatedTo),
+      receive: (message, relatedTo, session) => this.core.receive(message, relatedTo, session),
       isWaiting: (id) => this.core.isWaiting(id),
       failRequest: (id, error) => this.core.failRequest(id, error),
       protocolVersion: () => this.core.initializeResult()?.protocolVersion,

@@ -11,7 +11,8 @@ import { acceptResponse } from "./response.js";
 
 /** Where the link hands what it learns: the session core and the connector. */
 export interface HttpLinkHooks {
-  receive(message: JsonRpcMessage, relatedTo?: JsonRpcId): void;
+  /** `session`: it came on a request sent on another replica's session (#15), whose ids are its own. */
+  receive(message: JsonRpcMessage, relatedTo?: JsonRpcId, session?: string): void;
   isWaiting(id: JsonRpcId): boolean;
   failRequest(id: JsonRpcId, error: UpstreamError): void;
   protocolVersion(): string | undefined;
@@ -95,7 +96,7 @@ export class HttpLink {
   /** One SSE `data` or JSON body from the upstream; `relatedTo` when it came on a request's stream. */
   deliver(text: string, relatedTo?: JsonRpcId): void {
     const decoded = decodeMessage(text);
-    if (decoded.ok) return this.hooks.receive(decoded.message, relatedTo);
+    if (decoded.ok) return this.hooks.receive(decoded.message, relatedTo, relatedTo === undefined ? undefined : this.forwarded.get(relatedTo)?.session);
     this.logger.warn({ kind: decoded.kind, detail: decoded.detail, data: text.slice(0, 200) }, "skipped an upstream message that is not JSON-RPC");
   }
 

@@ -62,7 +62,7 @@ export class Tasks2025 implements UpstreamTasks {
   }
 
   async start(client: UpstreamTaskClient, request: JsonRpcRequest, options: StartOptions, events: UpstreamTaskEvents): Promise<UpstreamStart> {
-    const params = { ...request.params, task: { ttl: options.ttlMs } };
+    const params = { ...request.params, task: options.ttlMs === undefined ? {} : { ttl: options.ttlMs } };
     // CreateTaskResult comes at once; the task's questions come later, on tasks/result.
     const sink: MessageSink = { send: () => false };
     const response = await this.deps.channel.call(client, { ...request, params }, sink);

@@ -102,8 +102,8 @@ export interface UpstreamTaskClient {
 }
 
 export interface StartOptions {
-  /** The lifetime taskgate asks for (the front task's); the upstream may keep it shorter. */
-  ttlMs: number;
+  /** The lifetime taskgate asks for (the front task's); the upstream may keep it shorter. Absent: the upstream's default. */
+  ttlMs?: number;
 }
 
 export type UpstreamStart =
