@@ -22,8 +22,8 @@ import type { DIALECT_A_VERSION } from "../../jsonrpc/versions.js";
  *    must (`required`) or may (`optional`). Undefined: not natively; taskgate runs the call as a
  *    task of its own, as for any blocking server.
  * 2. `start(client, request, options, events)` sends the tools/call asking for a task. The
- *    upstream either made one (`{ task, state }`: its id, where it lives, and its first state)
- *    or answered at once (`{ response }`: a result or a JSON-RPC error, relayed as it is; a
+ *    upstream either made one (`{ task, state, link }`: its id and where it lives, its first
+ *    state, and the link that follows it, as `attach` gives) or answered at once (`{ response }`: a result or a JSON-RPC error, relayed as it is; a
  *    2026-07-28 server may always answer without a task). The request is the front client's
  *    tools/call (name, arguments, `_meta`) without any task augmentation of its own.
  * 3. `attach(client, ref, events)` follows a task that exists already: one made by `start` on
