@@ -119,13 +119,13 @@ export class Relay implements UpstreamCaller {
     const notices = bulkhead && options.trackProgress ? queueNotices(sink) : undefined;
     const slot = bulkhead?.enter(notices?.onAhead);
     try {
-      if (slot) {
-        call.leaveQueue = slot.withdraw;
+      if (slot && !slot.started) {
+        call.leaveQueue = () => slot.withdraw();
         await slot.ready;
         call.leaveQueue = undefined;
         if (call.abandoned) return failure(request.id, CANCELLED_BEFORE_START);
-        notices?.started();
       }
+      notices?.started();
       const response = await this.connector.request({
         ...onBehalfOf(client),
         method: request.method,
