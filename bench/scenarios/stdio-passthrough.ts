@@ -80,17 +80,18 @@ function upstreamRss(gate: Server): { count: number; mib: number } {
  * count it settled on; the report gives it beside the count after the run.
  */
 async function settlePool(gate: Server, request: WireRequest, load: LoadSettings): Promise<number> {
-  let count = childPids(gate.proc.pid).length;
-  for (let i = 0; i < MAX_SETTLE_ROUNDS; i++) {
+  let [count, still] = [childPids(gate.proc.pid).length, 0];
+  // Settled: two warm-ups in a row added no process (a spawn under load takes a while).
+  for (let i = 0; i < MAX_SETTLE_ROUNDS && still < 2; i++) {
     await measure({ label: "pool warm-up", url: gate.url, request }, { ...load, warmupS: 0, durationS: Math.max(2, load.warmupS) });
     const now = childPids(gate.proc.pid).length;
-    if (now === count) break;
+    still = now === count ? still + 1 : 0;
     count = now;
   }
   return count;
 }
 
-const MAX_SETTLE_ROUNDS = 8;
+const MAX_SETTLE_ROUNDS = 10;
 
 function isolation(out: ScenarioOutput, pool: Measurement[], shared: Measurement[], poolRss: { count: number; mib: number; before: number }, sharedRss: { count: number; mib: number }): void {
   const [legacy, modern] = [0, 1].map((i) => ratio(pool[i]!, shared[i]!));

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { CROWDED_MS, GrowthRule, STALL_MS } from "../../src/upstream/stdio/pool-growth.js";
+import { CROWDED_MS, CROWDED_WAITING_PER_PROCESS, GrowthRule, STALL_MS } from "../../src/upstream/stdio/pool-growth.js";
 
 /** Returns at a steady pace over `ms`, each finding `waiting` calls queued and `inUse` processes out. */
 function steady(rule: GrowthRule, from: number, ms: number, waiting: number, inUse: number): boolean[] {
@@ -9,16 +9,16 @@ function steady(rule: GrowthRule, from: number, ms: number, waiting: number, inU
 }
 
 describe("when a process pool grows", () => {
-  it("grows for a steady load that queues a call or more behind every process, once per window", () => {
+  it("grows for a steady load that queues calls behind every process, once per window", () => {
     const rule = new GrowthRule();
-    const decisions = steady(rule, 1_000, CROWDED_MS * 2, 6, 2);
+    const decisions = steady(rule, 1_000, CROWDED_MS * 2, 2 * CROWDED_WAITING_PER_PROCESS, 2);
     expect(decisions.filter(Boolean)).toHaveLength(2);
     expect(decisions.indexOf(true)).toBe(CROWDED_MS / 5);
   });
 
-  it("does not grow where fewer calls wait than processes are in use", () => {
+  it("does not grow where fewer calls wait per process in use", () => {
     const rule = new GrowthRule();
-    expect(steady(rule, 1_000, CROWDED_MS * 4, 3, 4).some(Boolean)).toBe(false);
+    expect(steady(rule, 1_000, CROWDED_MS * 4, 4 * CROWDED_WAITING_PER_PROCESS - 1, 4).some(Boolean)).toBe(false);
   });
 
   it("does not grow for a burst shorter than its window, nor on a later lone return", () => {
@@ -31,7 +31,7 @@ describe("when a process pool grows", () => {
   it("weighs the whole window: a queue that mostly stays short does not grow the pool", () => {
     const rule = new GrowthRule();
     const decisions: boolean[] = [];
-    for (let t = 0; t <= CROWDED_MS; t += 5) decisions.push(rule.returned(t, t % 100 === 0 ? 8 : 0, 2));
+    for (let t = 0; t <= CROWDED_MS; t += 5) decisions.push(rule.returned(t, t % 100 === 0 ? 20 : 0, 2));
     expect(decisions.some(Boolean)).toBe(false);
   });
 
@@ -39,7 +39,7 @@ describe("when a process pool grows", () => {
     const rule = new GrowthRule();
     steady(rule, 0, CROWDED_MS / 2, 6, 2);
     rule.grew();
-    expect(steady(rule, CROWDED_MS / 2 + 5, CROWDED_MS - 10, 6, 2).some(Boolean)).toBe(false);
+    expect(steady(rule, CROWDED_MS / 2 + 5, CROWDED_MS - 10, 20, 2).some(Boolean)).toBe(false);
   });
 
   it("counts a waiting call as stalled once no process came back for STALL_MS", () => {

@@ -7,13 +7,15 @@
  * - **stalled**: no process came back for `STALL_MS` while calls wait: the calls in flight are
  *   slow, and a call beside them should not wait for them (#14, three long calls and one that asks).
  * - **crowded**: over a window of `CROWDED_MS`, the processes that came back found on average at
- *   least as many calls waiting as there are processes in use (a call waits a whole call or more
- *   before it runs): a steady load of quick calls, more than the processes can take in turn. A
- *   burst shorter than the window spawns nothing; the pool settles where the calls waiting fall
- *   below the processes in use.
+ *   least `CROWDED_WAITING_PER_PROCESS` calls waiting per process in use (a call waits two whole
+ *   calls or more before it runs): a steady load of quick calls, more than the processes can take
+ *   in turn. A burst shorter than the window spawns nothing; the pool settles where fewer wait,
+ *   a few processes for a few dozen concurrent calls. On one shared core every process more also
+ *   costs CPU per call (each runs colder), so the pool grows for waits, not to match the load.
  */
 export const STALL_MS = 100;
 export const CROWDED_MS = 500;
+export const CROWDED_WAITING_PER_PROCESS = 2;
 
 export class GrowthRule {
   /** The current window: when it began (performance.now()), and the calls waiting and processes in use each return found. */
@@ -31,7 +33,7 @@ export class GrowthRule {
     this.waitingSum += waiting;
     this.inUseSum += inUse;
     if (now - this.windowStart! < CROWDED_MS) return false;
-    const crowded = this.waitingSum >= this.inUseSum;
+    const crowded = this.waitingSum >= CROWDED_WAITING_PER_PROCESS * this.inUseSum;
     this.restart(now);
     return crowded;
   }
