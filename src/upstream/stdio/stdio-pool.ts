@@ -78,6 +78,8 @@ export class StdioPool<M extends PoolMember> {
     return new Promise<M>((resolve, reject) => {
       this.handoff.push({ resolve, reject, since: performance.now() });
       this.armStall();
+      // An idle process found dead was retired above: its replacement starts now, for this call.
+      this.refill();
     });
   }
 
