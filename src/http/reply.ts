@@ -51,7 +51,8 @@ export class CallReply implements MessageSink {
    * promise and one reaction per reply: this runs for every relayed call (#16).
    */
   respond(work: Promise<JsonRpcMessage>): Promise<Response> {
-    if (!this.accepts.json) return Promise.resolve(this.streamed(work));
+    // Streaming already (startStream, or a message sent before the call was handed over).
+    if (!this.accepts.json || this.stream) return Promise.resolve(this.streamed(work));
     return new Promise((resolve) => {
       const idle = this.accepts.sse && this.keepAliveMs > 0 ? setTimeout(() => this.startStream(), this.keepAliveMs) : undefined;
       this.streamFirst = () => resolve(this.streamed(work));
