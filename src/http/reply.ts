@@ -1,5 +1,6 @@
 import type { JsonRpcMessage } from "../jsonrpc/message.js";
 import type { MessageSink } from "../jsonrpc/sink.js";
+import { httpStatusOf } from "./errors.js";
 import { tagReply } from "./reply-outcome.js";
 import { SseStream } from "./sse.js";
 
@@ -61,7 +62,8 @@ export class CallReply implements MessageSink {
         if (this.stream) return; // answered with the stream, which sends it
         this.streamFirst = undefined;
         // No init headers when there are none: @hono/node-server then writes the reply without a Headers object.
-        resolve(tagReply(this.headers ? Response.json(message, { headers: this.headers }) : Response.json(message), message));
+        const status = httpStatusOf(message) ?? 200;
+        resolve(tagReply(Response.json(message, this.headers ? { headers: this.headers, status } : { status }), message));
       });
     });
   }

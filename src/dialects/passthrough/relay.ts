@@ -13,6 +13,7 @@ import { SessionStreams } from "./session-streams.js";
 
 export { CANCELLED_BEFORE_START, type CallOptions, type PooledCalls, type RelayOptions } from "./relay-options.js";
 import { CANCELLED_CODE, forwardedAuthorization, type CallClient, type UpstreamCaller } from "../../tasks/caller.js";
+import { RPC } from "../../jsonrpc/codes.js";
 
 /** Who is on the other end of a relayed request. */
 export type FrontClient = CallClient;
@@ -107,7 +108,7 @@ export class Relay implements UpstreamCaller {
 
   private async relayCall(client: FrontClient, request: JsonRpcRequest, sink: MessageSink, options: CallOptions): Promise<JsonRpcResponse> {
     const key = frontKey(client.sessionId, request.id);
-    if (this.byFront.has(key)) return failure(request.id, { code: -32600, message: `request id ${String(request.id)} is already in flight` });
+    if (this.byFront.has(key)) return failure(request.id, { code: RPC.INVALID_REQUEST, message: `request id ${String(request.id)} is already in flight` });
     const local = this.answerLocally(client, request);
     if (local) return local;
     const call: InFlight = { client, frontId: request.id, sink };
@@ -296,5 +297,5 @@ function frontKey(sessionId: string, id: JsonRpcId): string {
 
 function upstreamFailure(name: string, err: unknown): JsonRpcErrorObject {
   const detail = err instanceof UpstreamError ? err.message : err instanceof Error ? err.message : String(err);
-  return { code: -32603, message: `upstream '${name}' failed: ${detail}` };
+  return { code: RPC.INTERNAL_ERROR, message: `upstream '${name}' failed: ${detail}` };
 }
