@@ -25,6 +25,8 @@ export function removeConfigFiles(): void {
 export interface Launch {
   nodeArgs: string[];
   env: NodeJS.ProcessEnv;
+  /** Another build's dist/cli.js (bench/builds.ts); this checkout's by default. */
+  cli?: string;
 }
 
 let logLevel = "info";
@@ -40,7 +42,7 @@ export async function startGateway(config: Record<string, unknown>, launch: Laun
   configDir ??= mkdtempSync(join(tmpdir(), "taskgate-bench-"));
   const file = join(configDir, `taskgate-${port}.yaml`);
   writeFileSync(file, stringify({ log: { level: logLevel }, ...config, listen: { host: "127.0.0.1", port } }));
-  const proc = startProcess("taskgate", process.execPath, [...profileArgs(), ...launch.nodeArgs, CLI, "--config", file], launch.env);
+  const proc = startProcess("taskgate", process.execPath, [...profileArgs(), ...launch.nodeArgs, launch.cli ?? CLI, "--config", file], launch.env);
   const url = `http://127.0.0.1:${port}`;
   await ready(proc, "taskgate /readyz", async () => (await fetch(`${url}/readyz`)).status === 200);
   return { proc, url: `${url}/mcp` };

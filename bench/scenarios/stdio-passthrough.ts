@@ -1,7 +1,7 @@
 import { againstFloor, FLOOR_LABEL, startStdioFloor } from "../lib/floors.js";
-import { measure, measureTogether, round, type Measurement } from "../lib/load.js";
+import { measure, measureTogether, round, type LoadSettings, type Measurement } from "../lib/load.js";
 import { childPids, rssMiB } from "../lib/probe.js";
-import { echoParams, LEGACY, legacyRequest, MODERN, modernRequest, openSession } from "../lib/mcp.js";
+import { echoParams, LEGACY, legacyRequest, MODERN, modernRequest, openSession, type WireRequest } from "../lib/mcp.js";
 import type { Scenario, ScenarioOutput } from "../lib/result.js";
 import { demoStdio, startGateway, startHono, startMcpProxy, type Server } from "../lib/servers.js";
 import { addedMs, ratio, times } from "./compare.js";
@@ -13,7 +13,7 @@ import { addedMs, ratio, times } from "./compare.js";
  * relay to the same stdio server. Both wires where the proxy serves both. taskgate runs twice:
  * with its default isolation (a pool of processes, one call each) and with `isolation: shared`
  * (one process for every call), measured in the same rounds, so the pool's cost is a ratio of
- * this run.
+ * this run; the pool is warmed up until it stops growing first.
  */
 export const stdioPassthrough: Scenario = {
   id: "d",
@@ -37,14 +37,16 @@ export const stdioPassthrough: Scenario = {
       const floor = await startStdioFloor();
       servers.push(floor);
       const modern = modernRequest("tools/call", "echo", echoParams);
+      const legacyPool = legacyRequest(await openSession(gate.url), "tools/call", echoParams);
+      const grown = await settlePool(gate, legacyPool, ctx.load);
       const [floorRow, tgLegacy, tgModern, shLegacy, shModern] = await measureTogether([
         { label: `${FLOOR_LABEL} hono relay to the stdio echo server`, url: floor.url, request: legacyRequest("unused", "tools/call", echoParams), cpuPid: floor.proc.pid },
-        { label: `taskgate, legacy (${LEGACY} session)`, url: gate.url, request: legacyRequest(await openSession(gate.url), "tools/call", echoParams), cpuPid: gate.proc.pid },
+        { label: `taskgate, legacy (${LEGACY} session)`, url: gate.url, request: legacyPool, cpuPid: gate.proc.pid },
         { label: `taskgate, modern (${MODERN})`, url: gate.url, request: modern, cpuPid: gate.proc.pid },
         { label: `taskgate isolation: shared, legacy (${LEGACY} session)`, url: shared.url, request: legacyRequest(await openSession(shared.url), "tools/call", echoParams), cpuPid: shared.proc.pid },
         { label: `taskgate isolation: shared, modern (${MODERN})`, url: shared.url, request: modern, cpuPid: shared.proc.pid },
       ], ctx.load, ctx.rounds);
-      const poolRss = upstreamRss(gate);
+      const poolRss = { ...upstreamRss(gate), before: grown };
       const sharedRss = upstreamRss(shared);
       out.add(floorRow!);
       for (const row of [tgLegacy!, tgModern!, shLegacy!, shModern!]) out.add(againstFloor(row, floorRow!));
@@ -72,11 +74,30 @@ function upstreamRss(gate: Server): { count: number; mib: number } {
   return { count: rss.length, mib: round(rss.reduce((a, b) => a + b, 0), 1) };
 }
 
-function isolation(out: ScenarioOutput, pool: Measurement[], shared: Measurement[], poolRss: { count: number; mib: number }, sharedRss: { count: number; mib: number }): void {
+/**
+ * The pool grows under a steady load (GrowthRule, src/upstream/stdio/pool-growth.ts): warm it up
+ * until a whole warm-up adds no process, so no spawn falls in the measured window. The process
+ * count it settled on; the report gives it beside the count after the run.
+ */
+async function settlePool(gate: Server, request: WireRequest, load: LoadSettings): Promise<number> {
+  let [count, still] = [childPids(gate.proc.pid).length, 0];
+  // Settled: two warm-ups in a row added no process (a spawn under load takes a while).
+  for (let i = 0; i < MAX_SETTLE_ROUNDS && still < 2; i++) {
+    await measure({ label: "pool warm-up", url: gate.url, request }, { ...load, warmupS: 0, durationS: Math.max(2, load.warmupS) });
+    const now = childPids(gate.proc.pid).length;
+    still = now === count ? still + 1 : 0;
+    count = now;
+  }
+  return count;
+}
+
+const MAX_SETTLE_ROUNDS = 10;
+
+function isolation(out: ScenarioOutput, pool: Measurement[], shared: Measurement[], poolRss: { count: number; mib: number; before: number }, sharedRss: { count: number; mib: number }): void {
   const [legacy, modern] = [0, 1].map((i) => ratio(pool[i]!, shared[i]!));
   out.figure("legacy: pool (default) vs isolation: shared", `${times(legacy!)} throughput, p50 ${addedMs(pool[0]!, shared[0]!, "p50Ms")} ms, p99 ${addedMs(pool[0]!, shared[0]!, "p99Ms")} ms`);
   out.figure("modern: pool (default) vs isolation: shared", `${times(modern!)} throughput, p50 ${addedMs(pool[1]!, shared[1]!, "p50Ms")} ms, p99 ${addedMs(pool[1]!, shared[1]!, "p99Ms")} ms`);
-  out.figure("upstream processes and their RSS, pool (default)", `${poolRss.count} processes (home + pool), ${poolRss.mib} MiB together`);
+  out.figure("upstream processes and their RSS, pool (default)", `${poolRss.count} processes (home + pool; ${poolRss.before} when the measured window began), ${poolRss.mib} MiB together`);
   out.figure("upstream processes and their RSS, isolation: shared", `${sharedRss.count} process, ${sharedRss.mib} MiB`);
   out.target("stdio pool (default) vs shared (legacy)", times(legacy!), legacy! >= 0.9);
 }

@@ -49,9 +49,11 @@ export function observeRequests(upstream: string, metrics: Metrics, logger: Logg
     await (follow ? withLogContext(context, serve) : serve());
     const seconds = (performance.now() - started) / 1000;
     if (context.method === "tasks/get") metrics.tasksGet(upstream, seconds);
-    recordOperation(metrics, upstream, c.req.method, c.req.raw.headers, context, c.res, c.get("reply"), started);
-    c.res.headers.set("x-request-id", context.reqId);
-    if (isEventStream(c.res)) {
+    const tag = replyTag(c.res) ?? c.get("reply");
+    recordOperation(metrics, upstream, c.req.method, c.req.raw.headers, context, tag, c.res.status, started);
+    setRequestId(c, context.reqId);
+    // A reply tagged with its message or error is a plain body: its headers need not be read.
+    if ((tag === undefined || tag instanceof Promise) && isEventStream(c.res)) {
       metrics.sseOpened();
       c.res = whenStreamEnds(c.res, () => metrics.sseClosed());
     }
@@ -60,15 +62,26 @@ export function observeRequests(upstream: string, metrics: Metrics, logger: Logg
 }
 
 /**
+ * X-Request-Id on the reply. Served by @hono/node-server, it goes on the Node response, which
+ * merges it with the headers the reply is written with: reading `c.res.headers` would turn the
+ * reply's plain header object into a WHATWG Headers and back on every request (#16). Elsewhere
+ * (app.request in tests) on the Response itself.
+ */
+function setRequestId(c: Context, reqId: string): void {
+  const outgoing = (c.env as { outgoing?: { setHeader?: (name: string, value: string) => void; headersSent?: boolean } } | undefined)?.outgoing;
+  if (outgoing?.setHeader && !outgoing.headersSent) outgoing.setHeader("x-request-id", reqId);
+  else c.res.headers.set("x-request-id", reqId);
+}
+
+/**
  * `mcp_server_operation_duration_seconds` for one request: at once for a plain reply, when its
  * last message is sent for a streamed one. A request refused before its body was read counts
  * under its HTTP method, on the wire its headers name.
  */
-function recordOperation(metrics: Metrics, upstream: string, httpMethod: string, headers: Headers, context: LogContext, res: Response, kept: ReplyTag | undefined, started: number): void {
+function recordOperation(metrics: Metrics, upstream: string, httpMethod: string, headers: Headers, context: LogContext, tag: ReplyTag | undefined, status: number, started: number): void {
   const method = context.method ?? httpMethod;
   const tool = context.tool ?? "";
   const wire = context.wire ?? wireOfHeaders(headers);
-  const tag = replyTag(res) ?? kept;
   if (tag instanceof Promise) {
     void tag.then((message) => {
       const { outcome, errorType } = outcomeOf(message, 200);
@@ -76,7 +89,7 @@ function recordOperation(metrics: Metrics, upstream: string, httpMethod: string,
     });
     return;
   }
-  const { outcome, errorType } = outcomeOf(tag, res.status);
+  const { outcome, errorType } = outcomeOf(tag, status);
   metrics.operation(upstream, method, tool, wire, outcome, errorType, (performance.now() - started) / 1000);
 }
 

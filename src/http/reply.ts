@@ -26,13 +26,13 @@ export function parseAccept(header: string | undefined): Accepts {
  */
 export class CallReply implements MessageSink {
   private stream?: SseStream;
-  private wakeStream!: () => void;
-  private readonly streamStarted = new Promise<void>((resolve) => (this.wakeStream = resolve));
+  /** While `respond` waits for a plain reply: answers with the stream instead, once one opens first. */
+  private streamFirst: (() => void) | undefined;
 
   constructor(
     private readonly accepts: Accepts,
     private readonly keepAliveMs: number,
-    private readonly headers: Record<string, string> = {},
+    private readonly headers?: Record<string, string>,
   ) {}
 
   send(message: JsonRpcMessage): boolean {
@@ -48,15 +48,24 @@ export class CallReply implements MessageSink {
   /**
    * Resolve `work` (which never rejects) into the HTTP response. A call still running after
    * `keepAliveMs` turns into an SSE stream when the client accepts one, so its keep-alive
-   * comments reach proxies that cut idle connections (README "Recipes": behind a timeout).
+   * comments reach proxies that cut idle connections (README "Recipes": behind a timeout). One
+   * promise and one reaction per reply: this runs for every relayed call (#16).
    */
-  async respond(work: Promise<JsonRpcMessage>): Promise<Response> {
-    if (!this.accepts.json) return this.streamed(work);
-    const idle = this.accepts.sse && this.keepAliveMs > 0 ? setTimeout(() => this.startStream(), this.keepAliveMs) : undefined;
-    const first = await Promise.race([work.then((message) => ({ message })), this.streamStarted.then(() => undefined)]);
-    clearTimeout(idle);
-    if (first && !this.stream) return tagReply(Response.json(first.message, { headers: this.headers, status: httpStatusOf(first.message) ?? 200 }), first.message);
-    return this.streamed(work);
+  respond(work: Promise<JsonRpcMessage>): Promise<Response> {
+    // Streaming already (startStream, or a message sent before the call was handed over).
+    if (!this.accepts.json || this.stream) return Promise.resolve(this.streamed(work));
+    return new Promise((resolve) => {
+      const idle = this.accepts.sse && this.keepAliveMs > 0 ? setTimeout(() => this.startStream(), this.keepAliveMs) : undefined;
+      this.streamFirst = () => resolve(this.streamed(work));
+      void work.then((message) => {
+        clearTimeout(idle);
+        if (this.stream) return; // answered with the stream, which sends it
+        this.streamFirst = undefined;
+        // No init headers when there are none: @hono/node-server then writes the reply without a Headers object.
+        const status = httpStatusOf(message) ?? 200;
+        resolve(tagReply(Response.json(message, this.headers ? { headers: this.headers, status } : { status }), message));
+      });
+    });
   }
 
   private streamed(work: Promise<JsonRpcMessage>): Response {
@@ -65,13 +74,15 @@ export class CallReply implements MessageSink {
       stream.send(message);
       stream.close();
     });
-    return tagReply(stream.response(this.headers), work);
+    return tagReply(stream.response(this.headers ?? {}), work);
   }
 
   private openStream(): SseStream {
     if (!this.stream) {
       this.stream = new SseStream(this.keepAliveMs);
-      this.wakeStream();
+      const first = this.streamFirst;
+      this.streamFirst = undefined;
+      first?.();
     }
     return this.stream;
   }

@@ -24,6 +24,11 @@ export function noteTracingSdkRegistered(): void {
  * Run `fn` inside a new active span, ended when `fn` settles. Work started inside it (a detached
  * upstream call, a store write) stays in its context, so one trace shows the whole task.
  */
+/** Whether spans are recorded at all: without an SDK a caller can skip building their attributes. */
+export function tracingEnabled(): boolean {
+  return sdkRegistered;
+}
+
 export function traced<T>(name: string, attributes: Attributes, fn: (span: Span) => Promise<T>, kind = SpanKind.INTERNAL): Promise<T> {
   if (!sdkRegistered) return fn(NOOP_SPAN);
   return tracer().startActiveSpan(name, { attributes, kind }, async (span) => {

@@ -53,4 +53,22 @@ describe("the bulkhead in front of an upstream", () => {
     expect(bulkhead.inFlight).toBe(0);
     expect(waits).toHaveLength(2);
   });
+
+  it("times out every queued call in turn, oldest first, and lets in a later one once a slot frees", async () => {
+    const bulkhead = new Bulkhead("up", 1, 30);
+    const running = bulkhead.enter();
+    const [first, second] = [bulkhead.enter(), bulkhead.enter()];
+    const order: string[] = [];
+    const settled = [first, second].map((t, i) => t.ready.catch(() => order.push(i === 0 ? "first" : "second")));
+    await Promise.all(settled);
+    expect(order).toEqual(["first", "second"]);
+    expect(bulkhead.queued).toBe(0);
+    const later = bulkhead.enter();
+    expect(later.started).toBe(false);
+    running.leave();
+    await later.ready;
+    expect(later.started).toBe(true);
+    later.leave();
+    expect(bulkhead.inFlight).toBe(0);
+  });
 });

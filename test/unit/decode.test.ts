@@ -54,4 +54,29 @@ describe("decoding untrusted JSON-RPC", () => {
     const text = `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"__proto__":{"x":${deep}}}}`;
     expect(decodeMessage(text, { maxDepth: 64 })).toMatchObject({ ok: false, kind: "invalid_request", detail: expect.stringContaining("params.__proto__.x") });
   });
+
+  it("names the first wrong field in the order of the message's shape, with the same words for the same inputs", () => {
+    const cases: Array<[unknown, string, string | number | null]> = [
+      [{ jsonrpc: "2.0", id: 5, method: 7 }, "method: Invalid input: expected string, received number", 5],
+      [{ jsonrpc: "1.0", id: true, method: 7 }, 'jsonrpc: Invalid input: expected "2.0"', null],
+      [{ jsonrpc: "2.0", id: null, method: "x" }, "id: Invalid input", null],
+      [{ jsonrpc: "2.0", id: 1, method: "" }, "method: Too small: expected string to have >=1 characters", 1],
+      [{ jsonrpc: "2.0", id: 1, method: "x", params: null }, "params: Invalid input: expected record, received null", 1],
+      [{ jsonrpc: "2.0", id: 1 }, "result: Invalid input: expected record, received undefined", 1],
+      [{ jsonrpc: "2.0", id: 1, result: { _meta: 1 } }, "result._meta: _meta must be an object", 1],
+      [{ jsonrpc: "2.0", id: 1, error: { code: 1.5, message: "x" } }, "error.code: Invalid input: expected int, received number", 1],
+      [{ jsonrpc: "2.0", id: 1, error: { code: 1 } }, "error.message: Invalid input: expected string, received undefined", 1],
+      [{ jsonrpc: "2.0", id: 1, error: "x" }, "error: Invalid input: expected object, received string", 1],
+      [{ jsonrpc: "2.0", error: { code: 1, message: "x" } }, "id: Invalid input", null],
+    ];
+    for (const [message, detail, id] of cases) expect(decodeMessage(JSON.stringify(message))).toEqual({ ok: false, kind: "invalid_request", id, detail });
+  });
+
+  it("keeps only the fields of the message's shape, and a null id on an error response", () => {
+    expect(decodeMessage('{"jsonrpc":"2.0","id":1,"method":"x","extra":1,"params":{"a":1}}')).toEqual({ ok: true, message: { jsonrpc: "2.0", id: 1, method: "x", params: { a: 1 } } });
+    expect(decodeMessage('{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"m","data":{"d":1},"x":2}}')).toEqual({
+      ok: true,
+      message: { jsonrpc: "2.0", id: null, error: { code: -32700, message: "m", data: { d: 1 } } },
+    });
+  });
 });

@@ -68,4 +68,12 @@ describe("the reply to a POSTed request", () => {
       vi.useRealTimers();
     }
   });
+
+  it("answers with the stream when it was started before the call was handed over", async () => {
+    const reply = new CallReply({ json: true, sse: true }, 60_000);
+    reply.startStream();
+    const res = await reply.respond(Promise.resolve(done));
+    expect(res.headers.get("content-type")).toBe("text/event-stream");
+    expect(await res.text()).toContain('"ok":true');
+  });
 });

@@ -1,7 +1,7 @@
 import { MissingRequiredClientCapabilityError, ProtocolError, ProtocolErrorCode, Server, type Tool } from "@modelcontextprotocol/server";
 import { z } from "zod";
 import { delay } from "../tools/pause.js";
-import { detailed, TaskBook, type DemoTask } from "./task-book.js";
+import { detailed, type TaskBook, type DemoTask } from "./task-book.js";
 import { MODERN_DEMO_INFO } from "./tools.js";
 
 const TASKS = "io.modelcontextprotocol/tasks";

@@ -60,8 +60,12 @@ export class LegacyFront {
     const client = sessionClient(session, req.authorization);
     if (isRequest(message) && takesLegacy(this.unaware, session, message))
       return serveLegacy(this.unaware, this.relay, session, message, { accepts: req.accepts, keepAliveMs: this.keepAliveMs, ...(req.authorization !== undefined ? { authorization: req.authorization } : {}) });
-    if (isRequest(message) && this.tasksA?.handles(session, message.method))
-      return this.tasksA.handle(session, message, req.accepts, req.signal, req.authorization);
+    if (isRequest(message) && this.tasksA?.handles(session, message.method)) {
+      // Only tasks/result waits on the request's signal; reading it makes @hono/node-server build
+      // an AbortController for the request (#16), so every other method leaves it unread.
+      const signal = message.method === "tasks/result" ? req.signal : undefined;
+      return this.tasksA.handle(session, message, req.accepts, signal, req.authorization);
+    }
     // The upstream's tasks are taskgate's own session's, never a client's to read (#15).
     if (isRequest(message) && message.method.startsWith("tasks/"))
       return failureResponse({ jsonrpc: "2.0", id: message.id, error: { code: RPC.METHOD_NOT_FOUND, message: `Method not found: ${message.method}` } });

@@ -11,6 +11,8 @@ export interface BulkheadObserver {
 /** One call's place: `ready` settles when it may start (or rejects: timed out, left). */
 export interface Ticket {
   readonly ready: Promise<void>;
+  /** Let in: running (`ready` has settled, or was settled from the start). */
+  readonly started: boolean;
   /** Done (or no longer wanted): frees the slot, or the place in the queue. Idempotent. */
   leave(): void;
   /** Leaves the queue if still in it (`ready` rejects with LeftQueueError); false once started. */
@@ -31,18 +33,50 @@ export class LeftQueueError extends Error {
   }
 }
 
-interface Waiter {
-  start: () => void;
-  fail: (err: Error) => void;
-  onAhead?: ((ahead: number) => void) | undefined;
-  timer: NodeJS.Timeout;
-  since: number;
-  started?: boolean;
+/** A call's place: `ready` settles once, when it starts, times out or leaves the queue. */
+class Place implements Ticket {
+  readonly ready: Promise<void>;
+  start!: () => void;
+  fail!: (err: Error) => void;
+  /** When it entered the queue (performance.now()); 0 for a call that started at once. */
+  readonly since: number;
+  started: boolean;
+  private left = false;
+
+  constructor(
+    private readonly bulkhead: Bulkhead,
+    readonly onAhead: ((ahead: number) => void) | undefined,
+    queued: boolean,
+  ) {
+    this.started = !queued;
+    this.since = queued ? performance.now() : 0;
+    this.ready = queued ? new Promise<void>((start, fail) => ((this.start = start), (this.fail = fail))) : RESOLVED;
+    // Nobody may await a ticket that is left at once: its rejection is not an unhandled one.
+    if (queued) this.ready.catch(() => undefined);
+  }
+
+  leave(): void {
+    if (this.left) return;
+    this.left = true;
+    if (this.started) this.bulkhead.release();
+    else this.withdraw();
+  }
+
+  withdraw(): boolean {
+    return !this.started && this.bulkhead.drop(this, new LeftQueueError());
+  }
 }
 
+const RESOLVED = Promise.resolve();
+
+/**
+ * One timer for the whole queue, not one per waiting call: every call waits at most the same
+ * `queueTimeoutMs`, so the head of the queue is always the first to run out.
+ */
 export class Bulkhead {
   private running = 0;
-  private readonly queue: Waiter[] = [];
+  private readonly queue: Place[] = [];
+  private timer: NodeJS.Timeout | undefined;
 
   constructor(
     readonly upstream: string,
@@ -65,61 +99,65 @@ export class Bulkhead {
     if (this.running < this.limit && this.queue.length === 0) {
       this.running++;
       this.observer?.waited(0);
-      return this.ticket(Promise.resolve(), () => this.release(), () => false);
+      return new Place(this, undefined, false);
     }
-    let waiter!: Waiter;
-    const ready = new Promise<void>((start, fail) => {
-      const timer = setTimeout(() => this.drop(waiter, new QueueTimeoutError(this.upstream, this.queueTimeoutMs, this.limit)), this.queueTimeoutMs);
-      timer.unref();
-      waiter = { start, fail, onAhead, timer, since: performance.now() };
-    });
-    this.queue.push(waiter);
+    const place = new Place(this, onAhead, true);
+    this.queue.push(place);
+    if (this.queue.length === 1) this.arm();
     onAhead?.(this.queue.length - 1);
-    // Nobody may await a ticket that is left at once: its rejection is not an unhandled one.
-    ready.catch(() => undefined);
-    const withdraw = () => !waiter.started && this.drop(waiter, new LeftQueueError());
-    return this.ticket(ready, () => (waiter.started ? this.release() : withdraw()), withdraw);
+    return place;
   }
 
-  private ticket(ready: Promise<void>, leave: () => void, withdraw: () => boolean): Ticket {
-    let left = false;
-    return {
-      ready,
-      withdraw,
-      leave: () => {
-        if (left) return;
-        left = true;
-        leave();
-      },
-    };
-  }
-
-  private release(): void {
+  /** @internal A started call is done: its slot passes straight to the next call, or is freed. */
+  release(): void {
     const next = this.queue.shift();
     if (!next) {
       this.running--;
       return;
     }
     // The slot passes straight to the next call: `running` stays as it is.
-    this.started(next);
+    this.waited(next);
     next.started = true;
     next.start();
+    this.arm();
     this.tellPositions();
   }
 
-  private drop(waiter: Waiter, err: Error): boolean {
-    const at = this.queue.indexOf(waiter);
+  /** @internal Out of the queue before its turn (timed out, left); false when it is not queued. */
+  drop(place: Place, err: Error): boolean {
+    const at = this.queue.indexOf(place);
     if (at === -1) return false;
     this.queue.splice(at, 1);
-    this.started(waiter);
-    waiter.fail(err);
+    this.waited(place);
+    place.fail(err);
+    if (at === 0) this.arm();
     this.tellPositions(at);
     return true;
   }
 
-  private started(waiter: Waiter): void {
-    clearTimeout(waiter.timer);
-    this.observer?.waited((performance.now() - waiter.since) / 1000);
+  /** The timer follows the head of the queue: its deadline, or none when the queue is empty. */
+  private arm(): void {
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    const head = this.queue[0];
+    if (!head) return;
+    const dueInMs = Math.max(0, head.since + this.queueTimeoutMs - performance.now());
+    this.timer = setTimeout(() => this.expire(), dueInMs);
+    this.timer.unref();
+  }
+
+  private expire(): void {
+    this.timer = undefined;
+    const now = performance.now();
+    // Every call that has waited its full time goes, oldest first; arm() then follows the new head.
+    while (this.queue[0] && now - this.queue[0].since >= this.queueTimeoutMs - 1) {
+      this.drop(this.queue[0], new QueueTimeoutError(this.upstream, this.queueTimeoutMs, this.limit));
+    }
+    this.arm();
+  }
+
+  private waited(place: Place): void {
+    this.observer?.waited((performance.now() - place.since) / 1000);
   }
 
   /** Only those behind a change moved. */

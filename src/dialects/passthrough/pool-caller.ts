@@ -46,9 +46,10 @@ export class PoolCaller implements PooledCalls {
     this.active.set(key, slot);
     let clean = false;
     try {
-      await slot.ticket.ready;
+      // A call let in at once goes on in this turn: no promise to wait for, none made.
+      if (!slot.ticket.started) await slot.ticket.ready;
       if (slot.cancelled) return failure(request.id, CANCELLED_BEFORE_START);
-      const member = await this.pool.take();
+      const member = this.pool.takeIdle() ?? (await this.pool.take());
       slot.member = member;
       // Cancelled while its process was being taken: it never starts, and the process is untouched.
       if (slot.cancelled) {

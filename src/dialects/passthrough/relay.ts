@@ -1,13 +1,7 @@
 import type { Logger } from "../../observability/logger.js";
 import type { Metrics } from "../../observability/metrics.js";
-import { traced } from "../../observability/tracing.js";
-import {
-  failure,
-  type JsonRpcId,
-  type JsonRpcNotification,
-  type JsonRpcRequest,
-  type JsonRpcResponse,
-} from "../../jsonrpc/message.js";
+import { traced, tracingEnabled } from "../../observability/tracing.js";
+import { failure, type JsonRpcId, type JsonRpcNotification, type JsonRpcRequest, type JsonRpcResponse } from "../../jsonrpc/message.js";
 import type { MessageSink } from "../../jsonrpc/sink.js";
 import type { UpstreamConnector, UpstreamEvent } from "../../upstream/connector.js";
 import { LeftQueueError } from "./bulkhead.js";
@@ -98,22 +92,27 @@ export class Relay implements UpstreamCaller {
     const pooled = this.options.calls;
     // A task-augmented call stays on the home process, where its tasks/get and tasks/result go too (#15).
     if (pooled && CALL_METHODS.has(request.method) && request.params?.task === undefined) return pooled.call(client, request, sink, options);
-    const upstream = this.connector.name;
     const started = performance.now();
-    const attributes = { "mcp.method": request.method, "taskgate.upstream": upstream };
+    // Without a tracing SDK no span, nor its attributes and closure, is made per call (#16).
+    if (!tracingEnabled()) return this.relayCall(client, request, sink, options).then((response) => this.measured(request, response, started, options));
+    const attributes = { "mcp.method": request.method, "taskgate.upstream": this.connector.name };
     // A promise reaction rather than an async callback: a detached call is held for as long as
     // the upstream runs, and a suspended async frame costs several times a reaction's memory.
     return traced(`upstream ${request.method}`, attributes, (span) =>
       this.relayCall(client, request, sink, options).then((response) => {
-        const seconds = (performance.now() - started) / 1000;
-        const ok = !("error" in response);
-        if (!ok) span.setStatus({ code: 2, message: response.error.message });
-        this.metrics.upstreamCall(upstream, request.method, seconds, ok);
-        // Task calls ask for progress (trackProgress); everything else is passthrough with the client waiting.
-        if (!options.trackProgress) this.metrics.passthrough(upstream, request.method, seconds);
-        return response;
+        if ("error" in response) span.setStatus({ code: 2, message: response.error.message });
+        return this.measured(request, response, started, options);
       }),
     );
+  }
+
+  private measured(request: JsonRpcRequest, response: JsonRpcResponse, started: number, options: CallOptions): JsonRpcResponse {
+    const upstream = this.connector.name;
+    const seconds = (performance.now() - started) / 1000;
+    this.metrics.upstreamCall(upstream, request.method, seconds, !("error" in response));
+    // Task calls ask for progress (trackProgress); everything else is passthrough with the client waiting.
+    if (!options.trackProgress) this.metrics.passthrough(upstream, request.method, seconds);
+    return response;
   }
 
   private async relayCall(client: FrontClient, request: JsonRpcRequest, sink: MessageSink, options: CallOptions): Promise<JsonRpcResponse> {
@@ -132,13 +131,13 @@ export class Relay implements UpstreamCaller {
     const notices = bulkhead && options.trackProgress ? queueNotices(sink) : undefined;
     const slot = bulkhead?.enter(notices?.onAhead);
     try {
-      if (slot) {
-        call.leaveQueue = slot.withdraw;
+      if (slot && !slot.started) {
+        call.leaveQueue = () => slot.withdraw();
         await slot.ready;
         call.leaveQueue = undefined;
         if (call.abandoned) return failure(request.id, CANCELLED_BEFORE_START);
-        notices?.started();
       }
+      notices?.started();
       const response = await this.connector.request({
         ...onBehalfOf(client),
         clientCapabilities: client.capabilities,
@@ -154,7 +153,9 @@ export class Relay implements UpstreamCaller {
         },
       });
       this.afterSuccess(client, request, response);
-      return { ...response, id: request.id };
+      // The response was decoded for this call alone: it takes the caller's id in place, not in a copy.
+      response.id = request.id;
+      return response;
     } catch (err) {
       if (err instanceof LeftQueueError) return failure(request.id, CANCELLED_BEFORE_START);
       return failure(request.id, call.abandoned ? CANCELLED : upstreamFailure(this.connector.name, err));

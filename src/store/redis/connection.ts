@@ -84,6 +84,20 @@ export class RedisConnection {
     }
   }
 
+  /**
+   * One command, bounded by ioredis's own `commandTimeout` (the same `callTimeoutMs`) instead of a
+   * second timer and race per call: the store's hottest reads (a poll's one script) go through
+   * here (#16). Not ready yet: the same wait and deadline as `call`.
+   */
+  command<T>(fn: (client: Redis | Cluster) => Promise<T>): Promise<T> {
+    if (this.closed || this.client.status !== "ready") return this.call(fn);
+    try {
+      return fn(this.client).catch(rethrowAsStoreError);
+    } catch (err) {
+      return Promise.reject(toStoreError(err));
+    }
+  }
+
   async close(): Promise<void> {
     // Set first: the client still reads "ready" for a moment after QUIT is answered.
     this.closed = true;
@@ -109,6 +123,10 @@ export class RedisConnection {
     );
     return this.ready;
   }
+}
+
+function rethrowAsStoreError(err: unknown): never {
+  throw toStoreError(err);
 }
 
 /** Settles as `work` does, or rejects with StoreUnavailableError after `timeoutMs`, whichever is first. */

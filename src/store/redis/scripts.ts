@@ -44,7 +44,7 @@ export class ScriptRunner {
   /** Rejects with StoreUnavailableError when Redis does not answer; a script error keeps its message. */
   async run(script: LuaScript, keys: readonly string[], args: readonly (string | number)[]): Promise<unknown> {
     this.check(script, [{ keys, args }]);
-    return this.connection.call((client) => commandOf(client, script).call(client, ...keys, ...args));
+    return this.connection.command((client) => commandOf(client, script).call(client, ...keys, ...args));
   }
 
   /**

@@ -1,33 +1,18 @@
 import type { StdioUpstreamConfig } from "../../config/schema.js";
 import type { Logger } from "../../observability/logger.js";
 import { Backoff } from "../backoff.js";
-import type { GenerationSetting } from "../negotiate.js";
+import { GrowthRule, STALL_MS } from "./pool-growth.js";
+import { started, type PoolMember, type PoolOptions, type PoolState } from "./pool-member.js";
 import { StdioConnector } from "./stdio-connector.js";
 
-/** What the pool holds per process: the connector, and whatever its user attached to it at birth. */
-export interface PoolMember {
-  readonly connector: StdioConnector;
+export type { PoolMember, PoolOptions, PoolState } from "./pool-member.js";
+
+/** A call waiting for a process to come back (pool). */
+interface Waiting<M> {
+  resolve(member: M): void;
+  reject(err: Error): void;
+  since: number;
 }
-
-export interface PoolOptions {
-  /** Most processes out at once (taken by calls). */
-  size: number;
-  /** Initialized processes kept ready for the next calls, within `size`. */
-  warm: number;
-  /** Whether a process that ended its call cleanly goes back for the next one (pool) or is ended (per-call). */
-  reuse: boolean;
-  /** upstreams[].generation, for each process's negotiation. */
-  generation?: GenerationSetting | undefined;
-}
-
-export type PoolState = "idle" | "busy" | "starting" | "stopping";
-
-/**
- * How long no process may come back before a waiting call gets a new one. Quick calls then keep
- * reusing a few warm processes (a new one costs a spawn, an `initialize` and a cold JIT: far more
- * than a quick call), while a call beside slow ones waits only this long.
- */
-const GROW_AFTER_MS = 100;
 
 /**
  * Initialized upstream processes for the calls of one stdio upstream (`isolation: pool` and
@@ -35,20 +20,22 @@ const GROW_AFTER_MS = 100;
  * process comes back after a clean end and is ended (the stdio kill ladder) after any other: its
  * handler may still run and ask. `create` attaches the member's listener before the process
  * starts, so what it says right at start (a roots/list) is heard. Spawning and killing stay in
- * the stdio connector; the callers above bound how many are taken at once.
+ * the stdio connector; the callers above bound how many are taken at once. Calls that wait for a
+ * process share one timer and one queue; when the pool grows is `GrowthRule`'s (pool-growth.ts).
  */
 export class StdioPool<M extends PoolMember> {
   private readonly idle: M[] = [];
   private readonly starting = new Set<Promise<void>>();
-  /** Calls waiting for a process to be given back (pool), first come first served. */
-  private readonly handoff: Array<(member: M | undefined) => void> = [];
+  /** Calls waiting for a process to come back (pool), first come first served. */
+  private readonly handoff: Waiting<M>[] = [];
   private readonly backoff: Backoff;
-  private busy = 0;
-  /** Processes being started for a call that waited (not warm ones). */
+  private readonly growth = new GrowthRule();
+  private stallTimer: NodeJS.Timeout | undefined;
+  /** Processes out with a call. */
+  private out = 0;
+  /** Processes being started for calls that wait (not warm ones). */
   private growing = 0;
-  /** When a process last came back clean (performance.now()): calls are moving. */
-  private lastReturnAt = 0;
-  /** Calls in take() that have no process yet. */
+  /** per-call: calls in take() that have no process yet. */
   private waiting = 0;
   private stopping = 0;
   private next = 0;
@@ -70,55 +57,146 @@ export class StdioPool<M extends PoolMember> {
     this.refill();
   }
 
+  /** An idle initialized process at once, or undefined: the common case, with no promise made. */
+  takeIdle(): M | undefined {
+    const member = this.readyOne();
+    if (member) this.out++;
+    if (!this.options.reuse) this.refill();
+    return member;
+  }
+
   /**
-   * An initialized process for one call: an idle one; else (pool) one another call gives back
-   * within GROW_AFTER_MS; else one that is warming up, when no other call waits for it; else one
-   * started for this call. The callers bound the calls (the bulkhead), so the processes stay
-   * within `size`; quick calls keep reusing a few warm processes instead of growing the pool.
+   * An initialized process for one call: an idle one; else (pool) the next one given back or
+   * started for the waiting calls (GrowthRule); else (per-call) one warming up when no other call
+   * waits for it, or one started for this call.
    */
-  async take(): Promise<M> {
-    this.busy++;
+  take(): Promise<M> {
+    const member = this.takeIdle();
+    if (member) return Promise.resolve(member);
+    if (this.closed) return Promise.reject(this.closedError());
+    if (!this.options.reuse) return this.takeFresh();
+    return new Promise<M>((resolve, reject) => {
+      this.handoff.push({ resolve, reject, since: performance.now() });
+      this.armStall();
+      // An idle process found dead was retired above: its replacement starts now, for this call.
+      this.refill();
+    });
+  }
+
+  /** The call is over: `clean` (its handler answered) may reuse the process; otherwise it is ended. */
+  give(member: M, clean: boolean): void {
+    this.out--;
+    const reusable = clean && this.options.reuse && !this.closed && member.connector.isReady();
+    if (reusable) {
+      const crowded = this.growth.returned(performance.now(), this.handoff.length, this.out + 1);
+      this.arrive(member);
+      if (crowded && this.idle.length === 0 && this.canGrow()) this.grow(false);
+    } else {
+      this.retire(member);
+      // A call waiting for a process gets a new one now rather than after STALL_MS.
+      if (this.handoff.length > 0 && this.canGrow()) this.grow(true);
+    }
+    this.refill();
+  }
+
+  /** Once a process of the pool first came up (readiness). */
+  get warmed(): boolean {
+    return this.everUp;
+  }
+
+  /** Processes by state, for the pool gauge. */
+  counts(): Record<PoolState, number> {
+    return { idle: this.idle.length, busy: this.out, starting: this.starting.size + this.growing, stopping: this.stopping };
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    clearTimeout(this.stallTimer);
+    for (const waiter of this.handoff.splice(0)) waiter.reject(this.closedError());
+    await Promise.allSettled([...this.starting]);
+    await Promise.allSettled(this.idle.splice(0).map((m) => m.connector.close()));
+  }
+
+  /** A ready process goes to the call that waited longest, else to the idle ones. */
+  private arrive(member: M): void {
+    const next = this.handoff.shift();
+    if (!next) return void this.idle.push(member);
+    this.out++;
+    next.resolve(member);
+    this.armStall();
+  }
+
+  /** One timer for all waiting calls: it follows the longest-waiting one (STALL_MS). */
+  private armStall(): void {
+    clearTimeout(this.stallTimer);
+    this.stallTimer = undefined;
+    const head = this.handoff[0];
+    if (!head || this.closed) return;
+    // Stalled already (a process is starting, or the pool is full): look again a while later.
+    const dueInMs = this.growth.stallDueInMs(performance.now(), head.since) || STALL_MS;
+    this.stallTimer = setTimeout(() => this.onStall(), dueInMs);
+    this.stallTimer.unref();
+  }
+
+  private onStall(): void {
+    const head = this.handoff[0];
+    // One new process at a time: calls that come back meanwhile may make the next one needless.
+    if (head && this.growth.stallDueInMs(performance.now(), head.since) === 0 && this.canGrow()) this.grow(true);
+    this.armStall();
+  }
+
+  private canGrow(): boolean {
+    const total = this.out + this.idle.length + this.starting.size + this.growing;
+    return !this.closed && this.growing === 0 && this.starting.size === 0 && total < this.options.size;
+  }
+
+  /**
+   * A process started for the waiting calls; the first in line gets it (or one given back
+   * meanwhile). `stalled`: when it cannot start, the call that waited longest fails with why, as a
+   * call does that cannot get a process; a crowded pool's growth only logs it.
+   */
+  private grow(stalled: boolean): void {
+    this.growth.grew();
+    this.growing++;
+    const member = this.member();
+    started(member.connector).then(
+      () => {
+        this.growing--;
+        this.everUp = true;
+        if (this.closed) void member.connector.close();
+        else this.arrive(member);
+      },
+      async (err: unknown) => {
+        this.growing--;
+        await member.connector.close();
+        this.logger.warn({ err: String((err as Error).message ?? err) }, "could not start one more pooled upstream process");
+        this.startFailed(err, stalled);
+      },
+    );
+  }
+
+  /**
+   * A process could not start: with none out to come back, every waiting call fails with why (a
+   * call that cannot get a process does not wait on); else the one it was started for, if any.
+   */
+  private startFailed(err: unknown, stalled: boolean): void {
+    const error = err instanceof Error ? err : new Error(String(err));
+    const failing = this.out === 0 ? this.handoff.splice(0) : stalled ? this.handoff.splice(0, 1) : [];
+    for (const waiter of failing) waiter.reject(error);
+    this.armStall();
+  }
+
+  /** per-call: a process warming up when no other call waits for it, else one started for this call. */
+  private async takeFresh(): Promise<M> {
     this.waiting++;
     try {
-      const member = this.readyOne() ?? (await this.givenBack()) ?? (await this.warming());
-      return member ?? (await this.fresh());
-    } catch (err) {
-      this.busy--;
-      throw err;
+      const member = (await this.warming()) ?? (await this.fresh());
+      this.out++;
+      return member;
     } finally {
       this.waiting--;
       this.refill();
     }
-  }
-
-  /**
-   * Waits for a process another call gives back (pool only: per-call never gives any back), as
-   * long as processes keep coming back: quick calls then share a few warm processes. Only when
-   * none came back for GROW_AFTER_MS (the calls in flight are slow) does the pool grow.
-   */
-  private givenBack(): Promise<M | undefined> {
-    if (!this.options.reuse || this.closed) return Promise.resolve(undefined);
-    return new Promise((resolve) => {
-      let timer: NodeJS.Timeout;
-      const hand = (member: M | undefined) => {
-        clearTimeout(timer);
-        resolve(member);
-      };
-      const check = () => {
-        const quietMs = performance.now() - this.lastReturnAt;
-        if (quietMs < GROW_AFTER_MS) return arm(GROW_AFTER_MS - quietMs);
-        // One new process at a time: calls that come back meanwhile may make the next one needless.
-        if (this.growing > 0 || this.starting.size > 0) return arm(GROW_AFTER_MS);
-        this.handoff.splice(this.handoff.indexOf(hand), 1);
-        resolve(undefined);
-      };
-      const arm = (ms: number) => {
-        timer = setTimeout(check, ms);
-        timer.unref();
-      };
-      arm(GROW_AFTER_MS);
-      this.handoff.push(hand);
-    });
   }
 
   /** Waited for once only: a process that cannot start makes this call fail, not wait on. */
@@ -138,7 +216,7 @@ export class StdioPool<M extends PoolMember> {
   }
 
   private async fresh(): Promise<M> {
-    if (this.closed) throw new Error(`the process pool of upstream '${this.name}' is closed`);
+    if (this.closed) throw this.closedError();
     const member = this.member();
     this.growing++;
     try {
@@ -153,35 +231,8 @@ export class StdioPool<M extends PoolMember> {
     }
   }
 
-  /** The call is over: `clean` (its handler answered) may reuse the process; otherwise it is ended. */
-  give(member: M, clean: boolean): void {
-    this.busy--;
-    const reusable = clean && this.options.reuse && !this.closed && member.connector.isReady();
-    if (reusable) this.lastReturnAt = performance.now();
-    const next = this.handoff.shift();
-    if (reusable && next) return next(member); // the next call has it (it counted itself busy in take)
-    if (reusable) this.idle.push(member);
-    else this.retire(member);
-    // A call waiting for a process gets a new one now rather than after GROW_AFTER_MS.
-    next?.(undefined);
-    this.refill();
-  }
-
-  /** Once a process of the pool first came up (readiness). */
-  get warmed(): boolean {
-    return this.everUp;
-  }
-
-  /** Processes by state, for the pool gauge. */
-  counts(): Record<PoolState, number> {
-    return { idle: this.idle.length, busy: this.busy - this.waiting, starting: this.starting.size + this.growing, stopping: this.stopping };
-  }
-
-  async close(): Promise<void> {
-    this.closed = true;
-    for (const hand of this.handoff.splice(0)) hand(undefined);
-    await Promise.allSettled([...this.starting]);
-    await Promise.allSettled(this.idle.splice(0).map((m) => m.connector.close()));
+  private closedError(): Error {
+    return new Error(`the process pool of upstream '${this.name}' is closed`);
   }
 
   /** Ended in the background: stdin closed, `shutdownGraceMs`, SIGTERM, then SIGKILL. */
@@ -199,7 +250,7 @@ export class StdioPool<M extends PoolMember> {
    */
   private refill(): void {
     const { size, warm, reuse } = this.options;
-    const total = () => this.busy - this.waiting + this.idle.length + this.starting.size;
+    const total = () => this.out + this.idle.length + this.starting.size + this.growing;
     const short = () => (reuse ? total() < warm : this.idle.length + this.starting.size < warm);
     while (!this.closed && short() && total() < size) {
       const warming: Promise<void> = this.warmOne().finally(() => {
@@ -217,11 +268,13 @@ export class StdioPool<M extends PoolMember> {
       this.everUp = true;
       this.backoff.reset();
       if (this.closed) await member.connector.close();
+      else if (this.options.reuse) this.arrive(member);
       else this.idle.push(member);
     } catch (err) {
       await member.connector.close();
       const delayMs = this.backoff.next();
       this.logger.warn({ err: String((err as Error).message ?? err), retryInMs: delayMs }, "could not start a pooled upstream process");
+      if (this.options.reuse) this.startFailed(err, false);
       // The pool refills once this attempt is over (see refill), after the backoff.
       await new Promise((resolve) => setTimeout(resolve, delayMs).unref());
     }
@@ -231,16 +284,4 @@ export class StdioPool<M extends PoolMember> {
     const id = ++this.next;
     return this.create(new StdioConnector(this.name, this.config, this.logger.child({ process: id }), this.options.generation), id);
   }
-}
-
-/**
- * Started, initialized, and past what the server does on `notifications/initialized`: a ping
- * answered after it is a barrier (a server handles its input in order), so a question the server
- * asks at start (the roots/list of the reference filesystem server) arrives before any call is
- * given the process, and is answered as belonging to no call.
- */
-async function started(connector: StdioConnector): Promise<void> {
-  await connector.start();
-  // Any answer will do, an error too: only its place in the stream matters.
-  await connector.request({ method: "ping" }).catch(() => undefined);
 }
