@@ -3,7 +3,7 @@ import { OwnedCall } from "./owned-call.js";
 import type { Owner } from "./owner.js";
 import type { RerunPolicy } from "./rerun-policy.js";
 import { newLeaseToken } from "./task-id.js";
-import type { EngineDeps, TaskCall } from "./types.js";
+import { TASK_CALL, type EngineDeps, type TaskCall } from "./types.js";
 
 /**
  * Run an orphan's call again on this replica: claim it in the store (one checked script: still
@@ -36,13 +36,13 @@ export async function adoptOrphan(
     ttlMs: task.ttlMs,
     pollIntervalMs: task.pollIntervalMs,
   };
-  const owned = new OwnedCall(claimed.task, token, call, deps, (id) => {
-    owner.remove(id);
+  const owned = new OwnedCall(claimed.task, token, call, deps, () => {
+    owner.remove(task.id);
     ended(claimed.task);
   });
   owner.add(owned);
   deps.logger.info({ taskId: task.id, attempt: claimed.task.attempt, previousOwner: task.owner }, "running the call of a stopped replica again");
-  owned.run(caller.call(call.client, call.request, owned.sink, { trackProgress: true }));
+  owned.run(caller.call(call.client, call.request, owned, TASK_CALL));
 }
 
 /**

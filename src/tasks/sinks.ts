@@ -23,13 +23,20 @@ export class SwitchSink implements MessageSink {
    * the front like everything else.
    */
   constructor(
-    private readonly front: MessageSink,
-    private readonly onInputBeforeDetach?: () => void,
+    private front: MessageSink | undefined,
+    private onInputBeforeDetach?: () => void,
   ) {}
 
+  /**
+   * From now on everything goes to the task. The relay keeps this sink as long as the call runs:
+   * it lets go of the client's reply (and what that holds of the finished HTTP exchange).
+   */
   detachTo(task: MessageSink): void {
     this.detached = task;
+    this.front = undefined;
+    this.onInputBeforeDetach = undefined;
     if (this.lastQueued) task.send(this.lastQueued);
+    this.lastQueued = undefined;
     for (const request of this.held.splice(0)) task.send(request);
   }
 
@@ -45,33 +52,6 @@ export class SwitchSink implements MessageSink {
       return true;
     }
     if (isNotification(message) && message.method === "notifications/progress" && message.params?.progressToken === undefined) return true;
-    return this.front.send(message);
+    return this.front?.send(message) ?? false;
   }
-}
-
-export interface TaskEvents {
-  progress(params: Record<string, unknown>): void;
-  /** A server→client request during the detached call; the task answers it (or refuses it) itself. */
-  request(request: JsonRpcRequest): void;
-}
-
-/** Where a detached call's messages go: progress becomes statusMessage, requests become input. */
-export class TaskSink implements MessageSink {
-  constructor(private readonly events: TaskEvents) {}
-
-  send(message: JsonRpcMessage): boolean {
-    if (isRequest(message)) {
-      this.events.request(message);
-      return true;
-    }
-    if (isNotification(message) && message.method === "notifications/progress") this.events.progress(message.params ?? {});
-    if (isQueuedNotice(message)) this.events.progress({ message: queueStatus(message.params?.ahead) });
-    // Logging and other notifications have nobody to go to once detached (not supported for tasks, §3.9).
-    return true;
-  }
-}
-
-/** A task's statusMessage while its call waits for a free slot on its upstream (issue 14). */
-function queueStatus(ahead: unknown): string {
-  return typeof ahead === "number" ? `queued: ${ahead} ahead` : "running";
 }

@@ -56,6 +56,9 @@ export function isToolCall(call: TaskCall): boolean {
   return call.request.method === "tools/call";
 }
 
+/** How the engine runs a call: with progress asked for (it becomes statusMessage). One object for every call held. */
+export const TASK_CALL: Readonly<{ trackProgress: true }> = Object.freeze({ trackProgress: true });
+
 /** The bus channel a replica listens on for work routed to the calls it owns. */
 export const ownerChannel = (replicaId: string) => `owner:${replicaId}`;
 
