@@ -11,6 +11,8 @@ export interface BulkheadObserver {
 /** One call's place: `ready` settles when it may start (or rejects: timed out, left). */
 export interface Ticket {
   readonly ready: Promise<void>;
+  /** False when the call started at once (`ready` is settled): nothing to wait for. */
+  readonly queued: boolean;
   /** Done (or no longer wanted): frees the slot, or the place in the queue. Idempotent. */
   leave(): void;
   /** Leaves the queue if still in it (`ready` rejects with LeftQueueError); false once started. */
@@ -40,6 +42,30 @@ interface Waiter {
   started?: boolean;
 }
 
+const STARTED: Promise<void> = Promise.resolve();
+
+/**
+ * The ticket of a call that started at once: an object of its own rather than closures, since a
+ * detached call keeps its ticket as long as the upstream runs (issue 16).
+ */
+class Slot implements Ticket {
+  readonly ready = STARTED;
+  readonly queued = false;
+  private left = false;
+
+  constructor(private readonly bulkhead: Bulkhead) {}
+
+  leave(): void {
+    if (this.left) return;
+    this.left = true;
+    this.bulkhead.release();
+  }
+
+  withdraw(): boolean {
+    return false;
+  }
+}
+
 export class Bulkhead {
   private running = 0;
   private readonly queue: Waiter[] = [];
@@ -65,7 +91,7 @@ export class Bulkhead {
     if (this.running < this.limit && this.queue.length === 0) {
       this.running++;
       this.observer?.waited(0);
-      return this.ticket(Promise.resolve(), () => this.release(), () => false);
+      return new Slot(this);
     }
     let waiter!: Waiter;
     const ready = new Promise<void>((start, fail) => {
@@ -78,23 +104,18 @@ export class Bulkhead {
     // Nobody may await a ticket that is left at once: its rejection is not an unhandled one.
     ready.catch(() => undefined);
     const withdraw = () => !waiter.started && this.drop(waiter, new LeftQueueError());
-    return this.ticket(ready, () => (waiter.started ? this.release() : withdraw()), withdraw);
-  }
-
-  private ticket(ready: Promise<void>, leave: () => void, withdraw: () => boolean): Ticket {
     let left = false;
-    return {
-      ready,
-      withdraw,
-      leave: () => {
-        if (left) return;
-        left = true;
-        leave();
-      },
+    const leave = () => {
+      if (left) return;
+      left = true;
+      if (waiter.started) this.release();
+      else withdraw();
     };
+    return { ready, queued: true, withdraw, leave };
   }
 
-  private release(): void {
+  /** A slot ends: the next call in the queue takes it. */
+  release(): void {
     const next = this.queue.shift();
     if (!next) {
       this.running--;

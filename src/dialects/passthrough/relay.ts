@@ -1,6 +1,7 @@
 import type { Logger } from "../../observability/logger.js";
 import type { Metrics } from "../../observability/metrics.js";
 import { traced } from "../../observability/tracing.js";
+import type { Span } from "@opentelemetry/api";
 import {
   failure,
   type JsonRpcErrorObject,
@@ -11,7 +12,8 @@ import {
 } from "../../jsonrpc/message.js";
 import type { MessageSink } from "../../jsonrpc/sink.js";
 import { UpstreamError, type UpstreamConnector, type UpstreamEvent } from "../../upstream/connector.js";
-import { LeftQueueError } from "./bulkhead.js";
+import { LeftQueueError, type Ticket } from "./bulkhead.js";
+import { inFlight, type InFlight } from "./in-flight.js";
 import { ListChangedHub } from "./list-changed.js";
 import { Questions } from "./questions.js";
 import { queueNotices } from "./queued.js";
@@ -23,24 +25,6 @@ import { CANCELLED_CODE, forwardedAuthorization, type CallClient, type UpstreamC
 
 /** Who is on the other end of a relayed request. */
 export type FrontClient = CallClient;
-
-interface InFlight {
-  client: FrontClient;
-  frontId: JsonRpcId;
-  sink: MessageSink;
-  /** Set by cancel(): the call is answered as cancelled. */
-  abandoned?: boolean;
-  /** Stops waiting for the upstream's answer (a closure rather than an AbortSignal: see UpstreamRequest). */
-  stop?: () => void;
-  upstreamId?: JsonRpcId;
-  frontProgressToken?: string | number;
-  /** The token the upstream was given, so forgetting the call is one delete, not a scan. */
-  upstreamProgressToken?: string;
-  cancelSent?: boolean;
-  /** Its place in the bulkhead's queue, until it starts: leaving it means it never starts. */
-  leaveQueue?: (() => boolean) | undefined;
-}
-
 
 /** Cancelled by the client: the upstream will not answer (2025-11-25 cancellation), so we do. */
 const CANCELLED: JsonRpcErrorObject = { code: CANCELLED_CODE, message: "Request cancelled by the client" };
@@ -90,44 +74,57 @@ export class Relay implements UpstreamCaller {
   call(client: FrontClient, request: JsonRpcRequest, sink: MessageSink, options: CallOptions = {}): Promise<JsonRpcResponse> {
     const pooled = this.options.calls;
     if (pooled && CALL_METHODS.has(request.method)) return pooled.call(client, request, sink, options);
-    const upstream = this.connector.name;
+    const attributes = { "mcp.method": request.method, "taskgate.upstream": this.connector.name };
+    return traced(`upstream ${request.method}`, attributes, (span) => this.relayCall(client, request, sink, options, span));
+  }
+
+  /**
+   * Not an async function: a detached call holds what this returns for as long as the upstream
+   * runs, and a suspended async frame (its generator, registers and promises) costs several times
+   * one reaction with one context (issue 16, 10,000 calls held at once).
+   */
+  private relayCall(client: FrontClient, request: JsonRpcRequest, sink: MessageSink, options: CallOptions, span: Span): Promise<JsonRpcResponse> {
+    if (this.byFront.has(frontKey(client.sessionId, request.id))) return Promise.resolve(failure(request.id, { code: -32600, message: `request id ${String(request.id)} is already in flight` }));
+    const local = this.answerLocally(client, request);
+    if (local) return Promise.resolve(local);
     const started = performance.now();
-    const attributes = { "mcp.method": request.method, "taskgate.upstream": upstream };
-    // A promise reaction rather than an async callback: a detached call is held for as long as
-    // the upstream runs, and a suspended async frame costs several times a reaction's memory.
-    return traced(`upstream ${request.method}`, attributes, (span) =>
-      this.relayCall(client, request, sink, options).then((response) => {
-        const seconds = (performance.now() - started) / 1000;
-        const ok = !("error" in response);
-        if (!ok) span.setStatus({ code: 2, message: response.error.message });
-        this.metrics.upstreamCall(upstream, request.method, seconds, ok);
-        // Task calls ask for progress (trackProgress); everything else is passthrough with the client waiting.
-        if (!options.trackProgress) this.metrics.passthrough(upstream, request.method, seconds);
-        return response;
-      }),
+    const call = inFlight(client, request.id, sink);
+    // The key is made again at the end rather than kept: a string of several parts held per call.
+    this.byFront.set(frontKey(client.sessionId, request.id), call);
+    const slot = this.enter(request, sink, options);
+    const sent = slot?.queued ? this.afterQueue(slot, call, request, options) : this.send(call, request, options);
+    return sent.then(
+      (response) => this.ended(call, slot, request, options, span, started, response),
+      (err: unknown) => {
+        const failed = failure(request.id, err instanceof LeftQueueError ? CANCELLED_BEFORE_START : call.abandoned ? CANCELLED : upstreamFailure(this.connector.name, err));
+        return this.ended(call, slot, request, options, span, started, failed);
+      },
     );
   }
 
-  private async relayCall(client: FrontClient, request: JsonRpcRequest, sink: MessageSink, options: CallOptions): Promise<JsonRpcResponse> {
-    const key = frontKey(client.sessionId, request.id);
-    if (this.byFront.has(key)) return failure(request.id, { code: -32600, message: `request id ${String(request.id)} is already in flight` });
-    const local = this.answerLocally(client, request);
-    if (local) return local;
-    const call: InFlight = { client, frontId: request.id, sink };
-    this.byFront.set(key, call);
+  /** A place in the bulkhead, for the calls that run a handler upstream (its queue tells a task where it stands). */
+  private enter(request: JsonRpcRequest, sink: MessageSink, options: CallOptions): Ticket | undefined {
     const bulkhead = CALL_METHODS.has(request.method) ? this.options.bulkhead : undefined;
-    const notices = bulkhead && options.trackProgress ? queueNotices(sink) : undefined;
-    const slot = bulkhead?.enter(notices?.onAhead);
+    if (!bulkhead) return undefined;
+    const notices = options.trackProgress ? queueNotices(sink) : undefined;
+    const slot = bulkhead.enter(notices?.onAhead);
+    if (slot.queued && notices) void slot.ready.then(() => notices.started(), () => undefined);
+    return slot;
+  }
+
+  /** Sent once the call's turn comes; a call cancelled while it waited never reaches the upstream. */
+  private async afterQueue(slot: Ticket, call: InFlight, request: JsonRpcRequest, options: CallOptions): Promise<JsonRpcResponse> {
+    call.queue = slot;
+    await slot.ready;
+    call.queue = undefined;
+    if (call.abandoned) return failure(request.id, CANCELLED_BEFORE_START);
+    return this.send(call, request, options);
+  }
+
+  private send(call: InFlight, request: JsonRpcRequest, options: CallOptions): Promise<JsonRpcResponse> {
     try {
-      if (slot) {
-        call.leaveQueue = slot.withdraw;
-        await slot.ready;
-        call.leaveQueue = undefined;
-        if (call.abandoned) return failure(request.id, CANCELLED_BEFORE_START);
-        notices?.started();
-      }
-      const response = await this.connector.request({
-        ...onBehalfOf(client),
+      return this.connector.request({
+        ...onBehalfOf(call.client),
         method: request.method,
         params: this.withUpstreamProgressToken(request.params, call, options.trackProgress ?? false),
         stopWaiting: (stop) => {
@@ -139,15 +136,25 @@ export class Relay implements UpstreamCaller {
           this.byUpstreamId.set(upstreamId, call);
         },
       });
-      this.afterSuccess(client, request, response);
-      return { ...response, id: request.id };
     } catch (err) {
-      if (err instanceof LeftQueueError) return failure(request.id, CANCELLED_BEFORE_START);
-      return failure(request.id, call.abandoned ? CANCELLED : upstreamFailure(this.connector.name, err));
-    } finally {
-      slot?.leave();
-      this.forget(key, call);
+      return Promise.reject(err as Error);
     }
+  }
+
+  /** The call's answer under the client's id, measured; its slot and its entries go. */
+  private ended(call: InFlight, slot: Ticket | undefined, request: JsonRpcRequest, options: CallOptions, span: Span, started: number, response: JsonRpcResponse): JsonRpcResponse {
+    slot?.leave();
+    this.forget(frontKey(call.client.sessionId, call.frontId), call);
+    const ok = !("error" in response);
+    if (ok) this.afterSuccess(call.client, request, response);
+    else span.setStatus({ code: 2, message: response.error.message });
+    const seconds = (performance.now() - started) / 1000;
+    const upstream = this.connector.name;
+    this.metrics.upstreamCall(upstream, request.method, seconds, ok);
+    // Task calls ask for progress (trackProgress); everything else is passthrough with the client waiting.
+    if (!options.trackProgress) this.metrics.passthrough(upstream, request.method, seconds);
+    // An answer the relay made itself (cancelled, failed) carries the client's id already.
+    return response.id === request.id ? response : { ...response, id: request.id };
   }
 
   /**
@@ -160,9 +167,9 @@ export class Relay implements UpstreamCaller {
     const call = this.byFront.get(frontKey(client.sessionId, frontId));
     if (!call) return;
     // Still queued: it leaves the queue and the upstream never sees it.
-    if (call.leaveQueue) {
+    if (call.queue) {
       call.abandoned = true;
-      call.leaveQueue();
+      call.queue.withdraw();
       return;
     }
     if (call.upstreamId !== undefined && !call.cancelSent) {
