@@ -5,6 +5,7 @@ import { formatProblems, loadConfig } from "./config/load.js";
 import { tasksCommand, TASKS_USAGE } from "./admin/tasks-command.js";
 import { demoServerCommand } from "./demo/command.js";
 import { createLogger } from "./observability/logger.js";
+import { limitHeapGrowth } from "./runtime/heap.js";
 
 const USAGE = `Usage:
   taskgate [--config FILE] [--port N] [--host H] [--redis URL | --redis-cluster HOST:PORT,...] [--upstream SPEC] [--log-level L]
@@ -34,6 +35,7 @@ async function main(argv: string[]): Promise<number> {
     process.stderr.write(`taskgate: the configuration has problems:\n${formatProblems(loaded.problems)}\n`);
     return 2;
   }
+  limitHeapGrowth(loaded.config.memory.heapGrowthPercent);
   const logger = createLogger(loaded.config.log.level);
   // A promise nobody awaited that failed is a bug, but not one worth every caller's open call:
   // say so loudly and keep serving (tasks survive a crash; the synchronous calls in flight would not).
