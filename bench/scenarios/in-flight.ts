@@ -44,7 +44,7 @@ export const inFlight: Scenario = {
         tasks: { leaseMs: LEASE_MS, defaultTtlMs: 600_000, reaperIntervalMs: REAPER_INTERVAL_MS },
         // Every caller is one principal without auth; the scenario holds more than the default allows.
         limits: { maxActiveTasksPerPrincipal: 0 },
-        upstreams: [demoStdio({ sleep: { taskSupport: "required" } })],
+        upstreams: [heldUpstream()],
       }, probeLaunch(ctx.redis.url, true));
       servers.push(gate);
       await sleep(500);
@@ -69,6 +69,15 @@ export const inFlight: Scenario = {
     }
   },
 };
+
+/**
+ * The demo server over stdio, running every held call at once: `isolation: shared` on one process
+ * and `maxInFlight` at its maximum. With the default pool (`poolSize` 8) the calls beyond eight
+ * would wait in the upstream's queue and fail after `queueTimeoutMs`: they would not be held calls.
+ */
+export function heldUpstream(): Record<string, unknown> {
+  return { ...demoStdio({ sleep: { taskSupport: "required" } }), isolation: "shared", maxInFlight: 10_000 };
+}
 
 /** Creates answered 503 and sent again, as a client would: on a loaded machine a store call can miss its deadline. */
 let retried = 0;
