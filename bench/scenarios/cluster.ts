@@ -12,7 +12,10 @@ import { checkOutcomes, waveReport, type Made, type Peak } from "./cluster-repor
 const REPLICAS = 3;
 const MASTERS = 3;
 const KEY_PREFIX = "bench-r:";
-const CREATE_CONCURRENCY = 60;
+const CREATE_CONCURRENCY = 40;
+const CREATE_ATTEMPTS = 8;
+/** The first wave, small: it measures the create rate the next waves plan their calls' end with. */
+const FIRST_WAVE = 600;
 /** One lease (the default 15 s): three renewal passes and three reaper sweeps at the defaults. */
 const WINDOW_MS = 15_000;
 /** The calls of a wave end together, this long after the wave's last create would at the rate measured so far. */
@@ -23,7 +26,8 @@ const MARGIN_MS = WINDOW_MS + 20_000;
  * three taskgate replicas on a three-master Redis Cluster on loopback, every setting at its default
  * but the upstream's concurrency (every held call runs at once, as in scenario e) and the
  * per-principal task limit (every call is one principal). On a 2-core machine they go in waves of
- * BENCH_CLUSTER_WAVE (30,000: 10,000 per replica, scenario e's count); each call sleeps until a
+ * BENCH_CLUSTER_WAVE (30,000: 10,000 per replica, scenario e's count) after a first wave of 600 that
+ * measures the create rate; each call sleeps until a
  * common end a little after the wave's last create, so the whole wave is held at once when the
  * figures are taken: RSS and heap per replica, Redis memory per shard, and the Redis commands of
  * one lease period (renewals and reaper sweeps, nothing else running). At the end every call's
@@ -48,9 +52,9 @@ export const cluster: Scenario = {
       const baseline = await restFigures(redis, servers);
       out.figure("at rest", `RSS per replica ${baseline.rss.join(", ")} MiB; Redis used_memory per shard ${baseline.shards.join(", ")} MiB`);
       const expected = new Map<string, Made>();
-      let rate = 150; // creates per second until the first wave says otherwise
+      let rate = 50; // creates per second until the first wave says otherwise
       for (let made = 0, wave = 1; made < total; wave++) {
-        const size = Math.min(waveSize, total - made);
+        const size = Math.min(wave === 1 ? FIRST_WAVE : waveSize, total - made);
         const peak = await runWave(redis, servers, made, size, rate, expected);
         rate = peak.createRate;
         waveReport(out, wave, peak);
@@ -100,8 +104,9 @@ async function runWave(redis: BenchCluster, servers: Server[], from: number, siz
       } catch (err) {
         // A 503 (a store call past its deadline) or a connection dropped under load: sent again as a
         // client would; a task its first try made anyway shows as a task beyond the handles.
-        if (attempt >= 3 || !/answered 503|fetch failed/.test(String((err as Error).message))) throw err;
+        if (attempt >= CREATE_ATTEMPTS || !/answered 503|fetch failed/.test(String((err as Error).message))) throw err;
         retried++;
+        await sleep(250 * attempt);
       }
     }
   });
