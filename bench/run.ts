@@ -3,7 +3,7 @@ import { cpus } from "node:os";
 import { join, relative } from "node:path";
 import { describeMachine } from "./lib/machine.js";
 import { killAllNow, pinCores, stopAll } from "./lib/procs.js";
-import { startRedis, type BenchRedis } from "./lib/redis.js";
+import { startRedis } from "./lib/redis.js";
 import { renderMarkdown, type BenchRun } from "./lib/report.js";
 import { ScenarioOutput, type BenchContext, type Scenario } from "./lib/result.js";
 import { removeConfigFiles, setGatewayLogLevel } from "./lib/servers.js";

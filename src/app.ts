@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto";
 import type { AddressInfo } from "node:net";
 import { serve, type ServerType } from "@hono/node-server";
+import type { Hono } from "hono";
 import type { Config, UpstreamConfig } from "./config/schema.js";
 import { startAdmin } from "./admin/server.js";
 import { Front } from "./dialects/front.js";
@@ -15,6 +16,7 @@ import { SessionCache } from "./dialects/legacy/session-cache.js";
 import { Sessions } from "./dialects/legacy/sessions.js";
 import { upstreamCalls, type UpstreamCalls } from "./dialects/passthrough/isolation.js";
 import { createAuthenticator } from "./auth/index.js";
+import type { CallerEnv } from "./http/auth-guard.js";
 import { CallerLimits } from "./http/caller-limits.js";
 import { buildHttpApp, type Endpoint, type Security } from "./http/routes.js";
 import { protectedResources, scopePolicy } from "./http/oauth-wiring.js";
@@ -35,15 +37,23 @@ export interface Gateway {
   readonly port: number;
   readonly replicaId: string;
   readonly adminUrl?: string;
+  /** The HTTP app the listener serves: in-process tests call `app.request(...)` on it. */
+  readonly app: Hono<CallerEnv>;
   close(): Promise<void>;
 }
 
+/** Parts a caller may hand in instead of the ones built from the config (tests: an in-process upstream). */
+export interface GatewayParts {
+  connector?: (upstream: UpstreamConfig, logger: Logger) => UpstreamConnector;
+  store?: Store;
+}
+
 /** The composition root: builds every part from the config and wires them. No logic of its own. */
-export async function startGateway(config: Config, logger: Logger): Promise<Gateway> {
+export async function startGateway(config: Config, logger: Logger, parts: GatewayParts = {}): Promise<Gateway> {
   const replicaId = randomBytes(4).toString("hex");
   const stopTracing = await startTracing(config.tracing, replicaId, logger);
   const metrics = new Metrics();
-  const store = observeStore(createStore({ redisUrl: config.store.redisUrl, cluster: config.store.cluster, keyPrefix: config.store.keyPrefix, logger }), metrics);
+  const store = observeStore(parts.store ?? createStore({ redisUrl: config.store.redisUrl, cluster: config.store.cluster, keyPrefix: config.store.keyPrefix, logger }), metrics);
   if (store.kind === "memory")
     logger.warn("NO REDIS CONFIGURED: sessions and tasks live in this process only and are lost when it stops; set store.redisUrl for anything but development");
   const { tasks } = config;
@@ -64,7 +74,8 @@ export async function startGateway(config: Config, logger: Logger): Promise<Gate
   metrics.setInFlight(() => engine.ownedCount);
   const requestState = requestStateCodec(tasks.requestStateSecret, store, logger);
   await engine.start();
-  const connectors = config.upstreams.map((u) => createConnector(u, logger.child({ upstream: u.name })));
+  const connectorOf = parts.connector ?? createConnector;
+  const connectors = config.upstreams.map((u) => connectorOf(u, logger.child({ upstream: u.name })));
   const keepAliveMs = config.http.sseKeepAliveMs;
   const calls = config.upstreams.map((u, i) => upstreamCalls(u, connectors[i]!, logger.child({ upstream: u.name }), `${replicaId}-${u.name}`, metrics));
   for (const [i, u] of config.upstreams.entries()) logger.info({ upstream: u.name, ...calls[i]!.describe }, "upstream isolation");
@@ -107,7 +118,7 @@ export async function startGateway(config: Config, logger: Logger): Promise<Gate
     await admin?.close();
     await shutdown(server, engine, closeables, store).finally(stopTracing);
   };
-  return { url, port, replicaId, ...(admin ? { adminUrl: admin.url } : {}), close };
+  return { url, port, replicaId, ...(admin ? { adminUrl: admin.url } : {}), app, close };
 }
 
 /** MRTR's requestState is signed with a key every replica must share (README: MRTR). */

@@ -30,6 +30,7 @@ const processOut: Out = { stdout: (t) => process.stdout.write(t), stderr: (t) =>
  * 0 when done, 1 when the gateway refused or could not be reached, 2 on bad arguments.
  */
 export async function tasksCommand(argv: string[], env: Record<string, string | undefined>, out: Out = processOut): Promise<number> {
+  // biome-ignore lint/suspicious/noImplicitAnyLet: assigned once in the try below; its type is parseArgs' own, too long to write out.
   let parsed;
   try {
     parsed = parseArgs({ args: argv, options: OPTIONS, allowPositionals: true, strict: true });

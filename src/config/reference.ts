@@ -81,11 +81,11 @@ export const REFERENCE_END = "<!-- config-reference:end -->";
 
 /** The Markdown table, between its markers, exactly as the README holds it. */
 export function configReference(): string {
-  const escape = (text: string) => text.replace(/\|/g, "\\|").replace(/\n/g, " ");
+  const cell = (text: string) => text.replace(/\|/g, "\\|").replace(/\n/g, " ");
   const lines = [
     "| setting | type | default | env | what it does |",
     "| --- | --- | --- | --- | --- |",
-    ...configRows().map((r) => `| \`${r.key}\` | ${r.type} | ${r.default} | ${r.env ? `\`${r.env}\`` : ""} | ${escape(r.description ?? "")} |`),
+    ...configRows().map((r) => `| \`${r.key}\` | ${r.type} | ${r.default} | ${r.env ? `\`${r.env}\`` : ""} | ${cell(r.description ?? "")} |`),
   ];
   return [REFERENCE_START, ...lines, REFERENCE_END].join("\n");
 }

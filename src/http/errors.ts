@@ -1,6 +1,7 @@
-import type { JsonRpcId } from "../jsonrpc/message.js";
+import type { JsonRpcId, JsonRpcMessage } from "../jsonrpc/message.js";
 import { StoreUnavailableError } from "../store/contract.js";
 import { TaskLimitError } from "../tasks/admission.js";
+import { ShuttingDownError } from "../tasks/types.js";
 import type { Refusal } from "../observability/request-outcome.js";
 import { tagReply } from "./reply-outcome.js";
 
@@ -76,6 +77,9 @@ const REFUSALS: Partial<Record<ErrorKind, Refusal>> = {
   modern_method_not_allowed: "bad_input",
 };
 
+/** The table's HTTP status of each error object `toBody` built. */
+const statuses = new WeakMap<object, number>();
+
 /** An error taskgate answers with; it knows its JSON-RPC code and HTTP status from the table. */
 export class GatewayError extends Error {
   readonly code: number;
@@ -95,10 +99,15 @@ export class GatewayError extends Error {
     this.status = row.status;
   }
 
-  /** The JSON-RPC error response body, with the request id when one is known. */
+  /**
+   * The JSON-RPC error response body, with the request id when one is known. Its error object
+   * remembers the table's HTTP status, so a reply that answers it as a plain JSON body (CallReply)
+   * answers with that status too.
+   */
   toBody(id: JsonRpcId | null = null) {
     const error: { code: number; message: string; data?: unknown } = { code: this.code, message: this.message };
     if (this.data !== undefined) error.data = this.data;
+    statuses.set(error, this.status);
     return { jsonrpc: "2.0" as const, id, error };
   }
 
@@ -109,16 +118,38 @@ export class GatewayError extends Error {
   }
 }
 
+/** The HTTP status of an error body built from the table (toBody); undefined for any other message. */
+export function httpStatusOf(message: JsonRpcMessage): number | undefined {
+  return "error" in message ? statuses.get(message.error) : undefined;
+}
+
+/**
+ * The one mapping from what went wrong inside taskgate to what the client is told. The store not
+ * answering is "task store unavailable" with 503 wherever it happens: the request may succeed if
+ * retried (RFC 9110 §15.6.4), and a load balancer may send the retry to a replica that reaches
+ * the store, where 200 with -32603 would read as this request's final answer.
+ */
+export function wireError(err: unknown): GatewayError {
+  if (err instanceof GatewayError) return err;
+  if (err instanceof StoreUnavailableError) return new GatewayError("store_unavailable");
+  if (err instanceof TaskLimitError) return new GatewayError("too_many_tasks", err.message);
+  if (err instanceof ShuttingDownError) return new GatewayError("shutting_down");
+  return new GatewayError("internal");
+}
+
+/** An error that is neither taskgate's own nor one the table names: a bug, logged by whoever sees it. */
+export function isUnexpected(err: unknown): boolean {
+  return !(err instanceof GatewayError || err instanceof StoreUnavailableError || err instanceof TaskLimitError || err instanceof ShuttingDownError);
+}
+
 /**
  * Run a store operation; the store not answering becomes "task store unavailable" (-32603, 503),
- * and a full task quota "too many active tasks" (-32000, 429).
+ * and a full task quota "too many active tasks" (-32000, 429) — `wireError`.
  */
 export async function storeCall<T>(op: () => Promise<T>): Promise<T> {
   try {
     return await op();
   } catch (err) {
-    if (err instanceof StoreUnavailableError) throw new GatewayError("store_unavailable");
-    if (err instanceof TaskLimitError) throw new GatewayError("too_many_tasks", err.message);
-    throw err;
+    throw isUnexpected(err) ? err : wireError(err);
   }
 }

@@ -1,5 +1,6 @@
 import type { JsonRpcMessage } from "../jsonrpc/message.js";
 import type { MessageSink } from "../jsonrpc/sink.js";
+import { httpStatusOf } from "./errors.js";
 import { tagReply } from "./reply-outcome.js";
 import { SseStream } from "./sse.js";
 
@@ -54,7 +55,7 @@ export class CallReply implements MessageSink {
     const idle = this.accepts.sse && this.keepAliveMs > 0 ? setTimeout(() => this.startStream(), this.keepAliveMs) : undefined;
     const first = await Promise.race([work.then((message) => ({ message })), this.streamStarted.then(() => undefined)]);
     clearTimeout(idle);
-    if (first && !this.stream) return tagReply(Response.json(first.message, { headers: this.headers }), first.message);
+    if (first && !this.stream) return tagReply(Response.json(first.message, { headers: this.headers, status: httpStatusOf(first.message) ?? 200 }), first.message);
     return this.streamed(work);
   }
 

@@ -57,6 +57,7 @@ export class ProtectedResources {
    * it), and the root document: the first endpoint's, for clients that try the root form
    * (MCP authorization, Protected Resource Metadata Discovery Requirements).
    */
+  // biome-ignore lint/suspicious/noExplicitAny: mounts on any app, whatever its context variables; it reads none of them.
   mount(app: Hono<any>, paths: readonly string[]): void {
     const serve = (route: string, path: string) => {
       app.get(route, (c) => c.json(this.metadata(path), 200, CORS));

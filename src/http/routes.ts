@@ -9,9 +9,8 @@ import type { Audit } from "../observability/audit.js";
 import { authGuard, type CallerEnv } from "./auth-guard.js";
 import type { CallerLimits } from "./caller-limits.js";
 import { forwardedAuthorization } from "../tasks/caller.js";
-import { ShuttingDownError } from "../tasks/types.js";
 import { bodySizeLimit } from "./body-size.js";
-import { GatewayError } from "./errors.js";
+import { GatewayError, isUnexpected, wireError } from "./errors.js";
 import { hostGuard, jsonContentType } from "./guards.js";
 import { corsForAllowed, originGuard, originPolicy } from "./origins.js";
 import { keepReply, noteRequest, observeRequests } from "./observe.js";
@@ -144,8 +143,7 @@ function mount(app: Hono<CallerEnv>, { path, front, forwardAuthorization, scopes
         ...(forwardAuthorization ? forwardedAuthorization(c.req.header("authorization")) : {}),
       })));
     } catch (err) {
-      if (err instanceof GatewayError) return keepReply(c, err.toResponse(id));
-      if (err instanceof ShuttingDownError) return new GatewayError("shutting_down").toResponse(id);
+      if (!isUnexpected(err)) return keepReply(c, wireError(err).toResponse(id));
       logger.error({ err, ...c.get("logContext") }, "unexpected error while relaying a message");
       return new GatewayError("internal").toResponse(id);
     }

@@ -1,3 +1,4 @@
+import { RPC } from "../jsonrpc/codes.js";
 /**
  * How a front request ended, for `mcp_server_operation_duration_seconds`. The JSON-RPC error
  * classes follow JSON-RPC 2.0 §5.1 (https://www.jsonrpc.org/specification#error_object); the
@@ -24,15 +25,15 @@ export type Wire = "legacy" | "modern" | "unknown";
 
 export function outcomeOfCode(code: number): Outcome {
   switch (code) {
-    case -32700:
+    case RPC.PARSE_ERROR:
       return "parse_error";
-    case -32600:
+    case RPC.INVALID_REQUEST:
       return "invalid_request";
-    case -32601:
+    case RPC.METHOD_NOT_FOUND:
       return "method_not_found";
-    case -32602:
+    case RPC.INVALID_PARAMS:
       return "invalid_params";
-    case -32603:
+    case RPC.INTERNAL_ERROR:
       return "internal_error";
     default:
       return code >= -32099 && code <= -32000 ? "server_error" : "application_error";

@@ -149,9 +149,7 @@ export interface LeaseState {
 }
 
 /** The bus channel a task's hints go to (see TaskStore); subscribe to it through `Store.bus`. */
-export function taskChannel(taskId: string): string {
-  return `task:${taskId}`;
-}
+export { taskChannel } from "./channels.js";
 
 /**
  * Every successful change (create, transition, input responses added or taken) publishes the new

@@ -1,5 +1,6 @@
 import type { JsonRpcId, JsonRpcRequest, JsonRpcResponse } from "../jsonrpc/message.js";
 import type { MessageSink } from "../jsonrpc/sink.js";
+import { RPC } from "../jsonrpc/codes.js";
 
 /** Who a call is made for: the relay keeps their ids and capabilities apart. */
 export interface CallClient {
@@ -34,7 +35,7 @@ export interface UpstreamCaller {
 }
 
 /** The code a call answers with once abandoned after a cancel (the upstream will not answer). */
-export const CANCELLED_CODE = -32800;
+export const CANCELLED_CODE = RPC.REQUEST_CANCELLED;
 
 /**
  * Sent by a caller to the sink of a call the task engine made (never to a client): the call waits

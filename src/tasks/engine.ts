@@ -1,4 +1,4 @@
-import { type NewTask, type TaskFilter, type TaskRecord } from "../store/contract.js";
+import type { NewTask, TaskFilter, TaskRecord } from "../store/contract.js";
 import { Admission, type AdmittedCall } from "./admission.js";
 import { adoptOrphan, drainOwned } from "./handover.js";
 import { OwnedCall } from "./owned-call.js";

@@ -5,6 +5,7 @@ import { retryWhileUnavailable } from "./store-retry.js";
 import { NON_TERMINAL } from "./transitions.js";
 import type { CallClient, UpstreamCaller } from "./caller.js";
 import type { EngineDeps } from "./types.js";
+import { RPC } from "../jsonrpc/codes.js";
 
 const RELATED_TASK = "io.modelcontextprotocol/related-task";
 
@@ -107,7 +108,7 @@ export class InputBridge {
   private async refuse(key: string, message: string): Promise<void> {
     const entry = this.take(key);
     if (!entry) return;
-    const error: JsonRpcErrorObject = { code: -32603, message };
+    const error: JsonRpcErrorObject = { code: RPC.INTERNAL_ERROR, message };
     // Runs from timers and store callbacks that nobody awaits: an upstream that is gone is logged, not thrown.
     await this.call.caller
       .answer(this.call.client, { jsonrpc: "2.0", id: entry.frontId, error })
@@ -141,7 +142,7 @@ export function inputRequestOf(request: JsonRpcRequest): InputRequest {
 function responseOf(id: JsonRpcId, value: unknown) {
   if (isObject(value) && isObject(value.$error)) return { jsonrpc: "2.0" as const, id, error: value.$error as unknown as JsonRpcErrorObject };
   if (isObject(value)) return { jsonrpc: "2.0" as const, id, result: value };
-  return { jsonrpc: "2.0" as const, id, error: { code: -32602, message: "the client's answer was not an object" } };
+  return { jsonrpc: "2.0" as const, id, error: { code: RPC.INVALID_PARAMS, message: "the client's answer was not an object" } };
 }
 
 function isObject(value: unknown): value is Record<string, unknown> {

@@ -7,6 +7,7 @@ import { statusFromProgress, Throttle } from "./status-message.js";
 import { retryWhileUnavailable } from "./store-retry.js";
 import { allowedFrom, NON_TERMINAL } from "./transitions.js";
 import type { EngineDeps, TaskCall } from "./types.js";
+import { RPC } from "../jsonrpc/codes.js";
 
 interface Ending {
   to: TaskStatus;
@@ -138,7 +139,7 @@ export class OwnedCall implements MessageSink {
     this.input?.close();
     try {
       if (release) await this.deps.store.releaseLease(this.task.id, this.token);
-      else await this.write({ to: "failed", outcome: { error: { code: -32603, message } }, statusMessage: message });
+      else await this.write({ to: "failed", outcome: { error: { code: RPC.INTERNAL_ERROR, message } }, statusMessage: message });
     } finally {
       void this.caller.cancel(this.client, this.requestId, "taskgate is shutting down");
     }
@@ -228,7 +229,7 @@ export class OwnedCall implements MessageSink {
   }
 
   private endingOf(response: JsonRpcResponse, progress: string | undefined): Ending {
-    if (this.failReason) return { to: "failed", outcome: { error: { code: -32603, message: this.failReason } }, statusMessage: this.failReason };
+    if (this.failReason) return { to: "failed", outcome: { error: { code: RPC.INTERNAL_ERROR, message: this.failReason } }, statusMessage: this.failReason };
     if ("error" in response) {
       if (response.error.code === CANCELLED_CODE && this.cancelling) return { to: "cancelled", statusMessage: "Cancelled at the client's request" };
       return { to: "failed", outcome: { error: response.error }, statusMessage: response.error.message };
@@ -287,5 +288,5 @@ function bounded(end: Ending, maxBytes: number | undefined): Ending {
   const bytes = Buffer.byteLength(JSON.stringify(end.outcome));
   if (bytes <= maxBytes) return end;
   const message = `the result is ${bytes} bytes, over the limit of ${maxBytes} (limits.maxResultBytes)`;
-  return { to: "failed", outcome: { error: { code: -32603, message } }, statusMessage: message };
+  return { to: "failed", outcome: { error: { code: RPC.INTERNAL_ERROR, message } }, statusMessage: message };
 }

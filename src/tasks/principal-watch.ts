@@ -2,7 +2,8 @@ import { taskChannel, type Store, type TaskRecord } from "../store/contract.js";
 import { isTerminal } from "./transitions.js";
 
 /** Where a principal's new tasks are announced (a hint; the store has the truth). */
-export const principalChannel = (principal: string) => `principal:${principal}`;
+export { principalChannel } from "../store/channels.js";
+import { principalChannel } from "../store/channels.js";
 
 /** Between reads of the followed tasks when no hint arrives: a lost hint only delays (pub/sub is a hint). */
 const POLL_MS = 2_000;

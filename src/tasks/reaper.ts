@@ -1,6 +1,7 @@
 import type { OrphanEnd, TaskRecord } from "../store/contract.js";
 import type { RerunPolicy } from "./rerun-policy.js";
 import type { EngineDeps } from "./types.js";
+import { RPC } from "../jsonrpc/codes.js";
 
 /** Orphans handled per sweep; the rest wait for the next one. */
 const BATCH = 500;
@@ -68,7 +69,7 @@ export class Reaper {
       // its error and a statusMessage (§3.6). "Or lost the task store": an owner cut off from
       // Redis for leaseMs abandons its calls too.
       const statusMessage = `The taskgate replica running this call stopped (or lost the task store) before it finished${run}`;
-      await this.end(task, { to: "failed", statusMessage, outcome: { error: { code: -32603, message: statusMessage } }, now: this.deps.clock() });
+      await this.end(task, { to: "failed", statusMessage, outcome: { error: { code: RPC.INTERNAL_ERROR, message: statusMessage } }, now: this.deps.clock() });
     }
   }
 

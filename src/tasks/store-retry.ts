@@ -1,4 +1,5 @@
 import { StoreUnavailableError } from "../store/contract.js";
+import { backoffDelayMs } from "../util/backoff.js";
 
 /**
  * Run a store write the owner must not drop (a call's outcome, an upstream question), trying
@@ -6,13 +7,13 @@ import { StoreUnavailableError } from "../store/contract.js";
  * can still be valid. Other errors are thrown at once. Undefined when it gave up.
  */
 export async function retryWhileUnavailable<T>(op: () => Promise<T>, keepGoing: () => boolean): Promise<T | undefined> {
-  for (let delayMs = 50; keepGoing(); delayMs = Math.min(delayMs * 2, 1_000)) {
+  for (let attempt = 1; keepGoing(); attempt++) {
     try {
       return await op();
     } catch (err) {
       if (!(err instanceof StoreUnavailableError)) throw err;
     }
-    await new Promise((resolve) => setTimeout(resolve, delayMs));
+    await new Promise((resolve) => setTimeout(resolve, backoffDelayMs(attempt, 50, 1_000)));
   }
   return undefined;
 }

@@ -7,6 +7,7 @@ import { settle } from "./settle.js";
 import { SwitchSink } from "./sinks.js";
 import { isTerminal } from "./transitions.js";
 import { isToolCall, type EngineDeps, type TaskCall } from "./types.js";
+import { RPC } from "../jsonrpc/codes.js";
 
 /**
  * Where a call that is still synchronous stands when the client gets an answer:
@@ -133,11 +134,11 @@ function endedAs(task: TaskRecord, id: JsonRpcId): JsonRpcResponse {
   const outcome = task.outcome;
   if (outcome && "result" in outcome) return { jsonrpc: "2.0", id, result: outcome.result };
   if (outcome) return { jsonrpc: "2.0", id, error: outcome.error };
-  return { jsonrpc: "2.0", id, error: { code: -32603, message: task.statusMessage ?? `the call ended ${task.status}` } };
+  return { jsonrpc: "2.0", id, error: { code: RPC.INTERNAL_ERROR, message: task.statusMessage ?? `the call ended ${task.status}` } };
 }
 
 function gone(id: JsonRpcId): SyncOutcome {
-  return { inline: { jsonrpc: "2.0", id, error: { code: -32603, message: "the parked call expired" } } };
+  return { inline: { jsonrpc: "2.0", id, error: { code: RPC.INTERNAL_ERROR, message: "the parked call expired" } } };
 }
 
 function delay(ms: number): Promise<undefined> {

@@ -12,11 +12,14 @@ export const TRANSITIONS: Readonly<Record<TaskStatus, readonly TaskStatus[]>> = 
   cancelled: [],
 };
 
-export const NON_TERMINAL: readonly TaskStatus[] = ["working", "input_required"];
+/**
+ * Terminal statuses live with the store's checks (store/task-rules.ts), which the Redis scripts
+ * are built from too: the one `isTerminal`. This table's terminal rows (no way out) must name the
+ * same statuses; test/unit/transitions.test.ts pins it.
+ */
+export { isTerminal } from "../store/task-rules.js";
 
-export function isTerminal(status: TaskStatus): boolean {
-  return TRANSITIONS[status].length === 0;
-}
+export const NON_TERMINAL: readonly TaskStatus[] = ["working", "input_required"];
 
 /** The statuses a task may be in for a move to `to`. */
 export function allowedFrom(to: TaskStatus): TaskStatus[] {

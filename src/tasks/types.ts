@@ -60,7 +60,7 @@ export function isToolCall(call: TaskCall): boolean {
 export const TASK_CALL: Readonly<{ trackProgress: true }> = Object.freeze({ trackProgress: true });
 
 /** The bus channel a replica listens on for work routed to the calls it owns. */
-export const ownerChannel = (replicaId: string) => `owner:${replicaId}`;
+export { ownerChannel } from "../store/channels.js";
 
 /** The replica is draining (SIGTERM): it takes no new task; the caller answers "shutting down". */
 export class ShuttingDownError extends Error {

@@ -1,27 +1,25 @@
 import type { Logger } from "../observability/logger.js";
+import { backoffDelayMs } from "../util/backoff.js";
 
 /**
  * Exponential backoff with a little jitter: replicas that lost the same upstream at the same moment
  * should not all come back in the same millisecond.
  */
 export class Backoff {
-  private nextMs: number;
+  private attempt = 0;
 
   constructor(
     private readonly initialMs: number,
     private readonly maxMs: number,
-  ) {
-    this.nextMs = initialMs;
-  }
+  ) {}
 
   next(): number {
-    const base = this.nextMs;
-    this.nextMs = Math.min(this.maxMs, Math.max(1, base * 2));
+    const base = backoffDelayMs(++this.attempt, this.initialMs, this.maxMs);
     return Math.round(base * (0.8 + Math.random() * 0.2));
   }
 
   reset(): void {
-    this.nextMs = this.initialMs;
+    this.attempt = 0;
   }
 }
 

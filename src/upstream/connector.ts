@@ -115,5 +115,5 @@ export const GATEWAY_CLIENT_CAPABILITIES = {
 
 export const GATEWAY_CLIENT_INFO = { name: "taskgate", version: "0.1.0" } as const;
 
-/** The protocol version taskgate asks the upstream for; the upstream may answer with an older one. */
-export const UPSTREAM_PROTOCOL_VERSION = "2025-11-25";
+/** The protocol version taskgate asks the upstream for: jsonrpc/versions.ts, the one list. */
+export { UPSTREAM_PROTOCOL_VERSION } from "../jsonrpc/versions.js";

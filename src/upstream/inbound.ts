@@ -12,6 +12,7 @@ import {
 import type { Logger } from "../observability/logger.js";
 import type { OnBehalf, UpstreamEvent } from "./connector.js";
 import type { PendingRequests } from "./pending.js";
+import { RPC } from "../jsonrpc/codes.js";
 
 interface Sender {
   send(message: JsonRpcMessage, onBehalf?: OnBehalf): Promise<void>;
@@ -71,7 +72,7 @@ export class Inbound {
     if (request.method === "ping") return this.answer(success(request.id, {}));
     if (!this.isReady() || this.listener === undefined) {
       const message = "taskgate cannot take requests from this upstream right now (session not ready)";
-      return this.answer(failure(request.id, { code: -32603, message }));
+      return this.answer(failure(request.id, { code: RPC.INTERNAL_ERROR, message }));
     }
     this.asked.set(keyOf(request.id), request.id);
     this.emit({ kind: "request", message: request, ...related(relatedTo) });

@@ -1,10 +1,11 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
-import { StoreUnavailableError, type Store } from "../../src/store/contract.js";
+import { describe, expect, it } from "vitest";
+import { StoreUnavailableError } from "../../src/store/contract.js";
 import { createStore } from "../../src/store/index.js";
-import { startRedis, uniquePrefix, type RedisProcess } from "../helpers/redis.js";
+import { useCleanups } from "../helpers/cleanups.js";
+import { startRedis, uniquePrefix } from "../helpers/redis.js";
 import { waitFor } from "../helpers/wait-for.js";
 import { sessionRecord } from "./store.contract.js";
 
@@ -26,14 +27,7 @@ function byDeadline<T>(promise: Promise<T>, ms: number): Promise<T> {
 
 /** Each test here runs its own redis-server, so it can stop and restart it. */
 describe("redis store when Redis goes away", () => {
-  const cleanups: (() => Promise<unknown>)[] = [];
-  afterEach(async () => {
-    for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-  });
-  function track<T extends Store | RedisProcess>(thing: T): T {
-    cleanups.push(() => ("close" in thing ? thing.close() : thing.stop()));
-    return thing;
-  }
+  const { track, defer } = useCleanups();
 
   it("rejects quickly while Redis is down and recovers by itself when it is back", async () => {
     const redis = track(await startRedis());
@@ -75,7 +69,7 @@ describe("redis store when Redis goes away", () => {
 
   it("keeps sessions across a clean restart when Redis runs with appendonly", async () => {
     const dir = await mkdtemp(join(tmpdir(), "taskgate-aof-"));
-    cleanups.push(() => rm(dir, { recursive: true, force: true }));
+    defer(() => rm(dir, { recursive: true, force: true }));
     const first = await startRedis({ appendonly: true, dir });
     const store = track(createStore({ redisUrl: first.url, keyPrefix: uniquePrefix() }));
     const record = sessionRecord();

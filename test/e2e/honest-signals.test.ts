@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { getTask, modern, WITH_TASKS } from "../helpers/modern.js";
+import { modern, WITH_TASKS } from "../helpers/modern.js";
 import { demoStdio, startGateway, type GatewayProcess } from "../helpers/processes.js";
 import { sample, scrape } from "../helpers/prometheus.js";
 import { uniquePrefix } from "../helpers/redis.js";

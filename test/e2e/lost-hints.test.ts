@@ -1,5 +1,5 @@
 import { pino } from "pino";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { ConfigSchema } from "../../src/config/schema.js";
 import { Relay } from "../../src/dialects/passthrough/relay.js";
 import { Audit } from "../../src/observability/audit.js";
@@ -8,6 +8,7 @@ import type { EventBus, Store } from "../../src/store/contract.js";
 import { MemoryStore } from "../../src/store/memory/memory-store.js";
 import { TaskEngine } from "../../src/tasks/engine.js";
 import { createConnector, type UpstreamConnector } from "../../src/upstream/index.js";
+import { useCleanups } from "../helpers/cleanups.js";
 import { DEMO } from "../helpers/processes.js";
 import { waitFor } from "../helpers/wait-for.js";
 
@@ -25,10 +26,7 @@ function losingOwnerHints(store: MemoryStore): { store: Store; lost: () => numbe
 }
 
 describe("routing to the owner when every pub/sub hint is lost", () => {
-  const cleanups: (() => Promise<unknown>)[] = [];
-  afterEach(async () => {
-    for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-  });
+  const { defer } = useCleanups();
 
   async function replica(store: Store, replicaId: string) {
     const connector: UpstreamConnector = createConnector(upstream, logger);
@@ -39,7 +37,7 @@ describe("routing to the owner when every pub/sub hint is lost", () => {
     const options = { replicaId, leaseMs: 900, cancelGraceMs: 200, statusWriteIntervalMs: 100, reaperIntervalMs: 300, maxAttempts: 1, mrtrTimeoutMs: 60_000 };
     const engine = new TaskEngine({ store, logger, metrics, audit: new Audit(logger), options, clock: Date.now });
     await engine.start();
-    cleanups.push(async () => (await engine.stop(), await connector.close()));
+    defer(async () => (await engine.stop(), await connector.close()));
     return { engine, relay };
   }
 
@@ -56,7 +54,7 @@ describe("routing to the owner when every pub/sub hint is lost", () => {
 
   it("delivers a cancel and an answer written on another replica at the owner's next lease renewal", async () => {
     const memory = new MemoryStore();
-    cleanups.push(() => memory.close());
+    defer(() => memory.close());
     const { store, lost } = losingOwnerHints(memory);
     const owner = await replica(store, "owner");
     const other = await replica(store, "other");

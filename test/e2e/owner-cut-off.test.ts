@@ -1,4 +1,5 @@
-import { afterEach, describe, expect, inject, it } from "vitest";
+import { describe, expect, inject, it } from "vitest";
+import { useCleanups } from "../helpers/cleanups.js";
 import { sample, scrape } from "../helpers/prometheus.js";
 import { startDemoHttp, startGateway, type GatewayProcess, type RunningProcess } from "../helpers/processes.js";
 import { startRecordingProxy } from "../helpers/recording-proxy.js";
@@ -15,24 +16,21 @@ const TOOLS = { sleep: { taskSupport: "required" } };
  * writing, cancels the upstream call, and the reaper of a replica that sees Redis tells the truth.
  */
 describe("a replica cut off from Redis while it keeps running", () => {
-  const stops: Array<() => Promise<unknown>> = [];
-  afterEach(async () => {
-    for (const stop of stops.splice(0).reverse()) await stop();
-  });
+  const { defer } = useCleanups();
 
   it("abandons its call after leaseMs without a renewal, cancels it upstream, and the live replica's reaper fails the task", async () => {
     const redisPort = Number(new URL(inject("redisUrl")).port);
     const forwarder: TcpForwarder = await startTcpForwarder(redisPort);
-    stops.push(() => forwarder.close());
+    defer(() => forwarder.close());
     const demo: RunningProcess & { mcpUrl: string } = await startDemoHttp();
-    stops.push(() => demo.stop());
+    defer(() => demo.stop());
     const proxy = await startRecordingProxy(demo.mcpUrl);
-    stops.push(() => proxy.close());
+    defer(() => proxy.close());
     const keyPrefix = uniquePrefix();
     const upstreams = [{ name: "demo", path: "/mcp", http: { url: proxy.mcpUrl }, tools: TOOLS }];
     const start = (redisUrl: string) => startGateway({ store: { redisUrl, keyPrefix }, tasks: FAST_TASKS, upstreams });
     const [a, b] = (await Promise.all([start(`redis://127.0.0.1:${forwarder.port}`), start(inject("redisUrl"))])) as [GatewayProcess, GatewayProcess];
-    stops.push(() => a.stop("SIGKILL"), () => b.stop("SIGKILL"));
+    defer(() => a.stop("SIGKILL"), () => b.stop("SIGKILL"));
 
     const taskId = await startTask(a.mcpUrl, "sleep", { seconds: 8, progressIntervalMs: 200 });
     await until([b.mcpUrl], taskId, (t) => /Slept/.test(t.statusMessage ?? ""), 10_000, "progress written by its owner");

@@ -1,7 +1,8 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
+import { useCleanups } from "../helpers/cleanups.js";
 import { getTask, modern, WITH_TASKS } from "../helpers/modern.js";
 import { demoStdio, startGateway, type GatewayProcess } from "../helpers/processes.js";
 import { messagesOf, openSession, post } from "../helpers/raw.js";
@@ -13,23 +14,20 @@ import { waitFor } from "../helpers/wait-for.js";
 const NO_HANG = { signal: () => AbortSignal.timeout(5_000) };
 
 describe("Redis going away under a running taskgate (AOF, fsync always)", () => {
-  const cleanups: (() => Promise<unknown>)[] = [];
-  afterEach(async () => {
-    for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-  });
+  const { defer } = useCleanups();
 
   it("answers task requests with -32603 'task store unavailable' while Redis is down, keeps passthrough working, and loses nothing acknowledged", async () => {
     const dir = await mkdtemp(join(tmpdir(), "taskgate-outage-"));
-    cleanups.push(() => rm(dir, { recursive: true, force: true }));
+    defer(() => rm(dir, { recursive: true, force: true }));
     let redis: RedisProcess = await startRedis({ appendonly: true, dir });
-    cleanups.push(() => redis.stop());
+    defer(() => redis.stop());
     const gateway: GatewayProcess = await startGateway({
       store: { redisUrl: redis.url, keyPrefix: "outage:" },
       // A lease longer than the outage: the owner keeps its call through it.
       tasks: { detachAfterMs: 200, leaseMs: 8_000, reaperIntervalMs: 500 },
       upstreams: [{ name: "demo", path: "/mcp", stdio: demoStdio(), tools: { sleep: { taskSupport: "required" }, hang: { taskSupport: "required" } } }],
     });
-    cleanups.push(() => gateway.stop("SIGKILL"));
+    defer(() => gateway.stop("SIGKILL"));
     const url = gateway.mcpUrl;
 
     const done = await startTask(url, "sleep", { seconds: 0 });

@@ -2,6 +2,7 @@ import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { getTask, modern, WITH_TASKS } from "../helpers/modern.js";
 import { childPids, demoStdio, startGateway, type GatewayProcess } from "../helpers/processes.js";
+import { untilEnded } from "../helpers/until.js";
 import { waitFor } from "../helpers/wait-for.js";
 
 const config = (store: Record<string, unknown>, tasks: Record<string, unknown> = {}) => ({
@@ -12,20 +13,13 @@ const config = (store: Record<string, unknown>, tasks: Record<string, unknown> =
       name: "demo",
       path: "/mcp",
       stdio: demoStdio(),
-      tools: { fail: { taskSupport: "required" }, crash: { taskSupport: "required" }, hang: { taskSupport: "required" } },
+      // echo never detaches, however loaded the machine: the inline answer needs no race with a timer.
+      tools: { fail: { taskSupport: "required" }, crash: { taskSupport: "required" }, hang: { taskSupport: "required" }, echo: { detachAfterMs: 60_000 } },
     },
   ],
 });
 
-async function finished(url: string, taskId: string) {
-  return waitFor(
-    async () => {
-      const { body } = await getTask(url, taskId);
-      return ["completed", "failed", "cancelled"].includes(body.result?.status) ? body.result : undefined;
-    },
-    { timeoutMs: 15_000, intervalMs: 50, what: `task ${taskId} to end` },
-  );
-}
+const finished = (url: string, taskId: string) => untilEnded(url, taskId);
 
 describe("dialect B tasks on the 2026-07-28 wire, in front of the demo server over stdio", () => {
   let a: GatewayProcess;

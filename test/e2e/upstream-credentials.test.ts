@@ -11,6 +11,7 @@ import { messagesOf } from "../helpers/raw.js";
 import { modern, WITH_TASKS } from "../helpers/modern.js";
 import { startDemoHttp, startGateway, type GatewayProcess, type RunningProcess } from "../helpers/processes.js";
 import { startRecordingProxy } from "../helpers/recording-proxy.js";
+import { untilStatus } from "../helpers/until.js";
 import { waitFor } from "../helpers/wait-for.js";
 
 /** A loopback proxy in front of the demo server that remembers the Authorization of every request. */
@@ -74,16 +75,7 @@ const AUTH = {
 };
 
 /** Polls tasks/get as `token` until the task is `status`; another terminal status fails at once. */
-async function until(url: string, token: string, taskId: string, status: string) {
-  return waitFor(
-    async () => {
-      const task = (await modern(url, "tasks/get", { taskId }, { capabilities: WITH_TASKS, headers: { authorization: `Bearer ${token}` } })).body.result;
-      if (["completed", "failed", "cancelled"].includes(task?.status) && task.status !== status) throw new Error(`ended ${JSON.stringify(task)}`);
-      return task?.status === status ? task : undefined;
-    },
-    { timeoutMs: 15_000, intervalMs: 50, what: `task ${taskId} to be ${status}` },
-  );
-}
+const until = (url: string, token: string, taskId: string, status: string) => untilStatus(url, taskId, status, { headers: { authorization: `Bearer ${token}` } });
 
 /** Every value the store holds under the prefix, as one text. */
 async function storedText(redis: Redis, prefix: string): Promise<string> {

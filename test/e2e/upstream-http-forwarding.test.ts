@@ -1,6 +1,7 @@
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { HttpConnector } from "../../src/upstream/http/http-connector.js";
 import { httpConfig, startFixtureHttp, testLogger, textOf } from "../fixtures/upstreams.js";
+import { useCleanups } from "../helpers/cleanups.js";
 import { startRecordingProxy } from "../helpers/recording-proxy.js";
 
 const STATIC = "Bearer static-4711";
@@ -11,18 +12,15 @@ const STATIC = "Bearer static-4711";
  * it takes (the resumed stream, the repeat after a lost session), the session's own never do.
  */
 describe("Streamable HTTP connector sending a client's Authorization", () => {
-  const stops: Array<() => Promise<void>> = [];
-  afterEach(async () => {
-    for (const stop of stops.splice(0).reverse()) await stop();
-  });
+  const { defer } = useCleanups();
 
   async function started() {
     const fixture = await startFixtureHttp();
-    stops.push(() => fixture.stop());
+    defer(() => fixture.stop());
     const proxy = await startRecordingProxy(fixture.url);
-    stops.push(() => proxy.close());
+    defer(() => proxy.close());
     const connector = new HttpConnector("web", httpConfig(proxy.mcpUrl, { headers: { authorization: STATIC } }), testLogger);
-    stops.push(() => connector.close());
+    defer(() => connector.close());
     await connector.start();
     return { fixture, proxy, connector };
   }

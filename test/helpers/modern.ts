@@ -16,8 +16,8 @@ export interface ModernOptions {
 
 let nextId = 1;
 
-/** A 2026-07-28 request built from the wire-format digest (§3.1, §3.10): full _meta and routing headers. */
-export async function modern(url: string, method: string, params: Record<string, unknown> = {}, options: ModernOptions = {}) {
+/** A 2026-07-28 request built from the wire format (§3.1, §3.10): full _meta and routing headers. */
+export function modernRequest(url: string, method: string, params: Record<string, unknown> = {}, options: ModernOptions = {}): Request {
   const meta = {
     "io.modelcontextprotocol/protocolVersion": MODERN,
     "io.modelcontextprotocol/clientCapabilities": options.capabilities ?? {},
@@ -32,7 +32,11 @@ export async function modern(url: string, method: string, params: Record<string,
     else headers[k] = v;
   }
   const body = { jsonrpc: "2.0", id: options.id ?? nextId++, method, params: { ...params, _meta: meta } };
-  const res = await fetch(url, { method: "POST", headers, body: JSON.stringify(body) });
+  return new Request(url, { method: "POST", headers, body: JSON.stringify(body) });
+}
+
+/** Status, headers and the JSON-RPC answer of a reply (the answer frame of an SSE stream). */
+export async function readModern(res: Response) {
   const text = await res.text();
   let json: any;
   if ((res.headers.get("content-type") ?? "").includes("text/event-stream")) {
@@ -40,6 +44,10 @@ export async function modern(url: string, method: string, params: Record<string,
     json = frames.find((f) => "result" in f || "error" in f);
   } else json = text ? JSON.parse(text) : undefined;
   return { status: res.status, headers: res.headers, body: json };
+}
+
+export async function modern(url: string, method: string, params: Record<string, unknown> = {}, options: ModernOptions = {}) {
+  return readModern(await fetch(modernRequest(url, method, params, options)));
 }
 
 /** tasks/get with the extension declared, as a dialect-B client polls. */

@@ -1,17 +1,25 @@
 /** Raw Streamable HTTP requests, for what the SDK client would never send. */
 export const ACCEPT_BOTH = "application/json, text/event-stream";
 
-export async function post(url: string, body: unknown, headers: Record<string, string> = {}): Promise<Response> {
-  return fetch(url, {
+export function postRequest(url: string, body: unknown, headers: Record<string, string> = {}): Request {
+  return new Request(url, {
     method: "POST",
     headers: { "content-type": "application/json", accept: ACCEPT_BOTH, ...headers },
     body: typeof body === "string" ? body : JSON.stringify(body),
   });
 }
 
+export async function post(url: string, body: unknown, headers: Record<string, string> = {}): Promise<Response> {
+  return fetch(postRequest(url, body, headers));
+}
+
+/** Where a request goes: the network, or an in-process app's `request`. */
+export type Send = (request: Request) => Promise<Response>;
+
 /** Open a legacy session by hand; returns its id. */
-export async function openSession(url: string, capabilities: Record<string, unknown> = {}, protocolVersion = "2025-06-18"): Promise<string> {
-  const res = await post(url, {
+export async function openSession(url: string, capabilities: Record<string, unknown> = {}, protocolVersion = "2025-06-18", send: Send = fetch): Promise<string> {
+  const post = (body: unknown, headers: Record<string, string> = {}) => send(postRequest(url, body, headers));
+  const res = await post({
     jsonrpc: "2.0",
     id: 0,
     method: "initialize",
@@ -20,7 +28,7 @@ export async function openSession(url: string, capabilities: Record<string, unkn
   if (!res.ok) throw new Error(`initialize answered ${res.status}: ${await res.text()}`);
   const id = res.headers.get("mcp-session-id");
   if (!id) throw new Error("initialize gave no session id");
-  await post(url, { jsonrpc: "2.0", method: "notifications/initialized" }, { "mcp-session-id": id });
+  await post({ jsonrpc: "2.0", method: "notifications/initialized" }, { "mcp-session-id": id });
   return id;
 }
 

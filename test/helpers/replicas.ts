@@ -1,9 +1,9 @@
 import { randomBytes } from "node:crypto";
-import { getTask, modern, WITH_TASKS } from "./modern.js";
+import { modern, WITH_TASKS } from "./modern.js";
 import { demoStdio, startGateway, type GatewayProcess } from "./processes.js";
-import { waitFor } from "./wait-for.js";
+import { untilEnded, untilTask } from "./until.js";
 
-export const TERMINAL = ["completed", "failed", "cancelled"];
+export { TERMINAL } from "./until.js";
 
 /** Short leases so a stopped owner shows within a couple of seconds (tests only). */
 export const FAST_TASKS = { detachAfterMs: 200, cancelGraceMs: 300, pollIntervalMs: 200, leaseMs: 1500, reaperIntervalMs: 300 };
@@ -29,18 +29,8 @@ export async function startTask(url: string, name: string, args: Record<string, 
   return body.result.taskId as string;
 }
 
-/** Poll until `accept(task)` says yes, on whichever live gateway answers. */
-export async function until(urls: readonly string[], taskId: string, accept: (task: any) => boolean, timeoutMs = 15_000, what = "a state") {
-  let turn = 0;
-  return waitFor(
-    async () => {
-      const url = urls[turn++ % urls.length]!;
-      const task = (await getTask(url, taskId).catch(() => undefined))?.body?.result;
-      return task && accept(task) ? task : undefined;
-    },
-    { timeoutMs, intervalMs: 50, what: `task ${taskId} to reach ${what}` },
-  );
-}
+/** Poll until `accept(task)` says yes, on whichever live gateway answers (until.ts). */
+export const until = (urls: readonly string[], taskId: string, accept: (task: any) => boolean, timeoutMs?: number, what?: string) =>
+  untilTask(urls, taskId, accept, { ...(timeoutMs !== undefined ? { timeoutMs } : {}), ...(what !== undefined ? { what } : {}) });
 
-export const ended = (urls: readonly string[], taskId: string, timeoutMs?: number) =>
-  until(urls, taskId, (t) => TERMINAL.includes(t.status), timeoutMs, "a terminal status");
+export const ended = (urls: readonly string[], taskId: string, timeoutMs?: number) => untilEnded(urls, taskId, timeoutMs !== undefined ? { timeoutMs } : {});

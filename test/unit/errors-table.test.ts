@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { ERRORS, GatewayError } from "../../src/http/errors.js";
+import { RPC } from "../../src/jsonrpc/codes.js";
 
 describe("the errors table", () => {
   it("pins every error's JSON-RPC code and HTTP status", () => {
@@ -48,4 +49,10 @@ describe("the errors table", () => {
   it("never answers 500", () => {
     for (const row of Object.values(ERRORS)) expect(row.status).not.toBe(500);
   });
+
+  it("takes every code from the one list of codes", () => {
+    const known = new Set<number>(Object.values(RPC));
+    expect(Object.entries(ERRORS).filter(([, row]) => !known.has(row.code))).toEqual([]);
+  });
+
 });

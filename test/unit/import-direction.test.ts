@@ -1,35 +1,63 @@
-import { readdirSync, readFileSync, statSync } from "node:fs";
-import { dirname, join, relative } from "node:path";
+import { readFileSync } from "node:fs";
+import { dirname, join, normalize } from "node:path";
 import { describe, expect, it } from "vitest";
+import { SRC, sourceFiles } from "../helpers/sources.js";
+import { MODULE_MAP, moduleMapTable } from "./module-map.js";
 
-const SRC = join(import.meta.dirname, "../../src");
+const files = sourceFiles();
 
-function sources(dir: string): string[] {
-  return readdirSync(dir).flatMap((name) => {
-    const path = join(dir, name);
-    return statSync(path).isDirectory() ? sources(path) : path.endsWith(".ts") ? [path] : [];
-  });
+/** The module a src-relative path belongs to: its top folder, or the file itself at the top. */
+const moduleOf = (path: string) => (path.includes("/") ? path.split("/")[0]! : path.replace(/\.js$/, ".ts"));
+
+/** Run-time imports and re-exports of a file: `import type` and `export type` are erased, so free. */
+function runtimeImports(text: string): string[] {
+  const found = text.matchAll(/^(?:import|export)\s+(type\s+)?[^;]*?\sfrom\s+"([^"]+)";/gms);
+  return [...found].filter((m) => m[1] === undefined).map((m) => m[2]!);
 }
 
-const files = sources(SRC).map((path) => ({ path: relative(SRC, path), text: readFileSync(path, "utf8") }));
-const importsOf = (text: string) => [...text.matchAll(/from\s+"([^"]+)"/g)].map((m) => m[1]!);
-/** The src-relative paths a file imports (relative imports only). */
-const localImports = (f: { path: string; text: string }) =>
-  importsOf(f.text)
-    .filter((i) => i.startsWith("."))
-    .map((i) => relative(SRC, join(SRC, dirname(f.path), i)));
+/** Every arrow between two modules: who imports whom, and from which file. */
+const arrows = files.flatMap((f) =>
+  runtimeImports(f.text)
+    .filter((spec) => spec.startsWith("."))
+    .map((spec) => ({ file: f.path, from: moduleOf(f.path), to: moduleOf(normalize(join(dirname(f.path), spec))) }))
+    .filter((a) => a.from !== a.to),
+);
+
+describe("the module map", () => {
+  it("names every folder and top-level file of src/", () => {
+    const present = [...new Set(files.map((f) => moduleOf(f.path)))].sort();
+    expect(MODULE_MAP.map((m) => m.name).sort()).toEqual(present);
+  });
+
+  it("is the table docs/architecture.md holds", () => {
+    expect(readFileSync(join(SRC, "../docs/architecture.md"), "utf8")).toContain(moduleMapTable());
+  });
+});
 
 describe("imports point one way", () => {
+  for (const entry of MODULE_MAP) {
+    it(`${entry.name} imports only what the map allows`, () => {
+      const allowed = new Set([...entry.mayImport, ...(entry.exceptions ?? []).map((e) => e.to)]);
+      const offenders = arrows.filter((a) => a.from === entry.name && !allowed.has(a.to)).map((a) => `${a.file} → ${a.to}`);
+      expect(offenders).toEqual([]);
+    });
+  }
+
+  it("lists no exception the tree no longer has (they only shrink)", () => {
+    const stale = MODULE_MAP.flatMap((m) =>
+      (m.exceptions ?? []).filter((e) => !arrows.some((a) => a.from === m.name && a.to === e.to)).map((e) => `${m.name} → ${e.to}`),
+    );
+    expect(stale).toEqual([]);
+  });
+
   it("keeps ioredis inside store/redis/", () => {
-    const offenders = files.filter((f) => importsOf(f.text).includes("ioredis") && !f.path.startsWith("store/redis/"));
+    const offenders = files.filter((f) => runtimeImports(f.text).includes("ioredis") && !f.path.startsWith("store/redis/"));
     expect(offenders.map((f) => f.path)).toEqual([]);
   });
 
-  it("keeps tasks/, store/ and upstream/ free of http/ and dialects/", () => {
-    const offenders = files.filter(
-      (f) => /^(tasks|store|upstream)\//.test(f.path) && localImports(f).some((i) => /^(http|dialects)\//.test(i)),
-    );
-    expect(offenders.map((f) => f.path)).toEqual([]);
+  it("keeps the engine off the store's implementations: tasks/ sees the contract only", () => {
+    const direct = files.filter((f) => f.path.startsWith("tasks/") && runtimeImports(f.text).some((s) => /store\/(redis|memory)\//.test(s)));
+    expect(direct.map((f) => f.path)).toEqual([]);
   });
 
   it("reads process.env only in config/ and the composition entry points", () => {

@@ -1,4 +1,4 @@
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { CallReply, parseAccept } from "../../src/http/reply.js";
 
 const done = { jsonrpc: "2.0" as const, id: 1, result: { ok: true } };
@@ -52,11 +52,20 @@ describe("the reply to a POSTed request", () => {
   });
 
   it("stays one JSON body for a long call when keep-alives are off (0) or the client takes only JSON", async () => {
-    for (const [accepts, keepAliveMs] of [[{ json: true, sse: true }, 0], [{ json: true, sse: false }, 5]] as const) {
-      const work = new Promise<typeof done>((r) => setTimeout(() => r(done), 50));
-      const res = await new CallReply(accepts, keepAliveMs).respond(work);
-      expect(res.headers.get("content-type")).toContain("application/json");
-      expect(await res.json()).toEqual(done);
+    // A fake clock: the call ends only after far more than keepAliveMs, whatever the machine's load.
+    vi.useFakeTimers();
+    try {
+      for (const [accepts, keepAliveMs] of [[{ json: true, sse: true }, 0], [{ json: true, sse: false }, 5]] as const) {
+        let finish!: () => void;
+        const replied = new CallReply(accepts, keepAliveMs).respond(new Promise<typeof done>((r) => (finish = () => r(done))));
+        await vi.advanceTimersByTimeAsync(1_000);
+        finish();
+        const res = await replied;
+        expect(res.headers.get("content-type")).toContain("application/json");
+        expect(await res.json()).toEqual(done);
+      }
+    } finally {
+      vi.useRealTimers();
     }
   });
 });

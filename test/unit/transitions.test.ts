@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { allowedFrom, isTerminal, TRANSITIONS } from "../../src/tasks/transitions.js";
+import { TERMINAL_STATUSES } from "../../src/store/task-rules.js";
+import { allowedFrom, isTerminal, NON_TERMINAL, TRANSITIONS } from "../../src/tasks/transitions.js";
 
 describe("the transition table", () => {
   it("lets non-terminal tasks move and terminal ones never", () => {
@@ -10,5 +11,11 @@ describe("the transition table", () => {
       expect(isTerminal(s)).toBe(true);
       expect(TRANSITIONS[s]).toEqual([]);
     }
+  });
+
+  it("names as terminal exactly the statuses the stores and their scripts treat as terminal", () => {
+    const noWayOut = (Object.keys(TRANSITIONS) as (keyof typeof TRANSITIONS)[]).filter((s) => TRANSITIONS[s].length === 0);
+    expect(noWayOut.sort()).toEqual([...TERMINAL_STATUSES].sort());
+    expect(NON_TERMINAL.every((s) => !isTerminal(s))).toBe(true);
   });
 });

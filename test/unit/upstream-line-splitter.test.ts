@@ -25,7 +25,7 @@ describe("LineSplitter", () => {
   });
 
   it("accepts a line of exactly maxLineBytes", () => {
-    expect(split(["x".repeat(8) + "\n"], 8).lines).toEqual(["x".repeat(8)]);
+    expect(split([`${"x".repeat(8)}\n`], 8).lines).toEqual(["x".repeat(8)]);
   });
 
   it("drops a longer line once, skips the rest of it, and goes on with the next", () => {

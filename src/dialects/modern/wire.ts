@@ -1,8 +1,10 @@
 import { GatewayError } from "../../http/errors.js";
 import type { JsonRpcRequest } from "../../jsonrpc/message.js";
 
-/** The stateless protocol revisions (https://modelcontextprotocol.io/specification/2026-07-28/basic). */
-export const MODERN_VERSIONS = ["2026-07-28"] as const;
+import { isModernVersion, MODERN_VERSIONS } from "../../jsonrpc/versions.js";
+
+/** The stateless protocol revisions: jsonrpc/versions.ts, the one list. */
+export { isModernVersion, MODERN_VERSIONS } from "../../jsonrpc/versions.js";
 
 export const META = {
   protocolVersion: "io.modelcontextprotocol/protocolVersion",
@@ -47,9 +49,6 @@ const NAME_PARAM: Record<string, string> = {
   "tasks/cancel": "taskId",
 };
 
-export function isModernVersion(version: string | undefined): boolean {
-  return version !== undefined && (MODERN_VERSIONS as readonly string[]).includes(version);
-}
 
 export function metaOf(params: Record<string, unknown> | undefined): Record<string, unknown> | undefined {
   const meta = params?._meta;

@@ -5,6 +5,7 @@ import type { PoolMember, StdioPool } from "../../upstream/stdio/stdio-pool.js";
 import { LeftQueueError, QueueTimeoutError, type Bulkhead, type Ticket } from "./bulkhead.js";
 import { queueNotices } from "./queued.js";
 import { CANCELLED_BEFORE_START, type CallOptions, type PooledCalls, type Relay } from "./relay.js";
+import { RPC } from "../../jsonrpc/codes.js";
 
 /** A pooled process and the relay that listens to it from its start. */
 export interface PooledProcess extends PoolMember {
@@ -39,7 +40,7 @@ export class PoolCaller implements PooledCalls {
 
   async call(client: CallClient, request: JsonRpcRequest, sink: MessageSink, options: CallOptions = {}): Promise<JsonRpcResponse> {
     const key = callKey(client.sessionId, request.id);
-    if (this.active.has(key)) return failure(request.id, { code: -32600, message: `request id ${String(request.id)} is already in flight` });
+    if (this.active.has(key)) return failure(request.id, { code: RPC.INVALID_REQUEST, message: `request id ${String(request.id)} is already in flight` });
     const notices = options.trackProgress ? queueNotices(sink) : undefined;
     const slot: Slot = { client, frontId: request.id, ticket: this.bulkhead.enter(notices?.onAhead) };
     this.active.set(key, slot);
@@ -106,7 +107,7 @@ export class PoolCaller implements PooledCalls {
   private failed(err: unknown): JsonRpcErrorObject {
     if (err instanceof LeftQueueError) return CANCELLED_BEFORE_START;
     const message = err instanceof QueueTimeoutError ? err.message : `upstream '${this.pool.name}' failed: ${err instanceof Error ? err.message : String(err)}`;
-    return { code: -32603, message };
+    return { code: RPC.INTERNAL_ERROR, message };
   }
 }
 

@@ -6,6 +6,7 @@ import type { UpstreamConnector } from "../../upstream/connector.js";
 import { missingClientCapability } from "./capabilities.js";
 import { ServerRequests } from "./server-requests.js";
 import { answerUnowned, cancelledAnswer, type Outcome, type QuestionPolicy } from "./unowned.js";
+import { RPC } from "../../jsonrpc/codes.js";
 
 /** What the question router needs to know of a call the relay holds. */
 export interface AskingCall {
@@ -54,9 +55,9 @@ export class Questions {
     // A cancelled call's question is never shown: answered so the server's handler can unwind.
     if (call.cancelSent || call.abandoned) return this.reply(request.id, cancelledAnswer(request.method));
     const missing = missingClientCapability(request.method, request.params, call.client.capabilities);
-    if (missing) return this.reply(request.id, { error: { code: -32601, message: `the client did not declare the ${missing} capability` } });
+    if (missing) return this.reply(request.id, { error: { code: RPC.METHOD_NOT_FOUND, message: `the client did not declare the ${missing} capability` } });
     if (this.open.relay(request, call.client, call.sink, call) === undefined)
-      return this.reply(request.id, { error: { code: -32603, message: "the client has no open stream for this call (it accepts no text/event-stream)" } });
+      return this.reply(request.id, { error: { code: RPC.INTERNAL_ERROR, message: "the client has no open stream for this call (it accepts no text/event-stream)" } });
   }
 
   /** The client's answer to a question relayed to it. False when nothing waits for it. */
@@ -98,7 +99,7 @@ export class Questions {
       { method: request.method, callsInFlight: this.calls.size },
       "a server-to-client request could not be tied to one call (several calls were in flight on the shared stdio process); refused. Leave `isolation` at its default (pool) on this upstream to run each call on a process of its own",
     );
-    return this.reply(request.id, { error: { code: -32603, message: "taskgate cannot tell which client call this request belongs to" } });
+    return this.reply(request.id, { error: { code: RPC.INTERNAL_ERROR, message: "taskgate cannot tell which client call this request belongs to" } });
   }
 
   private async reply(id: JsonRpcId, outcome: Outcome): Promise<void> {

@@ -22,6 +22,7 @@ import { SessionStreams } from "./session-streams.js";
 
 export { CANCELLED_BEFORE_START, type CallOptions, type PooledCalls, type RelayOptions } from "./relay-options.js";
 import { CANCELLED_CODE, forwardedAuthorization, type CallClient, type UpstreamCaller } from "../../tasks/caller.js";
+import { RPC } from "../../jsonrpc/codes.js";
 
 /** Who is on the other end of a relayed request. */
 export type FrontClient = CallClient;
@@ -84,7 +85,7 @@ export class Relay implements UpstreamCaller {
    * one reaction with one context (issue 16, 10,000 calls held at once).
    */
   private relayCall(client: FrontClient, request: JsonRpcRequest, sink: MessageSink, options: CallOptions, span: Span): Promise<JsonRpcResponse> {
-    if (this.byFront.has(frontKey(client.sessionId, request.id))) return Promise.resolve(failure(request.id, { code: -32600, message: `request id ${String(request.id)} is already in flight` }));
+    if (this.byFront.has(frontKey(client.sessionId, request.id))) return Promise.resolve(failure(request.id, { code: RPC.INVALID_REQUEST, message: `request id ${String(request.id)} is already in flight` }));
     const local = this.answerLocally(client, request);
     if (local) return Promise.resolve(local);
     const started = performance.now();
@@ -304,5 +305,5 @@ function frontKey(sessionId: string, id: JsonRpcId): string {
 
 function upstreamFailure(name: string, err: unknown): JsonRpcErrorObject {
   const detail = err instanceof UpstreamError ? err.message : err instanceof Error ? err.message : String(err);
-  return { code: -32603, message: `upstream '${name}' failed: ${detail}` };
+  return { code: RPC.INTERNAL_ERROR, message: `upstream '${name}' failed: ${detail}` };
 }

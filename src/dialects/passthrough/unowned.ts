@@ -1,5 +1,6 @@
 import type { JsonRpcErrorObject, JsonRpcRequest } from "../../jsonrpc/message.js";
 import type { Logger } from "../../observability/logger.js";
+import { RPC } from "../../jsonrpc/codes.js";
 
 export interface Root {
   uri: string;
@@ -30,7 +31,7 @@ export function answerUnowned(request: JsonRpcRequest, policy: QuestionPolicy, l
   const advice = request.method === "roots/list" ? "; set upstreams[].roots to answer it" : "";
   logger.warn({ method: request.method }, `refused a request from the upstream that belongs to no client call (${where})${advice}`);
   const message = request.method === "roots/list" ? "taskgate has no roots to give outside a client call (upstreams[].roots is not set)" : "taskgate has no client to ask: this request belongs to no client call";
-  return { error: { code: -32603, message } };
+  return { error: { code: RPC.INTERNAL_ERROR, message } };
 }
 
 /**
@@ -40,5 +41,5 @@ export function answerUnowned(request: JsonRpcRequest, policy: QuestionPolicy, l
  */
 export function cancelledAnswer(method: string): Outcome {
   if (method === "elicitation/create") return { result: { action: "cancel" } };
-  return { error: { code: -32603, message: "the client call that asked this was cancelled" } };
+  return { error: { code: RPC.INTERNAL_ERROR, message: "the client call that asked this was cancelled" } };
 }

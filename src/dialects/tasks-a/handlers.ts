@@ -1,21 +1,22 @@
 import type { Config, UpstreamConfig } from "../../config/schema.js";
-import { GatewayError } from "../../http/errors.js";
+import { GatewayError, isUnexpected, wireError } from "../../http/errors.js";
 import { CallReply, type Accepts } from "../../http/reply.js";
 import { failureResponse } from "../../http/reply-outcome.js";
 import { failure, success, type JsonRpcRequest, type JsonRpcResponse } from "../../jsonrpc/message.js";
 import type { MessageSink } from "../../jsonrpc/sink.js";
 import { callClientId, sessionClient } from "../passthrough/client-id.js";
-import { StoreUnavailableError, type SessionRecord, type TaskRecord } from "../../store/contract.js";
+import type { SessionRecord, TaskRecord } from "../../store/contract.js";
 import type { UpstreamCaller } from "../../tasks/caller.js";
 import type { TaskEngine } from "../../tasks/engine.js";
 import { toolPolicy } from "../../tasks/policy.js";
 import type { Relay } from "../passthrough/relay.js";
-import { TaskLimitError } from "../../tasks/admission.js";
 import { checkInputSize } from "../input-size.js";
 import { isTerminal } from "../../tasks/transitions.js";
 import { questionOf, questionsToSend } from "./questions.js";
 import { RELATED_TASK, taskA } from "./render.js";
 import { SessionNotices } from "./session-notices.js";
+import { found, taskIdOf } from "../task-lookup.js";
+import { RPC } from "../../jsonrpc/codes.js";
 
 export interface TasksADeps {
   engine: TaskEngine;
@@ -30,7 +31,8 @@ export interface TasksADeps {
   listPageSize?: number;
 }
 
-export const DIALECT_A_VERSION = "2025-11-25";
+export { DIALECT_A_VERSION } from "../../jsonrpc/versions.js";
+import { DIALECT_A_VERSION } from "../../jsonrpc/versions.js";
 const METHODS = new Set(["tools/call", "tools/list", "tasks/get", "tasks/result", "tasks/list", "tasks/cancel"]);
 
 /**
@@ -60,9 +62,7 @@ export class TasksA {
           return Response.json(success(request.id, await this.taskMethod(session, request)));
       }
     } catch (err) {
-      if (err instanceof StoreUnavailableError) throw new GatewayError("store_unavailable");
-      if (err instanceof TaskLimitError) throw new GatewayError("too_many_tasks", err.message);
-      throw err;
+      throw isUnexpected(err) ? err : wireError(err);
     }
   }
 
@@ -118,10 +118,10 @@ export class TasksA {
     const policy = toolPolicy(this.deps.tasks, this.deps.upstream, name);
     if (task === undefined) {
       // §2.3: a required tool MUST be called as a task (-32601); -32600 is only a MAY (§6 A2).
-      if (policy.taskSupport === "required") return failureResponse(failure(request.id, { code: -32601, message: `Task augmentation required for tools/call requests: tool '${name}' runs only as a task` }));
+      if (policy.taskSupport === "required") return failureResponse(failure(request.id, { code: RPC.METHOD_NOT_FOUND, message: `Task augmentation required for tools/call requests: tool '${name}' runs only as a task` }));
       return this.relayed(session, request, accepts, authorization);
     }
-    if (policy.taskSupport === "forbidden") return failureResponse(failure(request.id, { code: -32601, message: `Tool '${name}' does not support task-augmented calls` }));
+    if (policy.taskSupport === "forbidden") return failureResponse(failure(request.id, { code: RPC.METHOD_NOT_FOUND, message: `Tool '${name}' does not support task-augmented calls` }));
     const created = await this.deps.engine.detachNow({
       caller: this.deps.caller ?? this.deps.relay,
       upstream: this.deps.upstream.name,
@@ -201,8 +201,8 @@ export class TasksA {
     };
     const work = this.deps.engine
       .follow(taskId, session.principal, onChange, signal)
-      .then((task) => (task ? finalAnswer(request, task) : failure(request.id, { code: -32602, message: "Failed to retrieve task: Task not found" })))
-      .catch(() => failure(request.id, { code: -32603, message: "task store unavailable" }))
+      .then((task) => (task ? finalAnswer(request, task) : new GatewayError("task_not_found").toBody(request.id)))
+      .catch((err: unknown) => wireError(err).toBody(request.id))
       .finally(() => stream?.close());
     if (accepts.sse) reply.startStream();
     return reply.respond(work);
@@ -218,18 +218,6 @@ function finalAnswer(request: JsonRpcRequest, task: TaskRecord): JsonRpcResponse
   if (task.outcome && "result" in task.outcome)
     return success(request.id, { ...task.outcome.result, _meta: { ...(task.outcome.result._meta as object | undefined), ...related } });
   if (task.outcome && "error" in task.outcome) return failure(request.id, task.outcome.error);
-  return failure(request.id, { code: -32603, message: task.statusMessage ?? `the task ended ${task.status}`, data: { taskId: task.id, status: task.status } });
-}
-
-function taskIdOf(request: JsonRpcRequest): string {
-  const taskId = request.params?.taskId;
-  if (typeof taskId !== "string" || taskId.length === 0) throw new GatewayError("invalid_params", "params.taskId must be a string");
-  return taskId;
-}
-
-async function found<T>(value: Promise<T | undefined>): Promise<T> {
-  const v = await value;
-  if (v === undefined) throw new GatewayError("task_not_found");
-  return v;
+  return failure(request.id, { code: RPC.INTERNAL_ERROR, message: task.statusMessage ?? `the task ended ${task.status}`, data: { taskId: task.id, status: task.status } });
 }
 

@@ -9,6 +9,7 @@ import { getTaskResult } from "./render.js";
 import { promptOrResource } from "./prompt-or-resource.js";
 import { toolsCall } from "./tools-call.js";
 import { listModern } from "../unaware/modern.js";
+import { found, taskIdOf } from "../task-lookup.js";
 
 export type { TasksBDeps } from "./deps.js";
 
@@ -44,15 +45,8 @@ async function update(deps: TasksBDeps, taskId: string, request: JsonRpcRequest,
 async function withTask(call: ModernCall, op: (taskId: string) => Promise<Record<string, unknown>>): Promise<Response> {
   if (!declaresTasks(call.client.capabilities))
     throw new GatewayError("missing_capability", `${call.request.method} needs the ${TASKS_EXTENSION} extension declared`, REQUIRED_CAPABILITIES);
-  const taskId = call.request.params?.taskId;
-  if (typeof taskId !== "string" || taskId.length === 0) throw new GatewayError("invalid_params", "params.taskId must be a string");
+  const taskId = taskIdOf(call.request);
   const result = await storeCall(() => op(taskId));
   return Response.json(success(call.request.id, result));
 }
 
-/** Unknown, expired and another principal's task: one answer, from one lookup. */
-async function found<T>(value: Promise<T | undefined>): Promise<T> {
-  const v = await value;
-  if (v === undefined) throw new GatewayError("task_not_found");
-  return v;
-}

@@ -1,7 +1,6 @@
-import { GatewayError } from "../../http/errors.js";
+import { GatewayError, wireError } from "../../http/errors.js";
 import { CallReply } from "../../http/reply.js";
 import { failure, success, type JsonRpcRequest, type JsonRpcResponse } from "../../jsonrpc/message.js";
-import { StoreUnavailableError } from "../../store/contract.js";
 import type { UpstreamCaller } from "../../tasks/caller.js";
 import { sameTarget, type CallTarget, type MrtrMethod, type ParkTicket } from "../../tasks/request-state.js";
 import type { SyncOptions, SyncOutcome } from "../../tasks/sync-call.js";
@@ -10,6 +9,7 @@ import { noServerRequests, type ModernCall, type ModernFront } from "../modern/m
 import { checkInputSize } from "../input-size.js";
 import type { TasksBDeps } from "./deps.js";
 import { createTaskResult } from "./render.js";
+import { RPC } from "../../jsonrpc/codes.js";
 
 // What the three requests that may run MRTR rounds (https://modelcontextprotocol.io/specification/2026-07-28/basic/patterns/mrtr, SEP-2322) share: the request a
 // requestState is bound to, the retry's checks, the call as the engine runs it, and the answer.
@@ -75,7 +75,7 @@ export function runRound(deps: TasksBDeps, call: ModernCall, front: ModernFront,
 }
 
 function renderOutcome(deps: TasksBDeps, request: JsonRpcRequest, front: ModernFront, outcome: SyncOutcome | undefined): JsonRpcResponse {
-  if (outcome === undefined) return failure(request.id, { code: -32602, message: "Invalid params: requestState has expired (the parked call is gone)" });
+  if (outcome === undefined) return failure(request.id, { code: RPC.INVALID_PARAMS, message: "Invalid params: requestState has expired (the parked call is gone)" });
   if ("inline" in outcome) return front.shape(request, outcome.inline);
   if ("task" in outcome) return success(request.id, createTaskResult(outcome.task));
   const { inputRequests, ticket } = outcome.input;
@@ -84,8 +84,7 @@ function renderOutcome(deps: TasksBDeps, request: JsonRpcRequest, front: ModernF
 }
 
 function storeFailure(request: JsonRpcRequest, err: unknown): JsonRpcResponse {
-  const message = err instanceof StoreUnavailableError ? "task store unavailable" : "Internal error";
-  return failure(request.id, { code: -32603, message });
+  return wireError(err).toBody(request.id);
 }
 
 /** MRTR fields are taskgate's to read, never the legacy upstream's. */

@@ -1,4 +1,5 @@
 import type { TaskRecord } from "../../store/contract.js";
+import { RPC } from "../../jsonrpc/codes.js";
 
 /**
  * Dialect B shapes (ext-tasks schema, https://github.com/modelcontextprotocol/ext-tasks/blob/main/schema/draft/schema.ts): flat tasks, `ttlMs` / `pollIntervalMs` as
@@ -32,7 +33,7 @@ export function detailedTask(task: TaskRecord): Record<string, unknown> {
   if (task.status === "input_required") fields.inputRequests = task.inputRequests;
   if (task.status === "completed" && task.outcome && "result" in task.outcome)
     fields.result = { ...task.outcome.result, resultType: "complete" };
-  if (task.status === "failed") fields.error = task.outcome && "error" in task.outcome ? task.outcome.error : { code: -32603, message: task.statusMessage ?? "The task failed" };
+  if (task.status === "failed") fields.error = task.outcome && "error" in task.outcome ? task.outcome.error : { code: RPC.INTERNAL_ERROR, message: task.statusMessage ?? "The task failed" };
   return fields;
 }
 

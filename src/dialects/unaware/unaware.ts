@@ -1,8 +1,7 @@
 import type { Config, UpstreamConfig } from "../../config/schema.js";
-import { GatewayError, storeCall } from "../../http/errors.js";
-import { failure, success, type JsonRpcRequest, type JsonRpcResponse } from "../../jsonrpc/message.js";
+import { GatewayError, storeCall, wireError } from "../../http/errors.js";
+import { success, type JsonRpcRequest, type JsonRpcResponse } from "../../jsonrpc/message.js";
 import type { MessageSink } from "../../jsonrpc/sink.js";
-import { StoreUnavailableError } from "../../store/contract.js";
 import type { CallClient, UpstreamCaller } from "../../tasks/caller.js";
 import type { TaskEngine } from "../../tasks/engine.js";
 import { handlesUnaware, toolPolicy } from "../../tasks/policy.js";
@@ -87,9 +86,9 @@ export class Unaware {
       (outcome): JsonRpcResponse => {
         if ("inline" in outcome) return { ...outcome.inline, id: request.id };
         if ("task" in outcome) return success(request.id, detachedResult(outcome.task, name, this.names, outcome.asking === true));
-        return failure(request.id, { code: -32603, message: "Internal error" });
+        return new GatewayError("internal").toBody(request.id);
       },
-      (err: unknown) => failure(request.id, { code: -32603, message: err instanceof StoreUnavailableError ? "task store unavailable" : "Internal error" }),
+      (err: unknown) => wireError(err).toBody(request.id),
     );
     return { answer };
   }

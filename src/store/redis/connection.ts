@@ -2,6 +2,7 @@ import { Cluster, Redis } from "ioredis";
 import type { Logger } from "pino";
 import { StoreUnavailableError } from "../contract.js";
 import { toStoreError } from "./errors.js";
+import { backoffDelayMs } from "../../util/backoff.js";
 
 /** Where Redis is: one server by URL, or a Redis Cluster by its seed nodes. */
 export type RedisTarget = { url: string } | { cluster: readonly string[] };
@@ -24,7 +25,7 @@ export interface ConnectionOptions {
 
 /** Reconnect soon after a restart, without hammering a server that stays down. */
 export function reconnectDelayMs(attempt: number): number {
-  return Math.min(50 * 2 ** Math.max(0, attempt - 1), 1_000);
+  return backoffDelayMs(attempt, 50, 1_000);
 }
 
 /**

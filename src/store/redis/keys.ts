@@ -1,7 +1,8 @@
 import { taskChannel } from "../contract.js";
 
 /**
- * The only place Redis key and channel names are built.
+ * The only place Redis key names are built, and where the bus channel names (the one list is
+ * ../channels.ts) get the prefix.
  *
  * Every key of one session or task carries the same hash tag (the part in braces), so Redis
  * Cluster puts them in one slot and one script may touch them all:

@@ -1,0 +1,16 @@
+import { GatewayError } from "../http/errors.js";
+import type { JsonRpcRequest } from "../jsonrpc/message.js";
+
+/** The task a tasks/* request names; both dialects refuse anything but a non-empty string alike. */
+export function taskIdOf(request: JsonRpcRequest): string {
+  const taskId = request.params?.taskId;
+  if (typeof taskId !== "string" || taskId.length === 0) throw new GatewayError("invalid_params", "params.taskId must be a string");
+  return taskId;
+}
+
+/** Unknown, expired and another principal's task: one answer, from one lookup (design: Security). */
+export async function found<T>(value: Promise<T | undefined>): Promise<T> {
+  const v = await value;
+  if (v === undefined) throw new GatewayError("task_not_found");
+  return v;
+}

@@ -1,0 +1,25 @@
+/**
+ * Every MCP protocol version taskgate knows, the one list: the wires it serves, the version it
+ * asks its upstreams for, and which version has which task dialect.
+ */
+
+/** Versions with an `initialize` handshake and sessions ("legacy era"). Newest first. */
+export const LEGACY_VERSIONS = ["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"] as const;
+export const LATEST_LEGACY_VERSION = LEGACY_VERSIONS[0];
+
+/** The stateless protocol revisions (https://modelcontextprotocol.io/specification/2026-07-28/basic). */
+export const MODERN_VERSIONS = ["2026-07-28"] as const;
+
+/** The one legacy version with tasks: dialect A (https://modelcontextprotocol.io/specification/2025-11-25/basic/utilities/tasks). */
+export const DIALECT_A_VERSION = "2025-11-25";
+
+/** The version taskgate asks the upstream for; the upstream may answer with an older one. */
+export const UPSTREAM_PROTOCOL_VERSION = "2025-11-25";
+
+export function isLegacyVersion(version: string): boolean {
+  return (LEGACY_VERSIONS as readonly string[]).includes(version);
+}
+
+export function isModernVersion(version: string | undefined): boolean {
+  return version !== undefined && (MODERN_VERSIONS as readonly string[]).includes(version);
+}

@@ -1,0 +1,167 @@
+import { pino } from "pino";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import type { JsonRpcId, JsonRpcRequest, JsonRpcResponse } from "../../src/jsonrpc/message.js";
+import type { MessageSink } from "../../src/jsonrpc/sink.js";
+import { Audit } from "../../src/observability/audit.js";
+import { Metrics } from "../../src/observability/metrics.js";
+import { MemoryStore } from "../../src/store/memory/memory-store.js";
+import { CANCELLED_CODE, type CallClient, type UpstreamCaller } from "../../src/tasks/caller.js";
+import { TaskEngine } from "../../src/tasks/engine.js";
+import type { EngineOptions, TaskCall } from "../../src/tasks/types.js";
+import { useCleanups } from "../helpers/cleanups.js";
+
+const logger = pino({ level: "silent" });
+const OPTIONS: EngineOptions = {
+  replicaId: "r1",
+  leaseMs: 3_000,
+  cancelGraceMs: 1_000,
+  statusWriteIntervalMs: 100,
+  reaperIntervalMs: 1_000,
+  maxAttempts: 1,
+  mrtrTimeoutMs: 60_000,
+};
+
+/** An upstream whose calls end only when the test says so; it records what the engine asked of it. */
+class ScriptedCaller implements UpstreamCaller {
+  readonly calls = new Map<JsonRpcId, { sink: MessageSink; end: (r: JsonRpcResponse) => void }>();
+  readonly cancels: Array<{ id: JsonRpcId; abandon: boolean }> = [];
+  readonly answers: JsonRpcResponse[] = [];
+
+  call(_client: CallClient, request: JsonRpcRequest, sink: MessageSink): Promise<JsonRpcResponse> {
+    return new Promise((end) => this.calls.set(request.id, { sink, end }));
+  }
+
+  async cancel(_client: CallClient, id: JsonRpcId, _reason?: string, options?: { abandon?: boolean }): Promise<void> {
+    const abandon = options?.abandon !== false;
+    this.cancels.push({ id, abandon });
+    if (abandon) this.calls.get(id)?.end({ jsonrpc: "2.0", id, error: { code: CANCELLED_CODE, message: "abandoned" } });
+  }
+
+  async answer(_client: CallClient, response: JsonRpcResponse): Promise<boolean> {
+    this.answers.push(response);
+    return true;
+  }
+}
+
+/** The engine on the memory store, both reading the faked clock (vitest fake timers). */
+function world(options: Partial<EngineOptions> = {}, store = new MemoryStore({ now: () => Date.now() })) {
+  const engine = new TaskEngine({
+    store,
+    logger,
+    metrics: new Metrics(),
+    audit: new Audit(logger),
+    options: { ...OPTIONS, ...options },
+    clock: () => Date.now(),
+  });
+  return { store, engine };
+}
+
+let nextId = 1;
+function toolCall(caller: UpstreamCaller, capabilities: Record<string, unknown> = {}): TaskCall {
+  const request: JsonRpcRequest = { jsonrpc: "2.0", id: nextId++, method: "tools/call", params: { name: "work", arguments: {} } };
+  return {
+    caller,
+    upstream: "up",
+    client: { sessionId: "s", capabilities },
+    principal: "alice",
+    dialect: "B",
+    request,
+    ttlMs: 3_600_000,
+    pollIntervalMs: 1_000,
+  };
+}
+
+describe("the task engine on the memory store, with a fake clock", () => {
+  beforeEach(() => {
+    vi.useFakeTimers({ now: new Date("2026-01-01T00:00:00Z") });
+  });
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+  // Registered after the hook above, so it runs first: engines stop while the clock is still fake.
+  const { defer } = useCleanups();
+  async function started(options: Partial<EngineOptions> = {}, store?: MemoryStore) {
+    const w = world(options, store);
+    await w.engine.start();
+    defer(async () => {
+      await w.engine.stop();
+      await w.store.close();
+    });
+    return w;
+  }
+
+  it("stores the task before the handle is returned, and the upstream's answer completes it", async () => {
+    const { engine, store } = await started();
+    const caller = new ScriptedCaller();
+    const task = await engine.detachNow(toolCall(caller));
+    expect(await store.getTask(task.id, "alice")).toMatchObject({ status: "working", owner: "r1" });
+    const [id, running] = [...caller.calls][0]!;
+    running.end({ jsonrpc: "2.0", id, result: { content: [{ type: "text", text: "done" }] } });
+    await vi.advanceTimersByTimeAsync(0);
+    expect(await engine.get(task.id, "alice")).toMatchObject({ status: "completed", outcome: { result: { content: [{ text: "done" }] } } });
+  });
+
+  it("cancels cooperatively first, and abandons the call after cancelGraceMs", async () => {
+    const { engine } = await started();
+    const caller = new ScriptedCaller();
+    const task = await engine.detachNow(toolCall(caller));
+    await engine.requestCancel(task.id, "alice");
+    await vi.advanceTimersByTimeAsync(0);
+    expect(caller.cancels).toEqual([{ id: expect.anything(), abandon: false }]);
+    await vi.advanceTimersByTimeAsync(OPTIONS.cancelGraceMs - 1);
+    expect((await engine.get(task.id, "alice"))?.status).toBe("working");
+    await vi.advanceTimersByTimeAsync(1);
+    expect(caller.cancels.map((c) => c.abandon)).toEqual([false, true]);
+    expect((await engine.get(task.id, "alice"))?.status).toBe("cancelled");
+  });
+
+  it("fails a task whose question is not answered within inputTimeoutMs, naming the setting", async () => {
+    const { engine } = await started({ inputTimeoutMs: 5_000 });
+    const caller = new ScriptedCaller();
+    const task = await engine.detachNow(toolCall(caller, { elicitation: { form: {} } }));
+    const [, running] = [...caller.calls][0]!;
+    running.sink.send({
+      jsonrpc: "2.0",
+      id: "q1",
+      method: "elicitation/create",
+      params: { message: "sure?", requestedSchema: { type: "object", properties: {} } },
+    });
+    await vi.advanceTimersByTimeAsync(0);
+    expect((await engine.get(task.id, "alice"))?.status).toBe("input_required");
+    await vi.advanceTimersByTimeAsync(5_000 + OPTIONS.cancelGraceMs);
+    const failed = await engine.get(task.id, "alice");
+    expect(failed).toMatchObject({ status: "failed", outcome: { error: { message: expect.stringContaining("tasks.inputTimeoutMs") } } });
+  });
+
+  it("passes a client's answer to the upstream's pending question, and the task works on", async () => {
+    const { engine } = await started();
+    const caller = new ScriptedCaller();
+    const task = await engine.detachNow(toolCall(caller, { elicitation: { form: {} } }));
+    const [, running] = [...caller.calls][0]!;
+    running.sink.send({
+      jsonrpc: "2.0",
+      id: "q1",
+      method: "elicitation/create",
+      params: { message: "sure?", requestedSchema: { type: "object", properties: {} } },
+    });
+    await vi.advanceTimersByTimeAsync(0);
+    const asked = await engine.get(task.id, "alice");
+    const key = Object.keys(asked?.inputRequests ?? {})[0]!;
+    await engine.answer(task.id, "alice", { [key]: { action: "accept", content: {} } });
+    await vi.advanceTimersByTimeAsync(0);
+    expect(caller.answers).toEqual([{ jsonrpc: "2.0", id: "q1", result: { action: "accept", content: {} } }]);
+    expect((await engine.get(task.id, "alice"))?.status).toBe("working");
+  });
+
+  it("lets the reaper of a live replica fail a task whose owner stopped renewing its lease", async () => {
+    const store = new MemoryStore({ now: () => Date.now() });
+    const owner = world({ replicaId: "gone" }, store).engine;
+    // The owner made the task and then stopped: its lease is never renewed (start() was never called).
+    const task = await owner.detachNow(toolCall(new ScriptedCaller()));
+    const { engine } = await started({ replicaId: "alive" }, store);
+    await vi.advanceTimersByTimeAsync(OPTIONS.leaseMs - 1);
+    expect((await engine.get(task.id, "alice"))?.status).toBe("working");
+    await vi.advanceTimersByTimeAsync(OPTIONS.reaperIntervalMs + 1);
+    expect(await engine.get(task.id, "alice")).toMatchObject({ status: "failed", statusMessage: expect.stringContaining("stopped") });
+  });
+});

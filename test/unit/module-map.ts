@@ -1,0 +1,90 @@
+/**
+ * The module map of src/: every folder, what it owns, and which folders its code may import at
+ * run time (`import type` is free). test/unit/import-direction.test.ts is generated from it and
+ * docs/architecture.md holds its table (`moduleMapTable`), checked to be current.
+ *
+ * `exceptions` are arrows today's tree has that the map does not want; each names the change that
+ * removes it (#18). An exception nobody uses any more fails the test, so the list only shrinks.
+ */
+export interface ModuleEntry {
+  /** A folder of src/ (its subfolders belong to it), or a top-level file. */
+  name: string;
+  owns: string;
+  mayImport: readonly string[];
+  exceptions?: ReadonlyArray<{ to: string; why: string }>;
+}
+
+const WIRE_MOVE = "#18: the error table, reply and SSE shapes move to src/wire/, below both http/ and dialects/";
+const ERROR_MAPPING = "#18: internal errors reach the wire through the one mapping in src/wire/";
+const SESSION_SERVICE = "#18: dialects reach sessions and state through the engine (or a session service beside it)";
+
+export const MODULE_MAP: readonly ModuleEntry[] = [
+  { name: "jsonrpc", owns: "JSON-RPC framing and decoding, error codes by name, MCP protocol versions", mayImport: [] },
+  { name: "util", owns: "small pure helpers with no home of their own (the one backoff)", mayImport: [] },
+  { name: "config", owns: "the one schema; reading files, env and flags, once; the README's configuration reference", mayImport: [] },
+  { name: "observability", owns: "logger, metrics, tracing, audit, request outcomes", mayImport: ["jsonrpc"] },
+  { name: "auth", owns: "who is calling: bearer, JWT, trusted header, OAuth token checks", mayImport: ["config", "observability"] },
+  {
+    name: "store",
+    owns: "the Store and EventBus contracts, bus channel names; memory/ and redis/ (keys.ts, Lua scripts)",
+    mayImport: ["jsonrpc", "observability", "util"],
+  },
+  {
+    name: "upstream",
+    owns: "the connector contract; stdio/ (spawn, framing, pool, kill ladder) and http/ (client, SSE); backoff loops",
+    mayImport: ["config", "jsonrpc", "observability", "util"],
+  },
+  {
+    name: "tasks",
+    owns: "the engine: decide, detach, own under lease, input bridge, cancel, reaper; the transition table",
+    mayImport: ["jsonrpc", "observability", "store", "util"],
+  },
+  {
+    name: "dialects",
+    owns: "legacy sessions and the modern stateless wire; tasks-a/, tasks-b/, unaware/; passthrough/ (the relay, pool caller: the upstream multiplexer)",
+    mayImport: ["config", "jsonrpc", "observability", "tasks", "upstream", "util"],
+    exceptions: [
+      { to: "http", why: WIRE_MOVE },
+      { to: "store", why: SESSION_SERVICE },
+    ],
+  },
+  {
+    name: "http",
+    owns: "the hono app: routes, guards (Host, Origin, CORS, auth, scopes, size), the errors table, replies and SSE, health",
+    mayImport: ["auth", "config", "dialects", "jsonrpc", "observability"],
+    exceptions: [
+      { to: "store", why: ERROR_MAPPING },
+      { to: "tasks", why: ERROR_MAPPING },
+    ],
+  },
+  {
+    name: "admin",
+    owns: "the operators' listener: task list, cancel, status page; the `taskgate tasks` command",
+    mayImport: ["config", "jsonrpc", "observability", "tasks"],
+    exceptions: [{ to: "store", why: ERROR_MAPPING }],
+  },
+  { name: "demo", owns: "the bundled demo MCP server: a program of its own, built on the SDK, sharing no code with taskgate", mayImport: [] },
+  {
+    name: "app.ts",
+    owns: "the composition root: builds every part from the config and wires them, no logic",
+    mayImport: ["admin", "auth", "config", "dialects", "http", "observability", "store", "tasks", "upstream"],
+  },
+  {
+    name: "cli.ts",
+    owns: "the command line: load the config, start, stop on signals; the demo-server and tasks commands",
+    mayImport: ["admin", "app.ts", "config", "demo", "observability"],
+  },
+];
+
+/** The Markdown table docs/architecture.md holds between its markers. */
+export const MAP_START = "<!-- module-map:start -->";
+export const MAP_END = "<!-- module-map:end -->";
+
+export function moduleMapTable(): string {
+  const rows = MODULE_MAP.map((m) => {
+    const may = m.mayImport.length ? m.mayImport.join(", ") : "nothing of taskgate";
+    const exceptions = (m.exceptions ?? []).map((e) => `${e.to} (${e.why})`).join("; ");
+    return `| \`${m.name}\` | ${m.owns} | ${may} | ${exceptions} |`;
+  });
+  return [MAP_START, "| module | owns | may import | known exceptions |", "| --- | --- | --- | --- |", ...rows, MAP_END].join("\n");
+}
