@@ -140,7 +140,7 @@ function delta(before: Map<string, number>, after: Map<string, number>): Record<
 async function inFlight(servers: Server[]): Promise<number[]> {
   return Promise.all(
     servers.map(async (s) => {
-      const text = await (await fetch(s.url.replace(/\/mcp$/, "/metrics"))).text();
+      const text = await (await fetch(s.url.replace(/\/mcp$/, "/metrics"), { signal: AbortSignal.timeout(10_000) })).text();
       return Number(/^taskgate_tasks_in_flight (\d+)/m.exec(text)?.[1] ?? NaN);
     }),
   );
