@@ -2,7 +2,7 @@ import { round } from "../lib/load.js";
 import { readProbe, probeLaunch } from "../lib/probe-client.js";
 import { childPids, rssMiB } from "../lib/probe.js";
 import { clusterCommandCalls, startRedisCluster, type BenchCluster } from "../lib/redis-cluster.js";
-import type { Scenario, ScenarioOutput } from "../lib/result.js";
+import type { Scenario } from "../lib/result.js";
 import { startGateway, type Server } from "../lib/servers.js";
 import { createTask } from "../lib/tasks.js";
 import { pool, sleep, waitFor } from "../lib/wait.js";
