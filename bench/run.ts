@@ -10,13 +10,14 @@ import { removeConfigFiles, setGatewayLogLevel } from "./lib/servers.js";
 import { enableProfiles, profileScenario, summarizeProfiles } from "./lib/profiles.js";
 import { CLI, FLOOR_HTTP, FLOOR_STDIO, FLOOR_TASKS_GET, HONO_BASELINE, RESULTS, ROOT } from "./paths.js";
 import { httpPassthrough } from "./scenarios/http-passthrough.js";
+import { cluster } from "./scenarios/cluster.js";
 import { inFlight } from "./scenarios/in-flight.js";
 import { stdioPassthrough } from "./scenarios/stdio-passthrough.js";
 import { taskThroughput } from "./scenarios/task-throughput.js";
 import { tasksGet } from "./scenarios/tasks-get.js";
 import { readSettings } from "./settings.js";
 
-const SCENARIOS: readonly Scenario[] = [httpPassthrough, tasksGet, taskThroughput, stdioPassthrough, inFlight];
+const SCENARIOS: readonly Scenario[] = [httpPassthrough, tasksGet, taskThroughput, stdioPassthrough, inFlight, cluster];
 
 /** `npm run bench`: every scenario in one run, side by side, then the JSON and markdown reports. */
 async function main(): Promise<void> {
@@ -38,10 +39,10 @@ async function main(): Promise<void> {
   mkdirSync(RESULTS, { recursive: true });
   setGatewayLogLevel(settings.logLevel);
   if (settings.profile) enableProfiles(join(RESULTS, "profiles", stamp.replace(/[:.]/g, "-")));
-  const ctx: BenchContext = { redis, load: settings.load, pinning: pin.pinning, inFlightTasks: settings.inFlightTasks, rounds: settings.rounds };
+  const ctx: BenchContext = { redis, load: settings.load, pinning: pin.pinning, inFlightTasks: settings.inFlightTasks, clusterCalls: settings.clusterCalls, clusterWave: settings.clusterWave, rounds: settings.rounds };
   try {
     for (const scenario of SCENARIOS) {
-      if (settings.only.length && !settings.only.includes(scenario.id)) continue;
+      if (settings.only.length ? !settings.only.includes(scenario.id) : scenario.optIn) continue;
       run.scenarios.push(await runScenario(scenario, ctx));
       // Written after every scenario: an interrupted run still leaves what it measured.
       writeFileSync(`${base}.json.tmp`, JSON.stringify(run, null, 2));

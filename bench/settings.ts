@@ -7,6 +7,9 @@ import type { LoadSettings } from "./lib/load.js";
 export interface Settings {
   load: LoadSettings;
   inFlightTasks: number;
+  /** Scenario r (opt-in): BENCH_CLUSTER_CALLS detached calls in all, in waves of BENCH_CLUSTER_WAVE held at once. */
+  clusterCalls: number;
+  clusterWave: number;
   /** BENCH_ROUNDS: a taskgate row and its floor take turns in this many slices of the measured time. */
   rounds: number;
   /** Scenario ids to run, e.g. "a,d"; all when empty. */
@@ -22,7 +25,7 @@ export interface Settings {
 }
 
 const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"];
-const DEFAULTS = { BENCH_CONNECTIONS: 10, BENCH_WARMUP_S: 2, BENCH_DURATION_S: 6, BENCH_TASKS: 10_000, BENCH_ROUNDS: 3 } as const;
+const DEFAULTS = { BENCH_CONNECTIONS: 10, BENCH_WARMUP_S: 2, BENCH_DURATION_S: 6, BENCH_TASKS: 10_000, BENCH_ROUNDS: 3, BENCH_CLUSTER_CALLS: 100_000, BENCH_CLUSTER_WAVE: 30_000 } as const;
 
 export function readSettings(env: NodeJS.ProcessEnv): Settings {
   const changed: string[] = [];
@@ -37,6 +40,8 @@ export function readSettings(env: NodeJS.ProcessEnv): Settings {
   const load = { connections: num("BENCH_CONNECTIONS", 1, 1000), warmupS: num("BENCH_WARMUP_S", 0, 60), durationS: num("BENCH_DURATION_S", 1, 60) };
   const inFlightTasks = Math.round(num("BENCH_TASKS", 1, 100_000));
   const rounds = Math.round(num("BENCH_ROUNDS", 1, 20));
+  const clusterCalls = Math.round(num("BENCH_CLUSTER_CALLS", 1, 1_000_000));
+  const clusterWave = Math.round(num("BENCH_CLUSTER_WAVE", 1, 100_000));
   const only = (env.BENCH_ONLY ?? "").split(",").map((s) => s.trim()).filter(Boolean);
   if (only.length) changed.push(`BENCH_ONLY=${only.join(",")}`);
   const profile = env.BENCH_PROFILE === "1";
@@ -44,5 +49,5 @@ export function readSettings(env: NodeJS.ProcessEnv): Settings {
   const logLevel = env.BENCH_LOG_LEVEL || "info";
   if (!LOG_LEVELS.includes(logLevel)) throw new Error(`BENCH_LOG_LEVEL must be one of ${LOG_LEVELS.join(", ")}, got "${logLevel}"`);
   if (logLevel !== "info") changed.push(`BENCH_LOG_LEVEL=${logLevel}`);
-  return { load, inFlightTasks, rounds, only, profile, logLevel, command: [...changed, "npm run bench"].join(" ") };
+  return { load, inFlightTasks, clusterCalls, clusterWave, rounds, only, profile, logLevel, command: [...changed, "npm run bench"].join(" ") };
 }

@@ -10,6 +10,8 @@ export interface ProbeReading {
   heapUsed: number;
   heapTotal: number;
   external: number;
+  /** Memory V8 has committed per heap space, MiB. */
+  spaces: Record<string, number>;
 }
 
 /**

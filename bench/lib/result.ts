@@ -31,6 +31,9 @@ export interface BenchContext {
   inFlightTasks: number;
   /** Slices in which rows measured together take turns (BENCH_ROUNDS). */
   rounds: number;
+  /** Scenario r: detached calls in all (BENCH_CLUSTER_CALLS), and how many are held at once (BENCH_CLUSTER_WAVE). */
+  clusterCalls: number;
+  clusterWave: number;
 }
 
 export interface Scenario {
@@ -38,6 +41,8 @@ export interface Scenario {
   title: string;
   /** Target name → goal, listed even when the scenario fails. */
   goals: Record<string, string>;
+  /** Runs only when BENCH_ONLY names it (it takes minutes). */
+  optIn?: boolean;
   run(ctx: BenchContext, out: ScenarioOutput): Promise<void>;
 }
 

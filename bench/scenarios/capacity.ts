@@ -1,8 +1,9 @@
 import { round } from "../lib/load.js";
 import type { BenchContext, ScenarioOutput } from "../lib/result.js";
-import { demoStdio, startGateway, type Server } from "../lib/servers.js";
+import { startGateway, type Server } from "../lib/servers.js";
 import { getTask } from "../lib/tasks.js";
 import { sleep } from "../lib/wait.js";
+import { heldUpstream } from "./in-flight.js";
 
 /** The defaults an operator runs with (src/config/schema.ts): lease renewed every third of it. */
 const DEFAULT_LEASE_MS = 15_000;
@@ -38,7 +39,7 @@ export async function capacity(ctx: BenchContext, out: ScenarioOutput, servers: 
     store: { redisUrl: ctx.redis.url, keyPrefix: held.keyPrefix },
     tasks: { leaseMs: held.leaseMs, defaultTtlMs: 600_000, reaperIntervalMs: DEFAULT_REAPER_INTERVAL_MS },
     limits: { maxActiveTasksPerPrincipal: 0 },
-    upstreams: [demoStdio({ sleep: { taskSupport: "required" } })],
+    upstreams: [heldUpstream()],
   });
   servers.push(sweeper);
   await sleep(DEFAULT_REAPER_INTERVAL_MS); // its first sweep has run

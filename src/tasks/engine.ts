@@ -10,7 +10,7 @@ import { settle } from "./settle.js";
 import { SyncCalls } from "./sync-call.js";
 import { newLeaseToken, newTaskId } from "./task-id.js";
 import { isTerminal, NON_TERMINAL } from "./transitions.js";
-import { isToolCall, ShuttingDownError, type EngineDeps, type TaskCall } from "./types.js";
+import { isToolCall, ShuttingDownError, taskCallOptions, type EngineDeps, type TaskCall } from "./types.js";
 
 /**
  * The task engine: decides nothing about dialects, only runs calls that may become tasks.
@@ -25,6 +25,11 @@ export class TaskEngine {
   private readonly policy: RerunPolicy;
   private readonly reaper: Reaper;
   private draining = false;
+  /** One function for every owned call's end, rather than a closure per call held. */
+  private readonly ownedDone = (owned: OwnedCall) => {
+    this.owner.remove(owned.task.id);
+    void this.admission.release(owned.task.principal, owned.task.id);
+  };
 
   constructor(private readonly deps: EngineDeps) {
     this.owner = new Owner(deps);
@@ -94,9 +99,9 @@ export class TaskEngine {
   async detachNow(asked: TaskCall): Promise<TaskRecord> {
     if (this.draining) throw new ShuttingDownError();
     const call = await this.admission.admit(asked);
-    const owned = await this.create(call);
-    owned.run(call.caller.call(call.client, call.request, owned.sink, { trackProgress: true, ttlMs: call.ttlMs }));
-    return owned.task;
+    const { owned, task } = await this.create(call);
+    owned.run(call.caller.call(call.client, call.request, owned, taskCallOptions(call.ttlMs)), call.maxDurationMs);
+    return task;
   }
 
   /**
@@ -201,7 +206,7 @@ export class TaskEngine {
    * that was not admitted (an MRTR round of a client that cannot hold tasks) gets its id here
    * and is bounded by tasks.mrtrTimeoutMs instead of the task limit.
    */
-  private async create(asked: TaskCall | AdmittedCall, parked = false, started = performance.now()): Promise<OwnedCall> {
+  private async create(asked: TaskCall | AdmittedCall, parked = false, started = performance.now()): Promise<{ owned: OwnedCall; task: TaskRecord }> {
     const { store, options, clock } = this.deps;
     const now = clock();
     // Object.assign, not a spread: on Node 20 a spread of this many fields gives each copy a map
@@ -216,12 +221,9 @@ export class TaskEngine {
       throw err;
     });
     if (!parked) this.announce(task, started);
-    const owned = new OwnedCall(task, token, call, this.deps, (id) => {
-      this.owner.remove(id);
-      void this.admission.release(task.principal, id);
-    });
+    const owned = new OwnedCall(task, token, call, this.deps, this.ownedDone);
     this.owner.add(owned);
-    return owned;
+    return { owned, task };
   }
 
   /** A new task, known to the client from now on: counted, logged, audited, announced. */

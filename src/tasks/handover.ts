@@ -4,7 +4,7 @@ import { OwnedCall } from "./owned-call.js";
 import type { Owner } from "./owner.js";
 import type { RerunPolicy } from "./rerun-policy.js";
 import { newLeaseToken } from "./task-id.js";
-import type { EngineDeps, TaskCall } from "./types.js";
+import { taskCallOptions, type EngineDeps, type TaskCall } from "./types.js";
 
 /**
  * Run an orphan's call again on this replica: claim it in the store (one checked script: still
@@ -37,13 +37,13 @@ export async function adoptOrphan(
     ttlMs: task.ttlMs,
     pollIntervalMs: task.pollIntervalMs,
   };
-  const owned = new OwnedCall(claimed.task, token, call, deps, (id) => {
-    owner.remove(id);
+  const owned = new OwnedCall(claimed.task, token, call, deps, () => {
+    owner.remove(task.id);
     ended(claimed.task);
   });
   owner.add(owned);
   deps.logger.info({ taskId: task.id, attempt: claimed.task.attempt, previousOwner: task.owner }, "running the call of a stopped replica again");
-  owned.run(caller.call(call.client, call.request, owned.sink, { trackProgress: true, ttlMs: call.ttlMs }));
+  owned.run(caller.call(call.client, call.request, owned, taskCallOptions(call.ttlMs)));
 }
 
 /**
@@ -72,14 +72,14 @@ export async function resumeOrphan(deps: EngineDeps, owner: Owner, native: Nativ
     pollIntervalMs: task.pollIntervalMs,
     ...(task.frontSession !== undefined ? { frontSession: task.frontSession } : {}),
   };
-  const owned = new OwnedCall(claimed.task, token, call, deps, (id) => {
-    owner.remove(id);
+  const owned = new OwnedCall(claimed.task, token, call, deps, () => {
+    owner.remove(task.id);
     ended(claimed.task);
   });
   owner.add(owned);
   deps.logger.info({ taskId: task.id, upstreamTaskId: task.upstreamTaskId, previousOwner: task.owner }, "following the upstream task of a stopped replica");
   const ref = task.upstreamSession === undefined ? { taskId: task.upstreamTaskId } : { taskId: task.upstreamTaskId, session: task.upstreamSession };
-  owned.run(native.resume(client, call.request, ref, owned.sink, { trackProgress: true, ttlMs: task.ttlMs }));
+  owned.run(native.resume(client, call.request, ref, owned, taskCallOptions(task.ttlMs)));
 }
 
 /**

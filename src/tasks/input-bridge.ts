@@ -3,7 +3,8 @@ import type { JsonRpcErrorObject, JsonRpcId, JsonRpcRequest } from "../jsonrpc/m
 import type { InputRequest } from "../store/contract.js";
 import { retryWhileUnavailable } from "./store-retry.js";
 import { NON_TERMINAL } from "./transitions.js";
-import type { EngineDeps, TaskCall } from "./types.js";
+import type { CallClient, UpstreamCaller } from "./caller.js";
+import type { EngineDeps } from "./types.js";
 import { RPC } from "../jsonrpc/codes.js";
 
 const RELATED_TASK = "io.modelcontextprotocol/related-task";
@@ -27,7 +28,8 @@ export class InputBridge {
   constructor(
     private readonly taskId: string,
     private readonly token: string,
-    private readonly call: TaskCall,
+    /** Who the call is made through and for: its answers go back the same way. */
+    private readonly call: { readonly caller: UpstreamCaller; readonly client: CallClient },
     private readonly deps: EngineDeps,
     private readonly timeouts: InputTimeouts,
     /** A task's question went unanswered past its bound: the task fails with this reason (issue 14). */

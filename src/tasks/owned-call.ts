@@ -1,14 +1,14 @@
-import type { JsonRpcResponse } from "../jsonrpc/message.js";
+import { isNotification, isRequest, type JsonRpcMessage, type JsonRpcRequest, type JsonRpcResponse } from "../jsonrpc/message.js";
+import type { MessageSink } from "../jsonrpc/sink.js";
 import type { TaskChange, TaskOutcome, TaskRecord, TaskStatus } from "../store/contract.js";
-import { CANCELLED_CODE } from "./caller.js";
+import { CANCELLED_CODE, QUEUED_NOTICE, type CallClient, type UpstreamCaller } from "./caller.js";
 import { InputBridge } from "./input-bridge.js";
 import { bindingOf } from "./native/binding.js";
-import { cancelledUpstream } from "./native/notices.js";
-import { TaskSink } from "./sinks.js";
+import { cancelledUpstream, UPSTREAM_STATUS_NOTICE, UPSTREAM_TASK_NOTICE } from "./native/notices.js";
 import { statusFromProgress, Throttle } from "./status-message.js";
 import { retryWhileUnavailable } from "./store-retry.js";
 import { allowedFrom, NON_TERMINAL } from "./transitions.js";
-import { isToolCall, type EngineDeps, type TaskCall } from "./types.js";
+import type { EngineDeps, TaskCall } from "./types.js";
 import { RPC } from "../jsonrpc/codes.js";
 
 interface Ending {
@@ -18,19 +18,37 @@ interface Ending {
 }
 
 /**
+ * What an owned call keeps of its task record: what its writes, logs, metrics, question bounds
+ * and hand-over read. The whole record (capabilities, input maps, revision, …) is the store's.
+ */
+export type OwnedTask = Pick<TaskRecord, "id" | "principal" | "dialect" | "upstream" | "tool" | "createdAt" | "ttlMs" | "attempt" | "parked" | "requestParams">;
+
+/** Told once the call has ended and its outcome is written (or could not be): one function for all calls. */
+export type OwnedCallDone = (call: OwnedCall) => void;
+
+/**
  * A detached upstream call held by this replica. It alone writes the call's outcome, fenced by
  * its lease token; a replica that lost the lease stops writing and abandons the call.
+ *
+ * It is also the sink of its upstream call's messages: progress becomes statusMessage,
+ * server→client requests become input. A replica holds one of these per call in flight (10,000
+ * or more), so it keeps only what it reads later, made nothing per call it can share
+ * (no closures, no copy of the request or of the task record), and makes the rest on first use
+ * (issue 16).
  */
-export class OwnedCall {
-  readonly sink: TaskSink;
+export class OwnedCall implements MessageSink {
+  readonly task: OwnedTask;
+  readonly caller: UpstreamCaller;
+  readonly client: CallClient;
+  private readonly requestId: JsonRpcRequest["id"];
+  private readonly isTool: boolean;
   private cancelling = false;
   private failReason?: string;
   private lost = false;
   /** Set when the call's own outcome is about to be written: from then on, only that write says whether the lease held. */
   private ending = false;
-  private readonly timers: NodeJS.Timeout[] = [];
-  // Both made on first use: most calls send no progress and ask nothing, and 10,000 held calls
-  // would each carry them (with their closures) for nothing.
+  private timers?: NodeJS.Timeout[];
+  // Both made on first use: most calls send no progress and ask nothing.
   private throttle?: Throttle;
   private input?: InputBridge;
   lastRenewedAt: number;
@@ -40,30 +58,42 @@ export class OwnedCall {
   private ttlMs: number;
 
   constructor(
-    readonly task: TaskRecord,
+    record: TaskRecord,
     readonly token: string,
-    private readonly call: TaskCall,
+    call: TaskCall,
     private readonly deps: EngineDeps,
-    private readonly onDone: (taskId: string) => void,
+    private readonly done: OwnedCallDone,
   ) {
+    this.task = ownedTask(record);
+    this.caller = call.caller;
+    this.client = call.client;
+    this.requestId = call.request.id;
+    this.isTool = call.request.method === "tools/call";
     this.lastRenewedAt = deps.clock();
-    this.ttlMs = task.ttlMs;
-    if (task.upstreamTaskId !== undefined) this.upstreamTaskId = task.upstreamTaskId;
-    this.sink = new TaskSink({
-      progress: (params) => {
-        const message = statusFromProgress(params);
-        if (!message) return;
-        this.throttle ??= new Throttle(deps.options.statusWriteIntervalMs, (m) => void this.writeStatus(m));
-        this.throttle.push(message);
-      },
-      request: (request) => this.inputBridge().offer(request),
-      upstreamTask: (params) => this.bind(params),
-    });
+    this.ttlMs = record.ttlMs;
+    if (record.upstreamTaskId !== undefined) this.upstreamTaskId = record.upstreamTaskId;
+  }
+
+  /** Messages of the running call: the task answers questions and turns progress into statusMessage. */
+  send(message: JsonRpcMessage): boolean {
+    if (isRequest(message)) {
+      this.inputBridge().offer(message);
+      return true;
+    }
+    if (!isNotification(message)) return true;
+    if (message.method === "notifications/progress") this.progress(message.params ?? {});
+    // Where the call stands in its upstream's queue (issue 14).
+    else if (message.method === QUEUED_NOTICE) this.progress({ message: queueStatus(message.params?.ahead) });
+    else if (message.method === UPSTREAM_TASK_NOTICE) this.bind(message.params ?? {});
+    // The upstream task's own statusMessage is the task's (#15).
+    else if (message.method === UPSTREAM_STATUS_NOTICE) this.progress({ message: message.params?.statusMessage });
+    // Logging and other notifications have nobody to go to once detached (not supported for tasks, §3.9).
+    return true;
   }
 
   /** Only a tools/call may become a task; a parked prompts/get or resources/read stays the client's request. */
   get mayBeTask(): boolean {
-    return isToolCall(this.call);
+    return this.isTool;
   }
 
   /** Answers may be waiting in the store (a hint or a lease renewal said so); only a call that asked waits for any. */
@@ -74,11 +104,9 @@ export class OwnedCall {
     void retryWhileUnavailable(() => input.deliver(), () => input.waiting && !this.lost).catch((err: unknown) => this.deps.logger.warn({ err, taskId: this.task.id }, "could not deliver input answers"));
   }
 
-  /** Follow the running upstream call to its end. */
-  run(response: Promise<JsonRpcResponse>): void {
-    const { maxDurationMs } = this.call;
-    if (maxDurationMs !== undefined)
-      this.later(maxDurationMs, () => this.abandon(`the call ran longer than its maxDurationMs (${maxDurationMs} ms)`));
+  /** Follow the running upstream call to its end; `maxDurationMs` bounds it. */
+  run(response: Promise<JsonRpcResponse>, maxDurationMs?: number): void {
+    if (maxDurationMs !== undefined) this.bound(maxDurationMs);
     void response.then((r) => this.finish(r));
   }
 
@@ -86,9 +114,8 @@ export class OwnedCall {
   requestCancel(): void {
     if (this.cancelling) return;
     this.cancelling = true;
-    const { caller, client, request } = this.call;
-    void caller.cancel(client, request.id, "task cancelled", { abandon: false });
-    this.later(this.deps.options.cancelGraceMs, () => void caller.cancel(client, request.id, "task cancelled"));
+    void this.caller.cancel(this.client, this.requestId, "task cancelled", { abandon: false });
+    this.later(this.deps.options.cancelGraceMs, () => void this.caller.cancel(this.client, this.requestId, "task cancelled"));
   }
 
   /**
@@ -108,7 +135,7 @@ export class OwnedCall {
     this.countLoss();
     this.deps.logger.warn({ taskId: this.task.id }, "lease lost: abandoning the local upstream call without writing its outcome");
     // An upstream task of the upstream's own goes on: the replica holding the lease now follows it.
-    void this.call.caller.cancel(this.call.client, this.call.request.id, "owner lost its lease", { keepUpstreamTask: true });
+    void this.caller.cancel(this.client, this.requestId, "owner lost its lease", { keepUpstreamTask: true });
   }
 
   /**
@@ -119,14 +146,14 @@ export class OwnedCall {
   async handOver(release: boolean, message: string): Promise<void> {
     if (this.lost) return;
     this.lost = true;
-    this.timers.forEach(clearTimeout);
+    this.timers?.forEach(clearTimeout);
     this.throttle?.stop();
     this.input?.close();
     try {
       if (release) await this.deps.store.releaseLease(this.task.id, this.token);
       else await this.write({ to: "failed", outcome: { error: { code: RPC.INTERNAL_ERROR, message } }, statusMessage: message });
     } finally {
-      void this.call.caller.cancel(this.call.client, this.call.request.id, "taskgate is shutting down", { keepUpstreamTask: release });
+      void this.caller.cancel(this.client, this.requestId, "taskgate is shutting down", { keepUpstreamTask: release });
     }
   }
 
@@ -142,19 +169,28 @@ export class OwnedCall {
   private inputTimedOut(reason: string): void {
     if (this.failReason !== undefined) return;
     this.failReason = reason;
-    const { caller, client, request } = this.call;
-    void caller.cancel(client, request.id, reason, { abandon: false });
-    this.later(this.deps.options.cancelGraceMs, () => void caller.cancel(client, request.id, reason));
+    void this.caller.cancel(this.client, this.requestId, reason, { abandon: false });
+    this.later(this.deps.options.cancelGraceMs, () => void this.caller.cancel(this.client, this.requestId, reason));
   }
 
-  private abandon(reason: string): void {
-    this.failReason = reason;
-    void this.call.caller.cancel(this.call.client, this.call.request.id, reason);
+  /** A method of its own, so the closure of run() (held as long as the call) captures nothing else. */
+  private bound(maxDurationMs: number): void {
+    this.later(maxDurationMs, () => {
+      this.failReason = `the call ran longer than its maxDurationMs (${maxDurationMs} ms)`;
+      void this.caller.cancel(this.client, this.requestId, this.failReason);
+    });
+  }
+
+  private progress(params: Record<string, unknown>): void {
+    const message = statusFromProgress(params);
+    if (!message) return;
+    this.throttle ??= new Throttle(this.deps.options.statusWriteIntervalMs, (m) => void this.writeStatus(m));
+    this.throttle.push(message);
   }
 
   private async finish(response: JsonRpcResponse): Promise<void> {
     this.ending = true;
-    this.timers.forEach(clearTimeout);
+    this.timers?.forEach(clearTimeout);
     // The last progress the upstream sent, even if the throttle held it back: it goes out with
     // the terminal write, in the same store call (issue 17).
     const progress = this.throttle?.stop();
@@ -164,7 +200,7 @@ export class OwnedCall {
     } catch (err) {
       this.deps.logger.error({ err, taskId: this.task.id }, "could not write the outcome of a task");
     } finally {
-      this.onDone(this.task.id);
+      this.done(this);
     }
   }
 
@@ -214,7 +250,7 @@ export class OwnedCall {
       return { to: "failed", outcome: { error: response.error }, statusMessage: response.error.message };
     }
     // Dialect A counts an isError result as failed (https://modelcontextprotocol.io/specification/2025-11-25/basic/utilities/tasks, Task Status); dialect B as completed (https://github.com/modelcontextprotocol/ext-tasks/blob/main/specification/draft/tasks.md).
-    if (this.call.dialect === "A" && response.result.isError === true)
+    if (this.task.dialect === "A" && response.result.isError === true)
       return { to: "failed", outcome: { result: response.result }, statusMessage: "The tool reported an error" };
     return progress === undefined ? { to: "completed", outcome: { result: response.result } } : { to: "completed", outcome: { result: response.result }, statusMessage: progress };
   }
@@ -251,7 +287,7 @@ export class OwnedCall {
       const bound = (ms: number | undefined) => Math.max(1, Math.min(ms ?? ttlLeft, ttlLeft));
       const { inputTimeoutMs, mrtrTimeoutMs } = deps.options;
       const timeouts = { taskMs: bound(inputTimeoutMs), taskMsConfigured: inputTimeoutMs !== undefined && inputTimeoutMs <= ttlLeft, parkedMs: bound(mrtrTimeoutMs) };
-      this.input = new InputBridge(task.id, this.token, this.call, deps, timeouts, (reason) => this.inputTimedOut(reason));
+      this.input = new InputBridge(task.id, this.token, this, deps, timeouts, (reason) => this.inputTimedOut(reason));
     }
     return this.input;
   }
@@ -259,8 +295,19 @@ export class OwnedCall {
   private later(ms: number, fn: () => void): void {
     const timer = setTimeout(fn, ms);
     timer.unref();
-    this.timers.push(timer);
+    (this.timers ??= []).push(timer);
   }
+}
+
+function ownedTask({ id, principal, dialect, upstream, tool, createdAt, ttlMs, attempt, parked, requestParams }: TaskRecord): OwnedTask {
+  return requestParams === undefined
+    ? { id, principal, dialect, upstream, tool, createdAt, ttlMs, attempt, parked }
+    : { id, principal, dialect, upstream, tool, createdAt, ttlMs, attempt, parked, requestParams };
+}
+
+/** A task's statusMessage while its call waits for a free slot on its upstream (issue 14). */
+function queueStatus(ahead: unknown): string {
+  return typeof ahead === "number" ? `queued: ${ahead} ahead` : "running";
 }
 
 /**

@@ -50,7 +50,7 @@ export class RerunPolicy {
     return this.maxAttempts;
   }
 
-  async allows(task: TaskRecord): Promise<boolean> {
+  async allows(task: Pick<TaskRecord, "attempt" | "requestParams" | "upstream" | "tool">): Promise<boolean> {
     if (task.attempt >= this.maxAttempts || task.requestParams === undefined) return false;
     return this.mayRerun(task.upstream, task.tool);
   }

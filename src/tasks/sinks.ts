@@ -1,11 +1,7 @@
 import { isNotification, isRequest, type JsonRpcMessage, type JsonRpcNotification, type JsonRpcRequest } from "../jsonrpc/message.js";
 import type { MessageSink } from "../jsonrpc/sink.js";
 import { QUEUED_NOTICE } from "./caller.js";
-import { isBridgeNotice, UPSTREAM_STATUS_NOTICE, UPSTREAM_TASK_NOTICE } from "./native/notices.js";
-
-function isQueuedNotice(message: JsonRpcMessage): message is JsonRpcNotification {
-  return isNotification(message) && message.method === QUEUED_NOTICE;
-}
+import { isBridgeNotice } from "./native/notices.js";
 
 /** A notice for the task a call may become (queue place, upstream task): never for the client. */
 function isTaskNotice(message: JsonRpcMessage): message is JsonRpcNotification {
@@ -20,7 +16,7 @@ export class SwitchSink implements MessageSink {
   private detached?: MessageSink;
   private readonly held: JsonRpcRequest[] = [];
   /** The latest notice of each kind (queue place, upstream task and status), for the task it may become. */
-  private readonly notices = new Map<string, JsonRpcMessage>();
+  private notices?: Map<string, JsonRpcMessage>;
 
   /**
    * `onInputBeforeDetach` set: a server→client request before the call detached is held and the
@@ -29,20 +25,27 @@ export class SwitchSink implements MessageSink {
    * the front like everything else.
    */
   constructor(
-    private readonly front: MessageSink,
-    private readonly onInputBeforeDetach?: () => void,
+    private front: MessageSink | undefined,
+    private onInputBeforeDetach?: () => void,
   ) {}
 
+  /**
+   * From now on everything goes to the task. The relay keeps this sink as long as the call runs:
+   * it lets go of the client's reply (and what that holds of the finished HTTP exchange).
+   */
   detachTo(task: MessageSink): void {
     this.detached = task;
-    for (const notice of this.notices.values()) task.send(notice);
+    this.front = undefined;
+    this.onInputBeforeDetach = undefined;
+    for (const notice of this.notices?.values() ?? []) task.send(notice);
+    this.notices = undefined;
     for (const request of this.held.splice(0)) task.send(request);
   }
 
   send(message: JsonRpcMessage): boolean {
     if (this.detached) return this.detached.send(message);
     if (isTaskNotice(message)) {
-      this.notices.set(message.method, message);
+      (this.notices ??= new Map()).set(message.method, message);
       return true;
     }
     if (this.onInputBeforeDetach && isRequest(message)) {
@@ -51,38 +54,6 @@ export class SwitchSink implements MessageSink {
       return true;
     }
     if (isNotification(message) && message.method === "notifications/progress" && message.params?.progressToken === undefined) return true;
-    return this.front.send(message);
+    return this.front?.send(message) ?? false;
   }
-}
-
-export interface TaskEvents {
-  progress(params: Record<string, unknown>): void;
-  /** The upstream runs the call as a task of its own (#15): which one, and how long it keeps it. */
-  upstreamTask(params: Record<string, unknown>): void;
-  /** A server→client request during the detached call; the task answers it (or refuses it) itself. */
-  request(request: JsonRpcRequest): void;
-}
-
-/** Where a detached call's messages go: progress becomes statusMessage, requests become input. */
-export class TaskSink implements MessageSink {
-  constructor(private readonly events: TaskEvents) {}
-
-  send(message: JsonRpcMessage): boolean {
-    if (isRequest(message)) {
-      this.events.request(message);
-      return true;
-    }
-    if (isNotification(message) && message.method === "notifications/progress") this.events.progress(message.params ?? {});
-    if (isQueuedNotice(message)) this.events.progress({ message: queueStatus(message.params?.ahead) });
-    if (isNotification(message) && message.method === UPSTREAM_TASK_NOTICE) this.events.upstreamTask(message.params ?? {});
-    // The upstream task's own statusMessage is the task's (#15).
-    if (isNotification(message) && message.method === UPSTREAM_STATUS_NOTICE) this.events.progress({ message: message.params?.statusMessage });
-    // Logging and other notifications have nobody to go to once detached (not supported for tasks, §3.9).
-    return true;
-  }
-}
-
-/** A task's statusMessage while its call waits for a free slot on its upstream (issue 14). */
-function queueStatus(ahead: unknown): string {
-  return typeof ahead === "number" ? `queued: ${ahead} ahead` : "running";
 }

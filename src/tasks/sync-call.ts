@@ -32,7 +32,7 @@ export interface SyncOptions {
   detachOnInput?: boolean;
 }
 
-type Create = (call: TaskCall, parked: boolean, started: number) => Promise<OwnedCall>;
+type Create = (call: TaskCall, parked: boolean, started: number) => Promise<{ owned: OwnedCall; task: TaskRecord }>;
 type Route = (taskId: string, owner: string) => Promise<void>;
 type Release = (call: TaskCall) => Promise<void>;
 
@@ -68,13 +68,13 @@ export class SyncCalls {
       return { inline: early };
     }
     const parked = early === "input" && detachOnInput !== true;
-    const owned = await this.create(call, parked, started);
-    sink.detachTo(owned.sink);
-    owned.run(running);
+    const { owned, task } = await this.create(call, parked, started);
+    sink.detachTo(owned);
+    owned.run(running, call.maxDurationMs);
     // `asking`: detached by a question (detachOnInput), which the task shows once it is written.
-    if (!parked) return early === "input" ? { task: owned.task, asking: true } : { task: owned.task };
+    if (!parked) return early === "input" ? { task, asking: true } : { task };
     const deadline = detachAfterMs === undefined ? undefined : startedAt + detachAfterMs;
-    return (await this.round(owned.task.id, target, call.principal, call.request.id, deadline)) ?? gone(call.request.id);
+    return (await this.round(task.id, target, call.principal, call.request.id, deadline)) ?? gone(call.request.id);
   }
 
   /**

@@ -56,6 +56,14 @@ export function isToolCall(call: TaskCall): boolean {
   return call.request.method === "tools/call";
 }
 
+/**
+ * How the engine runs a call: with progress asked for (it becomes statusMessage), and the task's
+ * TTL, which an upstream that runs the call as a task of its own is asked for (#15).
+ */
+export function taskCallOptions(ttlMs: number): { trackProgress: true; ttlMs: number } {
+  return { trackProgress: true, ttlMs };
+}
+
 /** The bus channel a replica listens on for work routed to the calls it owns. */
 export { ownerChannel } from "../store/channels.js";
 

@@ -11,9 +11,27 @@ export interface WaitOptions {
   stopWaiting?: ((stop: (reason?: unknown) => void) => void) | undefined;
 }
 
-interface Entry {
-  resolve(response: JsonRpcResponse): void;
-  reject(error: UpstreamError): void;
+/**
+ * One request waiting for its response. A plain object with methods rather than a set of
+ * closures: a detached call keeps its entry for as long as the upstream runs, and 10,000 of them
+ * are held at once (issue 16).
+ */
+class Entry {
+  timer: NodeJS.Timeout | undefined = undefined;
+  onAbort: (() => void) | undefined = undefined;
+
+  constructor(
+    readonly id: JsonRpcId,
+    readonly method: string,
+    readonly signal: AbortSignal | undefined,
+    readonly resolve: (response: JsonRpcResponse) => void,
+    readonly reject: (error: UpstreamError) => void,
+  ) {}
+
+  /** For the caller to stop waiting (WaitOptions.stopWaiting). */
+  stopper(pending: PendingRequests): (cause?: unknown) => void {
+    return (cause) => pending.stop(this, cause);
+  }
 }
 
 /**
@@ -43,45 +61,56 @@ export class PendingRequests {
   wait(id: JsonRpcId, options: WaitOptions): Promise<JsonRpcResponse> {
     return new Promise<JsonRpcResponse>((resolve, reject) => {
       const { signal } = options;
-      let timer: NodeJS.Timeout | undefined;
-      const cleanup = (): void => {
-        clearTimeout(timer);
-        signal?.removeEventListener("abort", onAbort);
-        this.entries.delete(id);
-        this.onRelease(id);
-      };
-      const stop = (cause: unknown): void => {
-        if (this.entries.get(id) !== entry) return; // settled already
-        cleanup();
-        reject(this.abortError(id, options.method, cause));
-      };
-      const onAbort = (): void => stop(signal?.reason);
-      const entry: Entry = {
-        resolve: (r) => (cleanup(), resolve(r)),
-        reject: (e) => (cleanup(), reject(e)),
-      };
+      const entry = new Entry(id, options.method, signal, resolve, reject);
       this.entries.set(id, entry);
-      if (signal?.aborted) return onAbort();
-      signal?.addEventListener("abort", onAbort, { once: true });
-      if (options.timeoutMs !== undefined) timer = setTimeout(() => this.expire(id, options), options.timeoutMs);
-      // Last: a caller that has already given up stops at once, and cleanup() clears the timer.
-      options.stopWaiting?.(stop);
+      if (signal?.aborted) return this.stop(entry, signal.reason);
+      if (signal) {
+        entry.onAbort = () => this.stop(entry, signal.reason);
+        signal.addEventListener("abort", entry.onAbort, { once: true });
+      }
+      if (options.timeoutMs !== undefined) entry.timer = this.expiry(id, options);
+      // Last: a caller that has already given up stops at once, and the release clears the timer.
+      options.stopWaiting?.(entry.stopper(this));
     });
   }
 
   /** False when nobody waits for this id any more (aborted, timed out, or never ours). */
   settle(response: JsonRpcResponse): boolean {
     const entry = response.id === null ? undefined : this.entries.get(response.id);
-    entry?.resolve(response);
-    return entry !== undefined;
+    if (!entry) return false;
+    this.release(entry);
+    entry.resolve(response);
+    return true;
   }
 
   fail(id: JsonRpcId, error: UpstreamError): void {
-    this.entries.get(id)?.reject(error);
+    const entry = this.entries.get(id);
+    if (!entry) return;
+    this.release(entry);
+    entry.reject(error);
   }
 
   failAll(error: UpstreamError): void {
-    for (const entry of [...this.entries.values()]) entry.reject(error);
+    for (const id of [...this.entries.keys()]) this.fail(id, error);
+  }
+
+  /** Stop waiting for the caller (its signal or its stop function), unless it is settled already. */
+  stop(entry: Entry, cause: unknown): void {
+    if (this.entries.get(entry.id) !== entry) return;
+    this.release(entry);
+    entry.reject(this.abortError(entry.id, entry.method, cause));
+  }
+
+  /** A method of its own: only a request with a timeout keeps its options (in the timer's closure). */
+  private expiry(id: JsonRpcId, options: WaitOptions): NodeJS.Timeout {
+    return setTimeout(() => this.expire(id, options), options.timeoutMs);
+  }
+
+  private release(entry: Entry): void {
+    clearTimeout(entry.timer);
+    if (entry.onAbort) entry.signal?.removeEventListener("abort", entry.onAbort);
+    this.entries.delete(entry.id);
+    this.onRelease(entry.id);
   }
 
   private expire(id: JsonRpcId, options: WaitOptions): void {

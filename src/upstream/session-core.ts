@@ -85,13 +85,26 @@ export class SessionCore {
     this.inbound.listener = listener;
   }
 
-  async request(req: UpstreamRequest): Promise<JsonRpcResponse> {
+  /**
+   * Not an async function: when ready (nearly always) the caller gets the pending request's own
+   * promise, with no layer of promises and reactions held around it for as long as the upstream
+   * runs (issue 16: a detached call holds it, 10,000 at once).
+   */
+  request(req: UpstreamRequest): Promise<JsonRpcResponse> {
     const handshake = this.handshakeInProgress();
-    if (handshake) await handshake;
+    if (handshake) return handshake.then(() => this.requestWhenReady(req));
+    try {
+      return this.requestWhenReady(req);
+    } catch (err) {
+      return Promise.reject(err as Error);
+    }
+  }
+
+  private requestWhenReady(req: UpstreamRequest): Promise<JsonRpcResponse> {
     this.assertReady();
     if (this.spoken !== "modern") return this.call(req.method, req.params, req);
     // 2026-07-28 has no ping (https://modelcontextprotocol.io/specification/2026-07-28/changelog): the stateless upstream is as alive as its next answer.
-    if (req.method === "ping") return success(this.pending.allocate(), {});
+    if (req.method === "ping") return Promise.resolve(success(this.pending.allocate(), {}));
     return this.modern.request(req);
   }
 
@@ -188,7 +201,7 @@ export class SessionCore {
     const id = this.pending.allocate();
     opts.onId?.(id);
     const timeoutMs = opts.timeoutMs ?? this.options.requestTimeoutMs;
-    const onTimeout = (): void => this.cancelAfterTimeout(id, timeoutMs);
+    const onTimeout = timeoutMs === undefined ? undefined : this.onTimeout(id, timeoutMs);
     const response = this.pending.wait(id, { method, signal: opts.signal, timeoutMs, onTimeout, stopWaiting: opts.stopWaiting });
     // Stopped before it was sent (aborted, or stopped at once): the upstream never sees it.
     if (!this.pending.has(id)) return response;
@@ -196,6 +209,10 @@ export class SessionCore {
     const onBehalf = opts.authorization === undefined && opts.session === undefined ? undefined : { authorization: opts.authorization, session: opts.session };
     this.link.send(message, onBehalf).catch((err: unknown) => this.pending.fail(id, toUpstreamError(err, this.options.name)));
     return response;
+  }
+
+  private onTimeout(id: JsonRpcId, timeoutMs: number): () => void {
+    return () => this.cancelAfterTimeout(id, timeoutMs);
   }
 
   /** Only the connector knows it gave up, so it tells the upstream itself (spec: cancellation). */
