@@ -25,3 +25,18 @@ export function isLegacyVersion(version: string): boolean {
 export function isModernVersion(version: string | undefined): boolean {
   return version !== undefined && (MODERN_VERSIONS as readonly string[]).includes(version);
 }
+
+/**
+ * Which param a 2026-07-28 request's `Mcp-Name` header mirrors, per method: both ways, the one the
+ * gateway checks on the front and the one it sends upstream (SEP-2243,
+ * https://modelcontextprotocol.io/specification/2026-07-28/basic/transports/streamable-http; tasks/*
+ * by the tasks extension, https://github.com/modelcontextprotocol/ext-tasks/blob/main/specification/draft/tasks.md).
+ */
+export const MCP_NAME_PARAM: Readonly<Record<string, string>> = {
+  "tools/call": "name",
+  "prompts/get": "name",
+  "resources/read": "uri",
+  "tasks/get": "taskId",
+  "tasks/update": "taskId",
+  "tasks/cancel": "taskId",
+};

@@ -1,7 +1,7 @@
 import { GatewayError } from "../../http/errors.js";
 import type { JsonRpcRequest } from "../../jsonrpc/message.js";
 
-import { isModernVersion, MODERN_VERSIONS } from "../../jsonrpc/versions.js";
+import { isModernVersion, MCP_NAME_PARAM, MODERN_VERSIONS } from "../../jsonrpc/versions.js";
 
 /** The stateless protocol revisions: jsonrpc/versions.ts, the one list. */
 export { isModernVersion, MODERN_VERSIONS } from "../../jsonrpc/versions.js";
@@ -38,17 +38,6 @@ export const MODERN_METHODS = new Set([
 
 /** Results that must carry caching hints (2026-07-28 server/utilities/caching). */
 export const CACHEABLE = new Set(["server/discover", "tools/list", "prompts/list", "resources/list", "resources/templates/list", "resources/read"]);
-
-/** Which param `Mcp-Name` must equal, per method (§3.1; tasks/* by the extension, §3.10). */
-const NAME_PARAM: Record<string, string> = {
-  "tools/call": "name",
-  "prompts/get": "name",
-  "resources/read": "uri",
-  "tasks/get": "taskId",
-  "tasks/update": "taskId",
-  "tasks/cancel": "taskId",
-};
-
 
 export function metaOf(params: Record<string, unknown> | undefined): Record<string, unknown> | undefined {
   const meta = params?._meta;
@@ -92,7 +81,7 @@ export function validateModernRequest(request: JsonRpcRequest, headers: ModernHe
 function checkHeaders(request: JsonRpcRequest, headers: ModernHeaders, version: string): void {
   if (headers.protocolVersion !== version) throw new GatewayError("header_mismatch", "MCP-Protocol-Version must equal the _meta protocol version");
   if (decodeHeader(headers.method) !== request.method) throw new GatewayError("header_mismatch", "Mcp-Method must equal the request's method");
-  const nameParam = NAME_PARAM[request.method];
+  const nameParam = MCP_NAME_PARAM[request.method];
   if (nameParam !== undefined && decodeHeader(headers.name) !== request.params?.[nameParam])
     throw new GatewayError("header_mismatch", `Mcp-Name must equal params.${nameParam}`);
 }

@@ -1,5 +1,5 @@
 import type { JsonRpcMessage } from "../../jsonrpc/message.js";
-import { MODERN_VERSION } from "../../jsonrpc/versions.js";
+import { MCP_NAME_PARAM, MODERN_VERSION } from "../../jsonrpc/versions.js";
 import { GATEWAY_CLIENT_INFO } from "../connector.js";
 
 /**
@@ -16,16 +16,6 @@ const META_CLIENT_INFO = "io.modelcontextprotocol/clientInfo";
 export const META_SERVER_INFO = "io.modelcontextprotocol/serverInfo";
 /** https://github.com/modelcontextprotocol/ext-tasks/blob/main/specification/draft/tasks.md */
 export const TASKS_EXTENSION = "io.modelcontextprotocol/tasks";
-
-/** What a request's `Mcp-Name` mirrors, per method (tasks/* by the tasks extension). */
-const NAME_PARAM: Record<string, string> = {
-  "tools/call": "name",
-  "prompts/get": "name",
-  "resources/read": "uri",
-  "tasks/get": "taskId",
-  "tasks/update": "taskId",
-  "tasks/cancel": "taskId",
-};
 
 /**
  * The questions a client can answer on this wire (MRTR input requests). taskgate declares, per
@@ -59,7 +49,7 @@ export function modernHeaders(message: JsonRpcMessage): Record<string, string> |
   const version = isObject(meta) ? meta[META_PROTOCOL_VERSION] : undefined;
   if (typeof version !== "string") return undefined;
   const headers: Record<string, string> = { "mcp-protocol-version": version, "mcp-method": message.method };
-  const param = NAME_PARAM[message.method];
+  const param = MCP_NAME_PARAM[message.method];
   const name = param === undefined ? undefined : message.params?.[param];
   if (typeof name === "string") headers["mcp-name"] = headerValue(name);
   return headers;
