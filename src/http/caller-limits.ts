@@ -9,7 +9,7 @@ const MAX_BUCKETS = 10_000;
 /**
  * Per-caller limits kept by each replica: open SSE streams (limits.maxSseStreamsPerPrincipal)
  * and the rate of tasks/* requests (limits.taskRequestsPerSecond, a token bucket; https://modelcontextprotocol.io/specification/2025-11-25/basic/utilities/tasks, Security Considerations
- * "SHOULD rate-limit", §6 B6). Both answer 429 with -32000; the rate limit adds Retry-After.
+ * "SHOULD rate-limit", where the spec leaves it open). Both answer 429 with -32000; the rate limit adds Retry-After.
  */
 export class CallerLimits {
   private readonly streams = new Map<string, number>();

@@ -14,7 +14,7 @@ import { isToolCall, ShuttingDownError, taskCallOptions, type EngineDeps, type T
 
 /**
  * The task engine: decides nothing about dialects, only runs calls that may become tasks.
- * A task is written to the store before its handle is returned (durable creation, §3.5), and
+ * A task is written to the store before its handle is returned (durable creation, the tasks extension, https://github.com/modelcontextprotocol/ext-tasks/blob/main/specification/draft/tasks.md), and
  * the replica that made it owns the upstream call until it ends.
  */
 export class TaskEngine {
@@ -136,7 +136,7 @@ export class TaskEngine {
   }
 
   /**
-   * Dialect A cancel (§2.9): the task is `cancelled` before the answer and stays so; the owner
+   * Dialect A cancel (the 2025-11-25 tasks utility, https://modelcontextprotocol.io/specification/2025-11-25/basic/utilities/tasks): the task is `cancelled` before the answer and stays so; the owner
    * then stops the upstream call. A terminal task is returned as `terminal` (the caller's -32602).
    */
   async cancelNow(taskId: string, principal: string): Promise<{ task: TaskRecord } | { terminal: TaskRecord } | undefined> {

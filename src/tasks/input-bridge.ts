@@ -14,7 +14,7 @@ const RELATED_TASK = "io.modelcontextprotocol/related-task";
  * connection: each server→client request becomes an entry of `inputRequests` under a fresh key;
  * answers written by any replica (tasks/update) are taken by the owner and answered upstream.
  */
-/** How long a question waits: a parked call's (MRTR, §3.14) and a task's have their own bounds. */
+/** How long a question waits: a parked call's (MRTR, https://modelcontextprotocol.io/specification/2026-07-28/basic/patterns/mrtr) and a task's have their own bounds. */
 export interface InputTimeouts {
   taskMs: number;
   /** Whether taskMs is `tasks.inputTimeoutMs` (else what was left of the task's TTL). */

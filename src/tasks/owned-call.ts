@@ -87,7 +87,7 @@ export class OwnedCall implements MessageSink {
     else if (message.method === UPSTREAM_TASK_NOTICE) this.bind(message.params ?? {});
     // The upstream task's own statusMessage is the task's (#15).
     else if (message.method === UPSTREAM_STATUS_NOTICE) this.progress({ message: message.params?.statusMessage });
-    // Logging and other notifications have nobody to go to once detached (not supported for tasks, §3.9).
+    // Logging and other notifications have nobody to go to once detached (not supported for tasks, the tasks extension, https://github.com/modelcontextprotocol/ext-tasks/blob/main/specification/draft/tasks.md).
     return true;
   }
 

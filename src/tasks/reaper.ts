@@ -73,7 +73,7 @@ export class Reaper {
       await this.adopt(task, `The replica running this call stopped${run}; running it again: attempt ${task.attempt + 1} of ${this.policy.max}`);
     } else {
       // -32603 is the internal error of both dialects (https://modelcontextprotocol.io/specification/2025-11-25/basic/utilities/tasks, Error Handling; https://github.com/modelcontextprotocol/ext-tasks/blob/main/specification/draft/tasks.md); a failed task carries
-      // its error and a statusMessage (§3.6). "Or lost the task store": an owner cut off from
+      // its error and a statusMessage (the tasks extension, https://github.com/modelcontextprotocol/ext-tasks/blob/main/specification/draft/tasks.md). "Or lost the task store": an owner cut off from
       // Redis for leaseMs abandons its calls too.
       const statusMessage = `The taskgate replica running this call stopped (or lost the task store) before it finished${run}`;
       await this.end(task, { to: "failed", statusMessage, outcome: { error: { code: RPC.INTERNAL_ERROR, message: statusMessage } }, now: this.deps.clock() });

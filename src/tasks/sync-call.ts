@@ -41,7 +41,7 @@ type Release = (call: TaskCall) => Promise<void>;
  * detached parks it: the upstream call stays open on this replica (the owner, under a lease, like
  * a task), its questions wait in the store, and the client's retry on any replica writes the
  * answers there and is routed to the owner, as tasks/update is. After the answers the call goes
- * on and may still detach: MRTR rounds are resolved before a CreateTaskResult (§3.5).
+ * on and may still detach: MRTR rounds are resolved before a CreateTaskResult (the tasks extension, https://github.com/modelcontextprotocol/ext-tasks/blob/main/specification/draft/tasks.md).
  */
 export class SyncCalls {
   constructor(

@@ -57,7 +57,7 @@ describe("the admin API on its own listener, and `taskgate tasks`", () => {
     expect(one.body).toMatchObject({ taskId: echoed, status: "completed", upstream: "demo", tool: "echo", dialect: "B", outcome: { result: { content: [{ text: expect.stringContaining("hi") }] } } });
     expect((await admin(adminUrl, "/api/tasks/01JUNKNOWNTASKIDxxxxxxxxxxxxxxxxx")).status).toBe(404);
 
-    // Dialect A: cancelled before the answer (§2.9). Dialect B: cooperative, cancelled once the owner stops the call.
+    // Dialect A: cancelled before the answer (the 2025-11-25 tasks utility, https://modelcontextprotocol.io/specification/2025-11-25/basic/utilities/tasks). Dialect B: cooperative, cancelled once the owner stops the call.
     const a = await admin(adminUrl, `/api/tasks/${legacyHang}/cancel`, { method: "POST" });
     expect(a).toMatchObject({ status: 202, body: { task: { taskId: legacyHang, status: "cancelled" } } });
     expect((await admin(adminUrl, `/api/tasks/${modernHang}/cancel`, { method: "POST" })).status).toBe(202);

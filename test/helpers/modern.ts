@@ -16,7 +16,7 @@ export interface ModernOptions {
 
 let nextId = 1;
 
-/** A 2026-07-28 request built from the wire format (§3.1, §3.10): full _meta and routing headers. */
+/** A 2026-07-28 request built from the wire format (https://modelcontextprotocol.io/specification/2026-07-28/basic): full _meta and routing headers. */
 export function modernRequest(url: string, method: string, params: Record<string, unknown> = {}, options: ModernOptions = {}): Request {
   const meta = {
     "io.modelcontextprotocol/protocolVersion": MODERN,

@@ -28,11 +28,11 @@ export interface ModernCall {
   upstreamRequest: JsonRpcRequest;
   client: CallClient;
   accepts: Accepts;
-  /** Whom the call's tasks are bound to (spec §3.12: checked on each task request). */
+  /** Whom the call's tasks are bound to (the tasks extension, https://github.com/modelcontextprotocol/ext-tasks/blob/main/specification/draft/tasks.md: checked on each task request). */
   principal: string;
 }
 
-/** Without auth the modern wire has no caller identity: the unguessable task id is the only handle (§3.12). */
+/** Without auth the modern wire has no caller identity: the unguessable task id is the only handle (the tasks extension, https://github.com/modelcontextprotocol/ext-tasks/blob/main/specification/draft/tasks.md). */
 export const ANONYMOUS = "anonymous";
 
 export type MethodHandler = (call: ModernCall, front: ModernFront) => Promise<Response>;

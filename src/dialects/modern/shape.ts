@@ -5,7 +5,7 @@ const MODERN_META_KEYS = new Set<string>([META.protocolVersion, META.clientCapab
 
 /**
  * The request as the legacy upstream gets it: the modern `_meta` keys removed (they mean nothing
- * to it), and `params.task` dropped on the modern wire, where it is never an opt-in (§3.13) —
+ * to it), and `params.task` dropped on the modern wire, where it is never an opt-in (the tasks extension, https://github.com/modelcontextprotocol/ext-tasks/blob/main/specification/draft/tasks.md) —
  * an upstream that speaks dialect A natively must not start a task of its own.
  */
 export function upstreamParams(method: string, params: Record<string, unknown> | undefined): Record<string, unknown> | undefined {
@@ -20,7 +20,7 @@ export function upstreamParams(method: string, params: Record<string, unknown> |
 }
 
 /**
- * A legacy upstream's result as this wire needs it: `resultType` on every result (§3.1), caching
+ * A legacy upstream's result as this wire needs it: `resultType` on every result (https://modelcontextprotocol.io/specification/2026-07-28/basic), caching
  * hints on cacheable ones (taskgate cannot know how long the upstream's lists stay fresh, so it
  * says "do not reuse": ttlMs 0, private), and the server's identity in `_meta`.
  */
@@ -34,7 +34,7 @@ export function modernResult(method: string, result: Record<string, unknown>, se
   return out;
 }
 
-/** `server/discover` (§3.1): the upstream's capabilities plus the tasks extension, no legacy `tasks` slot. */
+/** `server/discover` (https://modelcontextprotocol.io/specification/2026-07-28/basic): the upstream's capabilities plus the tasks extension, no legacy `tasks` slot. */
 export function discoverResult(init: InitializeResultLike, supportedVersions: readonly string[]): Record<string, unknown> {
   const { tasks: _legacyTasks, ...capabilities } = init.capabilities;
   const extensions = { ...(asRecord(capabilities.extensions) ?? {}), [TASKS_EXTENSION]: {} };

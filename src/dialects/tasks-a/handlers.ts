@@ -121,7 +121,7 @@ export class TasksA {
     const { native } = this.deps;
     const policy = await policyOf(this.deps.tasks, this.deps.upstream, name, native);
     if (task === undefined) {
-      // §2.3: a required tool MUST be called as a task (-32601); -32600 is only a MAY (§6 A2).
+      // the 2025-11-25 tasks utility, https://modelcontextprotocol.io/specification/2025-11-25/basic/utilities/tasks: a required tool MUST be called as a task (-32601); -32600 is only a MAY (where the spec leaves it open).
       if (policy.taskSupport === "required") return failureResponse(failure(request.id, { code: RPC.METHOD_NOT_FOUND, message: `Task augmentation required for tools/call requests: tool '${name}' runs only as a task` }));
       // A tool the upstream runs only as its own task, allowed plainly here by the config: the caller waits for the bridge (#15).
       return this.relayed(session, request, accepts, authorization, callerFor(policy, false, native, undefined));
@@ -142,7 +142,7 @@ export class TasksA {
     return Response.json(success(request.id, { task: taskA(created) }));
   }
 
-  /** The requested ttl, clamped to the maximum; the real one is reported back (§2.13). */
+  /** The requested ttl, clamped to the maximum; the real one is reported back (the 2025-11-25 tasks utility, https://modelcontextprotocol.io/specification/2025-11-25/basic/utilities/tasks). */
   private ttl(task: unknown): number {
     const requested = (task as { ttl?: unknown } | null)?.ttl;
     const { defaultTtlMs, maxTtlMs } = this.deps.tasks;
@@ -189,7 +189,7 @@ export class TasksA {
   }
 
   /**
-   * tasks/result (§2.7, §2.12): blocks until terminal, then answers exactly what the call would
+   * tasks/result (the 2025-11-25 tasks utility, https://modelcontextprotocol.io/specification/2025-11-25/basic/utilities/tasks): blocks until terminal, then answers exactly what the call would
    * have. While it waits, this response's SSE stream carries the task's status changes and the
    * upstream's questions with the related-task `_meta` (see SessionNotices): a client that
    * re-opens tasks/result gets again what it left unanswered.
@@ -217,8 +217,8 @@ export class TasksA {
 }
 
 /**
- * What the call would have returned (§2.7): its result with the related-task `_meta`, or its
- * JSON-RPC error. A cancelled task has no result (§6 A4): taskgate answers -32603 saying so.
+ * What the call would have returned (the 2025-11-25 tasks utility, https://modelcontextprotocol.io/specification/2025-11-25/basic/utilities/tasks): its result with the related-task `_meta`, or its
+ * JSON-RPC error. A cancelled task has no result (where the spec leaves it open): taskgate answers -32603 saying so.
  */
 function finalAnswer(request: JsonRpcRequest, task: TaskRecord): JsonRpcResponse {
   const related = { [RELATED_TASK]: { taskId: task.id } };

@@ -16,5 +16,5 @@ export function taskA(task: TaskRecord): Record<string, unknown> {
   return fields;
 }
 
-/** The capability taskgate declares in a 2025-11-25 session (§2.2). */
+/** The capability taskgate declares in a 2025-11-25 session (the 2025-11-25 tasks utility, https://modelcontextprotocol.io/specification/2025-11-25/basic/utilities/tasks). */
 export const TASKS_A_CAPABILITY = { list: {}, cancel: {}, requests: { tools: { call: {} } } };

@@ -41,7 +41,7 @@ async function update(deps: TasksBDeps, taskId: string, request: JsonRpcRequest,
   return { resultType: "complete" };
 }
 
-/** Every tasks/* request must itself declare the extension (§3.2), and name a task. */
+/** Every tasks/* request must itself declare the extension (the tasks extension, https://github.com/modelcontextprotocol/ext-tasks/blob/main/specification/draft/tasks.md), and name a task. */
 async function withTask(call: ModernCall, op: (taskId: string) => Promise<Record<string, unknown>>): Promise<Response> {
   if (!declaresTasks(call.client.capabilities))
     throw new GatewayError("missing_capability", `${call.request.method} needs the ${TASKS_EXTENSION} extension declared`, REQUIRED_CAPABILITIES);

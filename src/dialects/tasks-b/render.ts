@@ -18,7 +18,7 @@ export function taskFields(task: TaskRecord): Record<string, unknown> {
   return fields;
 }
 
-/** `CreateTaskResult`: `resultType: "task"`, flat (§3.5). */
+/** `CreateTaskResult`: `resultType: "task"`, flat (the tasks extension, https://github.com/modelcontextprotocol/ext-tasks/blob/main/specification/draft/tasks.md). */
 export function createTaskResult(task: TaskRecord): Record<string, unknown> {
   return { resultType: "task", ...taskFields(task) };
 }
@@ -37,7 +37,7 @@ export function detailedTask(task: TaskRecord): Record<string, unknown> {
   return fields;
 }
 
-/** `tasks/get`: `resultType` MUST be "complete" (§3.6; the schema and conformance agree, §6 B1). */
+/** `tasks/get`: `resultType` MUST be "complete" (the tasks extension, https://github.com/modelcontextprotocol/ext-tasks/blob/main/specification/draft/tasks.md; the schema and conformance agree, where the spec leaves it open). */
 export function getTaskResult(task: TaskRecord): Record<string, unknown> {
   return { resultType: "complete", ...detailedTask(task) };
 }

@@ -10,11 +10,11 @@ import { createTaskResult } from "./render.js";
 import { serveModernCall, takesModernCall } from "../unaware/modern.js";
 
 /**
- * tools/call on the modern wire: the decision table of design.md (dialect B rows; spec §3.2, the
+ * tools/call on the modern wire: the decision table of design.md (dialect B rows; the tasks extension, https://github.com/modelcontextprotocol/ext-tasks/blob/main/specification/draft/tasks.md, the
  * server alone decides), with MRTR for questions asked while the call is still synchronous
- * (§3.14): `input_required` + a signed `requestState` naming the parked call, and the retry,
+ * (MRTR, https://modelcontextprotocol.io/specification/2026-07-28/basic/patterns/mrtr): `input_required` + a signed `requestState` naming the parked call, and the retry,
  * on any replica, continuing it. A call that may become a task detaches only once no round is
- * open (MRTR rounds are resolved before a CreateTaskResult, §3.5).
+ * open (MRTR rounds are resolved before a CreateTaskResult, the tasks extension, https://github.com/modelcontextprotocol/ext-tasks/blob/main/specification/draft/tasks.md).
  */
 export async function toolsCall(deps: TasksBDeps, call: ModernCall, front: ModernFront): Promise<Response> {
   const target = targetOf(call.request, "tools/call");

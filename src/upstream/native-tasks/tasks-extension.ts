@@ -73,7 +73,7 @@ export class ExtensionTasks implements UpstreamTasks {
 
 /** One upstream task: read with tasks/get, answered with tasks/update, cancelled with tasks/cancel. */
 class ExtensionTaskLink implements UpstreamTaskLink {
-  /** Question keys handed on (never reused by the upstream, §tasks/update), and those still open. */
+  /** Question keys handed on (never reused by the upstream, the tasks extension, https://github.com/modelcontextprotocol/ext-tasks/blob/main/specification/draft/tasks.md), and those still open. */
   private readonly shown = new Set<string>();
   private readonly open = new Map<string, string>();
   private readonly stopped = new AbortController();
