@@ -60,7 +60,7 @@ export const cluster: Scenario = {
         waveReport(out, wave, peak);
         made += size;
         const stuck = await untilDrained(servers, size);
-        if (stuck) out.note(`wave ${wave}: calls still held per replica when the wait for its end gave up: ${stuck.join(", ")}`);
+        if (stuck) out.note(`wave ${wave}: when the wait for its calls to end gave up, per replica: ${stuck.join("; ")}`);
       }
       await checkOutcomes(out, redis, servers, expected, KEY_PREFIX);
     } finally {
@@ -139,10 +139,30 @@ function delta(before: Map<string, number>, after: Map<string, number>): Record<
 
 /** Detached calls each replica owns right now (its taskgate_tasks_in_flight gauge). */
 async function inFlight(servers: Server[]): Promise<number[]> {
+  return Promise.all(servers.map(async (s) => gauge(await metricsOf(s), "taskgate_tasks_in_flight")));
+}
+
+function metricsOf(s: Server): Promise<string> {
+  return fetch(s.url.replace(/\/mcp$/, "/metrics"), { signal: AbortSignal.timeout(10_000) }).then((r) => r.text());
+}
+
+/** The sum of a metric's samples (every label set), NaN when it has none. */
+function gauge(text: string, name: string): number {
+  const samples = [...text.matchAll(new RegExp(`^${name}(?:\\{[^}]*\\})? (\\S+)$`, "gm"))].map((m) => Number(m[1]));
+  return samples.length ? samples.reduce((a, b) => a + b, 0) : NaN;
+}
+
+/**
+ * Where each replica's calls stand: held, and how many the upstream answered against how many
+ * were created. A call held after its upstream answered waits on its outcome write, not on the
+ * upstream.
+ */
+async function standing(servers: Server[]): Promise<string[]> {
   return Promise.all(
     servers.map(async (s) => {
-      const text = await (await fetch(s.url.replace(/\/mcp$/, "/metrics"), { signal: AbortSignal.timeout(10_000) })).text();
-      return Number(/^taskgate_tasks_in_flight (\d+)/m.exec(text)?.[1] ?? NaN);
+      const text = await metricsOf(s);
+      const [held, created, answered, lost] = ["taskgate_tasks_in_flight", "taskgate_tasks_created_total", "taskgate_upstream_call_duration_seconds_count", "taskgate_lease_losses_total"].map((n) => gauge(text, n));
+      return `${held} held, ${created} created, ${answered} answered by the upstream, ${lost} leases lost`;
     }),
   );
 }
@@ -152,13 +172,13 @@ async function inFlight(servers: Server[]): Promise<number[]> {
  * figures). Undefined when they did; else the calls each replica still holds: the run goes on, and
  * the outcomes read at the end say what became of them.
  */
-async function untilDrained(servers: Server[], size: number): Promise<number[] | undefined> {
+async function untilDrained(servers: Server[], size: number): Promise<string[] | undefined> {
   try {
     await waitFor(async () => (await inFlight(servers)).every((n) => n === 0), "the wave's calls to end", 120_000 + size * 10, 1_000);
     return undefined;
   } catch (err) {
     if (!String((err as Error).message).startsWith("timed out")) throw err;
-    return inFlight(servers);
+    return standing(servers);
   }
 }
 
