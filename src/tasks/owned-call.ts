@@ -1,6 +1,6 @@
 import { isNotification, isRequest, type JsonRpcMessage, type JsonRpcRequest, type JsonRpcResponse } from "../jsonrpc/message.js";
 import type { MessageSink } from "../jsonrpc/sink.js";
-import type { TaskChange, TaskOutcome, TaskRecord, TaskStatus } from "../store/contract.js";
+import type { TaskChange, TaskOutcome, TaskRecord, TaskStatus, TransitionResult } from "../store/contract.js";
 import { CANCELLED_CODE, QUEUED_NOTICE, type CallClient, type UpstreamCaller } from "./caller.js";
 import { InputBridge } from "./input-bridge.js";
 import { bindingOf } from "./native/binding.js";
@@ -211,20 +211,24 @@ export class OwnedCall implements MessageSink {
    */
   private async writeUntilStored(end: Ending): Promise<void> {
     if (this.lost) return;
-    const written = await retryWhileUnavailable(() => this.write(end).then(() => true), () => !this.lost);
+    let again = false;
+    const attempt = () => this.write(end, again).finally(() => (again = true));
+    const written = await retryWhileUnavailable(() => attempt().then(() => true), () => !this.lost);
     if (!written) this.deps.logger.warn({ taskId: this.task.id }, "outcome not written: the lease was lost while the store was unavailable");
   }
 
-  private async write(end: Ending): Promise<void> {
+  /** `again`: an earlier try of this same write got no answer in time, so it may have been applied. */
+  private async write(end: Ending, again = false): Promise<void> {
     const change: TaskChange = { from: allowedFrom(end.to), to: end.to, leaseToken: this.token, now: this.deps.clock() };
     if (end.outcome) change.outcome = end.outcome;
     if (this.ttlMs < this.task.ttlMs) change.ttlMs = this.ttlMs;
     if (end.statusMessage !== undefined) change.statusMessage = end.statusMessage;
     const result = await this.deps.store.transitionTask(this.task.id, change);
+    const ended = result.ok ? result.task : again ? endedByEarlierTry(result, end) : undefined;
     // A call that ends while still parked was never a task (nor counted or audited as created).
-    if (result.ok && !result.task.parked) {
+    if (ended && !ended.parked) {
       this.ended(end);
-      this.deps.audit.record("task.end", this.task.principal, { taskId: this.task.id, status: result.task.status });
+      this.deps.audit.record("task.end", this.task.principal, { taskId: this.task.id, status: ended.status });
     }
     if (!result.ok && result.reason === "stale_lease" && !this.lost) {
       // The lease moved on before this call could write its outcome: a real loss.
@@ -303,6 +307,19 @@ function ownedTask({ id, principal, dialect, upstream, tool, createdAt, ttlMs, a
   return requestParams === undefined
     ? { id, principal, dialect, upstream, tool, createdAt, ttlMs, attempt, parked }
     : { id, principal, dialect, upstream, tool, createdAt, ttlMs, attempt, parked, requestParams };
+}
+
+/**
+ * A write tried again after the store missed its deadline may find its own first try applied: the
+ * store checks the lease before the status, so "wrong status" under this call's lease, in the very
+ * status this call writes, is that first try (#16: at a wave's end in scenario r, thousands of
+ * outcome writes at once missed the deadline and were applied; their tasks ended uncounted and
+ * unaudited). Only the owner ends a leased task completed or failed; a cancel by the client also
+ * ends it cancelled, so a cancelled one is left to that cancel's count.
+ */
+function endedByEarlierTry(result: TransitionResult, end: Ending): TaskRecord | undefined {
+  if (result.ok || result.reason !== "wrong_status" || end.to === "cancelled") return undefined;
+  return result.task.status === end.to ? result.task : undefined;
 }
 
 /** A task's statusMessage while its call waits for a free slot on its upstream (issue 14). */
