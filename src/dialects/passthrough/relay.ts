@@ -75,6 +75,7 @@ export class Relay implements UpstreamCaller {
       byUpstreamId: (id: JsonRpcId) => byUpstreamId.get(id),
       byRelatedTask: (taskId: string) => byRelatedTask.get(taskId),
       only: () => (byFront.size === 1 ? byFront.values().next().value : undefined),
+      all: () => byFront.values(),
       get size() {
         return byFront.size;
       },
@@ -153,11 +154,14 @@ export class Relay implements UpstreamCaller {
         },
       });
       this.afterSuccess(client, request, response);
+      this.questions.ended(call);
       // The response was decoded for this call alone: it takes the caller's id in place, not in a copy.
       response.id = request.id;
       return response;
     } catch (err) {
       if (err instanceof LeftQueueError) return failure(request.id, CANCELLED_BEFORE_START);
+      // Sent and not answered (cancelled, timed out, the connection failed): its handler may still run and ask.
+      if (call.upstreamId !== undefined) this.questions.callLeftRunning();
       return failure(request.id, call.abandoned ? CANCELLED : upstreamFailure(this.connector.name, err));
     } finally {
       slot?.leave();
