@@ -14,7 +14,7 @@ import { Unaware } from "./dialects/unaware/unaware.js";
 import { withGatewayToolScopes } from "./dialects/unaware/scopes.js";
 import { SessionCache } from "./dialects/legacy/session-cache.js";
 import { Sessions } from "./dialects/legacy/sessions.js";
-import { upstreamCalls, type UpstreamCalls } from "./dialects/passthrough/isolation.js";
+import { upstreamCalls, type UpstreamCalls } from "./upstream/mux/isolation.js";
 import { nativeTasks } from "./dialects/passthrough/native.js";
 import { createAuthenticator } from "./auth/index.js";
 import type { CallerEnv } from "./http/auth-guard.js";

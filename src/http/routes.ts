@@ -8,7 +8,7 @@ import type { Authenticator } from "../auth/index.js";
 import type { Audit } from "../observability/audit.js";
 import { authGuard, type CallerEnv } from "./auth-guard.js";
 import type { CallerLimits } from "./caller-limits.js";
-import { forwardedAuthorization } from "../tasks/caller.js";
+import { forwardedAuthorization } from "../upstream/caller.js";
 import { bodySizeLimit } from "./body-size.js";
 import { GatewayError, isUnexpected, wireError } from "./errors.js";
 import { hostGuard, jsonContentType } from "./guards.js";

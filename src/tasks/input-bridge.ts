@@ -3,7 +3,7 @@ import type { JsonRpcErrorObject, JsonRpcId, JsonRpcRequest } from "../jsonrpc/m
 import type { InputRequest } from "../store/contract.js";
 import { retryWhileUnavailable } from "./store-retry.js";
 import { NON_TERMINAL } from "./transitions.js";
-import type { CallClient, UpstreamCaller } from "./caller.js";
+import type { CallClient, UpstreamCaller } from "../upstream/caller.js";
 import type { EngineDeps } from "./types.js";
 import { RPC } from "../jsonrpc/codes.js";
 

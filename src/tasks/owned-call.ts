@@ -1,7 +1,7 @@
 import { isNotification, isRequest, type JsonRpcMessage, type JsonRpcRequest, type JsonRpcResponse } from "../jsonrpc/message.js";
 import type { MessageSink } from "../jsonrpc/sink.js";
 import type { TaskChange, TaskOutcome, TaskRecord, TaskStatus } from "../store/contract.js";
-import { CANCELLED_CODE, QUEUED_NOTICE, type CallClient, type UpstreamCaller } from "./caller.js";
+import { CANCELLED_CODE, QUEUED_NOTICE, type CallClient, type UpstreamCaller } from "../upstream/caller.js";
 import { InputBridge } from "./input-bridge.js";
 import { bindingOf } from "./native/binding.js";
 import { cancelledUpstream, UPSTREAM_STATUS_NOTICE, UPSTREAM_TASK_NOTICE } from "./native/notices.js";

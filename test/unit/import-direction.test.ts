@@ -60,6 +60,13 @@ describe("imports point one way", () => {
     expect(direct.map((f) => f.path)).toEqual([]);
   });
 
+  it("keeps the engine off transports: of upstream/, tasks/ imports only the caller contract", () => {
+    const direct = files.filter(
+      (f) => f.path.startsWith("tasks/") && runtimeImports(f.text).some((s) => /upstream\//.test(s) && !s.endsWith("upstream/caller.js")),
+    );
+    expect(direct.map((f) => f.path)).toEqual([]);
+  });
+
   it("reads process.env only in config/ and the composition entry points", () => {
     // The stdio connector hands taskgate's own environment to the child it spawns; that is not configuration.
     const allowed = new Set(["cli.ts", "upstream/stdio/process.ts"]);

@@ -16,6 +16,7 @@ export interface ModuleEntry {
 
 const WIRE_MOVE = "#18: the error table, reply and SSE shapes move to src/wire/, below both http/ and dialects/";
 const ERROR_MAPPING = "#18: internal errors reach the wire through the one mapping in src/wire/";
+const FORWARDED_AUTH = "#18: the forwarded Authorization helper moves below http/";
 const SESSION_SERVICE = "#18: dialects reach sessions and state through the engine (or a session service beside it)";
 
 export const MODULE_MAP: readonly ModuleEntry[] = [
@@ -31,17 +32,17 @@ export const MODULE_MAP: readonly ModuleEntry[] = [
   },
   {
     name: "upstream",
-    owns: "the connector contract; stdio/ (spawn, framing, pool, kill ladder) and http/ (client, SSE); backoff loops",
+    owns: "the connector contract; the caller contract the engine is handed (caller.ts); mux/ (the relay, pool caller, bulkhead, server→client questions: the multiplexer); stdio/ (spawn, framing, pool, kill ladder) and http/ (client, SSE); backoff loops",
     mayImport: ["config", "jsonrpc", "observability", "util"],
   },
   {
     name: "tasks",
     owns: "the engine: decide, detach, own under lease, input bridge, cancel, reaper; the transition table",
-    mayImport: ["jsonrpc", "observability", "store", "util"],
+    mayImport: ["jsonrpc", "observability", "store", "upstream", "util"],
   },
   {
     name: "dialects",
-    owns: "legacy sessions and the modern stateless wire; tasks-a/, tasks-b/, unaware/; passthrough/ (the relay, pool caller: the upstream multiplexer)",
+    owns: "legacy sessions and the modern stateless wire; tasks-a/, tasks-b/, unaware/; passthrough/ (a session's call client, the bridge to an upstream's own tasks)",
     mayImport: ["config", "jsonrpc", "observability", "tasks", "upstream", "util"],
     exceptions: [
       { to: "http", why: WIRE_MOVE },
@@ -55,6 +56,7 @@ export const MODULE_MAP: readonly ModuleEntry[] = [
     exceptions: [
       { to: "store", why: ERROR_MAPPING },
       { to: "tasks", why: ERROR_MAPPING },
+      { to: "upstream", why: FORWARDED_AUTH },
     ],
   },
   {

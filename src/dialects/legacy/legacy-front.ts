@@ -10,11 +10,11 @@ import {
 import { GatewayError } from "../../http/errors.js";
 import { CallReply, type Accepts } from "../../http/reply.js";
 import { failureResponse } from "../../http/reply-outcome.js";
-import type { UpstreamCaller } from "../../tasks/caller.js";
+import type { UpstreamCaller } from "../../upstream/caller.js";
 import type { NativeCaller } from "../../tasks/native/native-caller.js";
 import { SseStream } from "../../http/sse.js";
 import { sessionClient } from "../passthrough/client-id.js";
-import type { FrontClient, Relay } from "../passthrough/relay.js";
+import type { FrontClient, Relay } from "../../upstream/mux/relay.js";
 import { DIALECT_A_VERSION, type TasksA } from "../tasks-a/handlers.js";
 import { TASKS_A_CAPABILITY } from "../tasks-a/render.js";
 import { serveLegacy, takesLegacy } from "../unaware/legacy.js";

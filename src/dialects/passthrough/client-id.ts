@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import type { SessionRecord } from "../../store/contract.js";
-import { forwardedAuthorization, type CallClient } from "../../tasks/caller.js";
+import { forwardedAuthorization, type CallClient } from "../../upstream/caller.js";
 
 /** Random per process, so ids from two replicas never meet; the counter keeps them apart within one. */
 const PROCESS_PART = randomBytes(12).toString("base64url");

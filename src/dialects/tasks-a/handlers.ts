@@ -6,11 +6,11 @@ import { failure, success, type JsonRpcRequest, type JsonRpcResponse } from "../
 import type { MessageSink } from "../../jsonrpc/sink.js";
 import { callClientId, sessionClient } from "../passthrough/client-id.js";
 import type { SessionRecord, TaskRecord } from "../../store/contract.js";
-import type { UpstreamCaller } from "../../tasks/caller.js";
+import type { UpstreamCaller } from "../../upstream/caller.js";
 import type { TaskEngine } from "../../tasks/engine.js";
 import { callerFor, policyOf } from "../../tasks/policy.js";
 import type { NativeCaller } from "../../tasks/native/native-caller.js";
-import type { Relay } from "../passthrough/relay.js";
+import type { Relay } from "../../upstream/mux/relay.js";
 import { checkInputSize } from "../input-size.js";
 import { isTerminal } from "../../tasks/transitions.js";
 import { questionOf, questionsToSend } from "./questions.js";
