@@ -1,7 +1,7 @@
 import type { Config, UpstreamConfig } from "../../config/schema.js";
-import { GatewayError, isUnexpected, wireError } from "../../http/errors.js";
-import { CallReply, type Accepts } from "../../http/reply.js";
-import { failureResponse } from "../../http/reply-outcome.js";
+import { GatewayError, isUnexpected, wireError } from "../../wire/errors.js";
+import { CallReply, type Accepts } from "../../wire/reply.js";
+import { failureResponse } from "../../wire/reply-outcome.js";
 import { failure, success, type JsonRpcRequest, type JsonRpcResponse } from "../../jsonrpc/message.js";
 import type { MessageSink } from "../../jsonrpc/sink.js";
 import { callClientId, sessionClient } from "../passthrough/client-id.js";

@@ -1,5 +1,5 @@
-import { GatewayError, storeCall } from "../../http/errors.js";
-import { SseStream } from "../../http/sse.js";
+import { GatewayError, storeCall } from "../../wire/errors.js";
+import { SseStream } from "../../wire/sse.js";
 import type { JsonRpcId } from "../../jsonrpc/message.js";
 import type { TaskRecord } from "../../store/contract.js";
 import type { ModernCall, ModernFront } from "../modern/modern-front.js";

@@ -1,4 +1,4 @@
-import { CallReply, type Accepts } from "../../http/reply.js";
+import { CallReply, type Accepts } from "../../wire/reply.js";
 import type { JsonRpcRequest } from "../../jsonrpc/message.js";
 import type { SessionRecord } from "../../store/contract.js";
 import { callClientId, sessionClient } from "../passthrough/client-id.js";

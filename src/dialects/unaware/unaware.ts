@@ -1,5 +1,5 @@
 import type { Config, UpstreamConfig } from "../../config/schema.js";
-import { GatewayError, storeCall, wireError } from "../../http/errors.js";
+import { GatewayError, storeCall, wireError } from "../../wire/errors.js";
 import { success, type JsonRpcRequest, type JsonRpcResponse } from "../../jsonrpc/message.js";
 import type { MessageSink } from "../../jsonrpc/sink.js";
 import type { CallClient, UpstreamCaller } from "../../upstream/caller.js";
