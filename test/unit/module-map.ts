@@ -14,8 +14,6 @@ export interface ModuleEntry {
   exceptions?: ReadonlyArray<{ to: string; why: string }>;
 }
 
-const SESSION_SERVICE = "#18: dialects reach sessions and state through the engine (or a session service beside it)";
-
 export const MODULE_MAP: readonly ModuleEntry[] = [
   { name: "jsonrpc", owns: "JSON-RPC framing and decoding, error codes by name, MCP protocol versions", mayImport: [] },
   { name: "util", owns: "small pure helpers with no home of their own (the one backoff, the forwarded Authorization)", mayImport: [] },
@@ -43,10 +41,14 @@ export const MODULE_MAP: readonly ModuleEntry[] = [
     mayImport: ["jsonrpc", "observability", "store", "tasks"],
   },
   {
+    name: "sessions",
+    owns: "the legacy sessions the dialects reach (beside the engine): open, require, end, kept in the store; the per-replica cache",
+    mayImport: ["store", "wire"],
+  },
+  {
     name: "dialects",
-    owns: "legacy sessions and the modern stateless wire; tasks-a/, tasks-b/, unaware/; passthrough/ (a session's call client, the bridge to an upstream's own tasks)",
-    mayImport: ["config", "jsonrpc", "observability", "tasks", "upstream", "util", "wire"],
-    exceptions: [{ to: "store", why: SESSION_SERVICE }],
+    owns: "the legacy session wire and the modern stateless wire; tasks-a/, tasks-b/, unaware/; passthrough/ (a session's call client, the bridge to an upstream's own tasks)",
+    mayImport: ["config", "jsonrpc", "observability", "sessions", "tasks", "upstream", "util", "wire"],
   },
   {
     name: "http",
@@ -62,7 +64,7 @@ export const MODULE_MAP: readonly ModuleEntry[] = [
   {
     name: "app.ts",
     owns: "the composition root: builds every part from the config and wires them, no logic",
-    mayImport: ["admin", "auth", "config", "dialects", "http", "observability", "store", "tasks", "upstream"],
+    mayImport: ["admin", "auth", "config", "dialects", "http", "observability", "sessions", "store", "tasks", "upstream"],
   },
   {
     name: "cli.ts",

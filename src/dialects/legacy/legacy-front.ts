@@ -19,7 +19,7 @@ import { DIALECT_A_VERSION, type TasksA } from "../tasks-a/handlers.js";
 import { TASKS_A_CAPABILITY } from "../tasks-a/render.js";
 import { serveLegacy, takesLegacy } from "../unaware/legacy.js";
 import type { Unaware } from "../unaware/unaware.js";
-import type { Sessions } from "./sessions.js";
+import type { Sessions } from "../../sessions/sessions.js";
 import { isLegacyVersion, negotiateVersion } from "./versions.js";
 
 const SESSION_HEADER = "mcp-session-id";
