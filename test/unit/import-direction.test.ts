@@ -9,10 +9,15 @@ const files = sourceFiles();
 /** The module a src-relative path belongs to: its top folder, or the file itself at the top. */
 const moduleOf = (path: string) => (path.includes("/") ? path.split("/")[0]! : path.replace(/\.js$/, ".ts"));
 
-/** Run-time imports and re-exports of a file: `import type` and `export type` are erased, so free. */
+/**
+ * Run-time imports and re-exports of a file: `import type` and `export type` are erased, so free;
+ * a bare `import "x"` and a dynamic `import("x")` load their module and count.
+ */
 function runtimeImports(text: string): string[] {
   const found = text.matchAll(/^(?:import|export)\s+(type\s+)?[^;]*?\sfrom\s+"([^"]+)";/gms);
-  return [...found].filter((m) => m[1] === undefined).map((m) => m[2]!);
+  const bare = text.matchAll(/^import\s+"([^"]+)";/gm);
+  const dynamic = text.matchAll(/\bimport\(\s*"([^"]+)"\s*\)/g);
+  return [...[...found].filter((m) => m[1] === undefined).map((m) => m[2]!), ...[...bare, ...dynamic].map((m) => m[1]!)];
 }
 
 /** Every arrow between two modules: who imports whom, and from which file. */
