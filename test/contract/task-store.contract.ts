@@ -51,7 +51,7 @@ export function describeTasks(current: () => Store): void {
       await expect(current().transitionTask(id, { kind: "request-cancel", principal: "", now: Date.now() })).rejects.toBeInstanceOf(RangeError);
     });
 
-    it("keeps a parked call parked until a change unparks it, and only from the statuses given", async () => {
+    it("keeps a parked call parked until it detaches, and detaches only while working", async () => {
       const task = newTask({ parked: true });
       expect(await current().createTask(task, LEASE)).toEqual(created(task));
       const asked = await current().transitionTask(task.id, { kind: "start-input", addInputRequests: { q: { method: "roots/list" } }, now: Date.now() });
