@@ -3,9 +3,12 @@ import type { TaskStatus } from "../../src/store/contract.js";
 import { createStore } from "../../src/store/index.js";
 import { RedisConnection } from "../../src/store/redis/connection.js";
 import { RedisKeys } from "../../src/store/redis/keys.js";
+import { addInputResponses } from "../../src/store/redis/lua/add-input-responses-2.js";
 import { claimOrphan } from "../../src/store/redis/lua/claim-orphan-3.js";
+import { createTask } from "../../src/store/redis/lua/create-task-2.js";
 import { endOrphan } from "../../src/store/redis/lua/end-orphan-3.js";
 import { allScripts } from "../../src/store/redis/lua/index.js";
+import { takeInputResponses } from "../../src/store/redis/lua/take-input-responses-3.js";
 import { TRANSITION_SCRIPTS } from "../../src/store/redis/lua/transitions.js";
 import type { RedisStore } from "../../src/store/redis/redis-store.js";
 import { type LuaScript, ScriptRunner } from "../../src/store/redis/scripts.js";
@@ -203,4 +206,44 @@ describe("the reaper's scripts", () => {
       expect(await store.getTask(leased, null)).toMatchObject({ revision: 1, status: "working" });
     });
   }
+});
+
+describe("create, answer and take", () => {
+  it("createTask writes the hash and the lease once, and refuses an id that exists with {-4}", async () => {
+    const id = "created-here";
+    const k = keys.taskKeys(id);
+    const args = ["tok-c", 10_000, Date.now() + 60_000, keys.taskChannel(id), "status", "working", "revision", "1"];
+    expect(await scripts.run(createTask, [k.hash, k.lease], args)).toEqual([1]);
+    expect(await scripts.run(createTask, [k.hash, k.lease], [...args.slice(0, 4), "status", "failed", "revision", "1"])).toEqual([-4]);
+    expect(await connection.call((c) => c.hgetall(k.hash))).toEqual({ status: "working", revision: "1" });
+    expect(await connection.call((c) => c.get(k.lease))).toBe("tok-c");
+  });
+
+  const answer = (id: string, principal: string) => {
+    const k = keys.taskKeys(id);
+    return scripts.run(addInputResponses, [k.hash, k.outcome], [principal, Date.now(), keys.taskChannel(id), "q1", '"yes"', "q9", '"no"']) as Promise<unknown[]>;
+  };
+  const take = (id: string, token: string) => {
+    const k = keys.taskKeys(id);
+    return scripts.run(takeInputResponses, [k.hash, k.outcome, k.lease], [token, Date.now(), keys.taskChannel(id)]) as Promise<unknown[]>;
+  };
+
+  it("addInputResponses accepts only outstanding keys, none on a terminal task, and answers {-1} for a missing or another principal's task", async () => {
+    const id = await taskIn("input_required", { "in:q1": QUESTION });
+    expect((await answer(id, "alice")).slice(0, 2)).toEqual([1, ["q1"]]);
+    expect((await answer(id, "alice")).slice(0, 2)).toEqual([1, []]);
+    const ended = await taskIn("completed", { "in:q1": QUESTION });
+    expect((await answer(ended, "alice")).slice(0, 2)).toEqual([1, []]);
+    expect(await answer(id, "mallory")).toEqual([-1]);
+    expect(await answer("no-such-task", "alice")).toEqual([-1]);
+  });
+
+  it("takeInputResponses hands the owner the answers and sends the task back to working; {-2} for a stale token, {-1} for a missing task", async () => {
+    const id = await taskIn("input_required", { "in:q1": QUESTION, "ans:q1": '"yes"' });
+    expect(await take(id, "not-the-token")).toEqual([-2]);
+    const taken = await take(id, LEASE.token);
+    expect(taken.slice(0, 2)).toEqual([1, ["q1", '"yes"']]);
+    expect(await store.getTask(id, null)).toMatchObject({ status: "working", inputRequests: {}, inputResponses: {} });
+    expect(await take("no-such-task", LEASE.token)).toEqual([-1]);
+  });
 });
