@@ -22,7 +22,7 @@ export const MODULE_MAP: readonly ModuleEntry[] = [
   { name: "auth", owns: "who is calling: bearer, JWT, trusted header, OAuth token checks", mayImport: ["config", "observability"] },
   {
     name: "store",
-    owns: "the Store and EventBus contracts, bus channel names; memory/ and redis/ (keys.ts, Lua scripts)",
+    owns: "the Store and EventBus contracts, bus channel names; the transition table and each named transition's rule (task-rules.ts); memory/ and redis/ (keys.ts, one Lua script per transition)",
     mayImport: ["jsonrpc", "observability", "util"],
   },
   {
@@ -32,7 +32,7 @@ export const MODULE_MAP: readonly ModuleEntry[] = [
   },
   {
     name: "tasks",
-    owns: "the engine: decide, detach, own under lease, input bridge, cancel, reaper; the transition table",
+    owns: "the engine: decide, detach, own under lease, input bridge, cancel, reaper",
     mayImport: ["jsonrpc", "observability", "store", "upstream", "util"],
   },
   {
