@@ -1,8 +1,8 @@
 import type { UpstreamConfig } from "../../config/schema.js";
 import type { Logger } from "../../observability/logger.js";
 import type { Metrics } from "../../observability/metrics.js";
-import type { UpstreamConnector } from "../../upstream/connector.js";
-import { StdioPool, type PoolOptions } from "../../upstream/stdio/stdio-pool.js";
+import type { UpstreamConnector } from "../connector.js";
+import { StdioPool, type PoolOptions } from "../stdio/stdio-pool.js";
 import { Bulkhead } from "./bulkhead.js";
 import { ListChangedHub } from "./list-changed.js";
 import { PoolCaller, type PooledProcess, type SharedQuietCalls } from "./pool-caller.js";

@@ -1,8 +1,8 @@
 import type { JsonRpcId, JsonRpcRequest, JsonRpcResponse } from "../../jsonrpc/message.js";
 import type { MessageSink } from "../../jsonrpc/sink.js";
 import type { Logger } from "../../observability/logger.js";
-import { onBehalfOf, type CallClient } from "../../tasks/caller.js";
-import type { UpstreamConnector } from "../../upstream/connector.js";
+import { onBehalfOf, type CallClient } from "../caller.js";
+import type { UpstreamConnector } from "../connector.js";
 import { missingClientCapability } from "./capabilities.js";
 import { Elimination } from "./elimination.js";
 import { ServerRequests } from "./server-requests.js";

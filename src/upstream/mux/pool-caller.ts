@@ -1,7 +1,7 @@
 import { failure, type JsonRpcErrorObject, type JsonRpcId, type JsonRpcRequest, type JsonRpcResponse } from "../../jsonrpc/message.js";
 import type { MessageSink } from "../../jsonrpc/sink.js";
-import type { CallClient } from "../../tasks/caller.js";
-import type { PoolMember, StdioPool } from "../../upstream/stdio/stdio-pool.js";
+import type { CallClient } from "../caller.js";
+import type { PoolMember, StdioPool } from "../stdio/stdio-pool.js";
 import { LeftQueueError, QueueTimeoutError, type Bulkhead, type Ticket } from "./bulkhead.js";
 import { queueNotices } from "./queued.js";
 import { FAST_MS, quietKey, Quietness, type LaneProcess, type QuietLane } from "./quiet-lane.js";
