@@ -1,5 +1,5 @@
 import type { JsonRpcRequest } from "../../jsonrpc/message.js";
-import type { StdioPool } from "../../upstream/stdio/stdio-pool.js";
+import type { StdioPool } from "../stdio/stdio-pool.js";
 import type { PooledProcess } from "./pool-caller.js";
 
 /** Runs alone that must each be fast and ask nothing before a tool's calls share the lane. */
