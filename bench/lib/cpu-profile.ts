@@ -103,7 +103,7 @@ export function moduleOf(url: string, functionName: string, root: string): strin
     return parts[1]!.startsWith("@") ? `${parts[1]}/${parts[2]}` : parts[1]!;
   }
   if (path.startsWith("dist/")) {
-    // Two directory levels: `dist/dialects/passthrough`, `dist/http`, or the file itself.
+    // Two directory levels: `dist/upstream/mux`, `dist/http`, or the file itself.
     const parts = path.split("/");
     return `taskgate ${parts.length === 2 ? path : parts.slice(0, Math.min(parts.length - 1, 3)).join("/")}`;
   }

@@ -1,7 +1,8 @@
 import { Hono } from "hono";
 import { z } from "zod";
 import type { Logger } from "../observability/logger.js";
-import { StoreUnavailableError, type TaskRecord } from "../store/contract.js";
+import type { TaskRecord } from "../store/contract.js";
+import { wireError } from "../wire/errors.js";
 import type { TaskEngine } from "../tasks/engine.js";
 import { isTerminal } from "../tasks/transitions.js";
 import { requireToken } from "./auth.js";
@@ -58,7 +59,8 @@ export function buildAdminApp(engine: TaskEngine, token: string, logger: Logger,
     return current ? c.json({ task: taskView(current) }, 202) : c.json({ error: "task not found" }, 404);
   });
   app.notFound((c) => c.json({ error: "not found" }, 404));
-  app.onError((err, c) => (err instanceof StoreUnavailableError ? c.json({ error: err.message }, 503) : c.json({ error: "internal error" }, 500)));
+  // The store being away is 503 here as on every path: read from the one mapping (#18).
+  app.onError((err, c) => (wireError(err).kind === "store_unavailable" ? c.json({ error: err.message }, 503) : c.json({ error: "internal error" }, 500)));
   return app;
 }
 

@@ -75,12 +75,18 @@ const Upstream = z
       .default("pool")
       .describe("stdio only (HTTP ties questions to their call by the call's own stream). pool: each tools/call, prompts/get and resources/read runs alone on a process of a pool of poolSize, reused after a call that ended cleanly, replaced after a cancelled or abandoned one; everything else stays on one home process. shared: one process for everything (for servers that keep state between calls); a question that cannot be tied to one call is refused. per-call: like pool, but a process is never reused."),
     poolSize: z.number().int().min(1).max(64).default(8).describe("stdio, isolation pool or per-call: most processes running calls at once, besides the home process; also the bulkhead (calls beyond it queue)."),
+    shareQuietCalls: z
+      .boolean()
+      .default(true)
+      .describe(
+        "isolation: pool only. true: a tool whose calls ran alone 5 times in a row, each under 1 s, ended cleanly and asking nothing, has its calls run together on one process of the pool (the quiet lane, bounded by maxInFlight), as shared would, at shared's cost; a question heard there is held until the lane's other calls end and tied to the one left (README: Isolation). false: every call runs alone on a process, always.",
+      ),
     perCallPool: z.number().int().min(0).max(64).default(2).describe("With isolation: per-call, how many initialized processes are kept warm for the next calls (pool keeps one)."),
     unawareClients: unawareOverride("this upstream's tools"),
     nativeTasks: NativeTasks.default("auto").describe(
       "An upstream that runs tools/call as tasks of its own (2025-11-25 `tasks.requests.tools.call`): a tool it marks `required` is always called as its task and bridged to the front (advertised as required). One it marks `optional`: auto: called as its task when the front call becomes a task (taskgate then follows the upstream's task instead of holding the call); off: never (taskgate runs it as a task of its own, as for any blocking server). Tools marked forbidden or not at all are never called as its tasks.",
     ),
-    maxInFlight: z.number().int().min(1).max(10_000).default(64).describe("HTTP upstreams and isolation: shared: most tools/call, prompts/get and resources/read in flight at once; calls beyond it queue (a pooled stdio upstream uses poolSize)."),
+    maxInFlight: z.number().int().min(1).max(10_000).default(64).describe("HTTP upstreams, isolation: shared, and the quiet lane of isolation: pool: most tools/call, prompts/get and resources/read in flight at once; calls beyond it queue (a pooled stdio upstream's calls that run alone use poolSize)."),
     queueTimeoutMs: z.number().int().positive().default(60_000).describe("How long a call may wait in the queue for a free slot before it fails with a clear error."),
     roots: z
       .array(

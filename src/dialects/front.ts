@@ -1,8 +1,8 @@
-import type { Accepts } from "../http/reply.js";
-import { GatewayError } from "../http/errors.js";
+import type { Accepts } from "../wire/reply.js";
+import { GatewayError } from "../wire/errors.js";
 import type { JsonRpcMessage } from "../jsonrpc/message.js";
 import type { LegacyFront } from "./legacy/legacy-front.js";
-import { forwardedAuthorization } from "../tasks/caller.js";
+import { forwardedAuthorization } from "../util/forwarded-authorization.js";
 import { isLegacyVersion } from "./legacy/versions.js";
 import type { ModernFront } from "./modern/modern-front.js";
 import { isModernVersion, metaVersion } from "./modern/wire.js";

@@ -1,4 +1,4 @@
-import { GatewayError } from "../http/errors.js";
+import { GatewayError } from "../wire/errors.js";
 
 /**
  * limits.maxInputResponsesBytes: answers to the upstream's questions are stored in the task

@@ -1,4 +1,4 @@
-import { GatewayError } from "../http/errors.js";
+import { GatewayError } from "../wire/errors.js";
 import type { JsonRpcRequest } from "../jsonrpc/message.js";
 
 /** The task a tasks/* request names; both dialects refuse anything but a non-empty string alike. */

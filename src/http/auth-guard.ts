@@ -2,7 +2,7 @@ import { getConnInfo } from "@hono/node-server/conninfo";
 import type { Context, MiddlewareHandler } from "hono";
 import type { Authenticator, AuthResult } from "../auth/index.js";
 import type { Audit } from "../observability/audit.js";
-import { GatewayError } from "./errors.js";
+import { GatewayError } from "../wire/errors.js";
 import type { ObservedEnv } from "./observe.js";
 import type { ResourceChallenge } from "./resource-metadata.js";
 import { insufficientScope, quoted } from "./scope-guard.js";

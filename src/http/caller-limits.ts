@@ -1,6 +1,6 @@
 import type { LimitsConfig } from "../config/security-schema.js";
 import type { Audit } from "../observability/audit.js";
-import { GatewayError } from "./errors.js";
+import { GatewayError } from "../wire/errors.js";
 import { isEventStream, whenStreamEnds } from "./sse-lifetime.js";
 
 /** Keys kept by the rate limiter before full (idle) buckets are dropped. */

@@ -1,5 +1,5 @@
 import type { MiddlewareHandler } from "hono";
-import { GatewayError } from "./errors.js";
+import { GatewayError } from "../wire/errors.js";
 
 /** POST bodies must be JSON (Streamable HTTP: the body is a JSON-RPC message). */
 export const jsonContentType: MiddlewareHandler = async (c, next) => {

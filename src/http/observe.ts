@@ -8,7 +8,7 @@ import { activeSpan, withFrontSpan } from "../observability/tracing.js";
 import type { JsonRpcMessage } from "../jsonrpc/message.js";
 import { isLegacyVersion } from "../dialects/legacy/versions.js";
 import { isModernVersion } from "../dialects/modern/wire.js";
-import { outcomeOf, replyTag, type ReplyTag } from "./reply-outcome.js";
+import { outcomeOf, replyTag, type ReplyTag } from "../wire/reply-outcome.js";
 import { isEventStream, whenStreamEnds } from "./sse-lifetime.js";
 
 /** A caller's X-Request-Id is kept when it is a plain token; anything else gets a fresh id. */

@@ -1,6 +1,6 @@
 import type { MiddlewareHandler } from "hono";
 import { cors } from "hono/cors";
-import { GatewayError } from "./errors.js";
+import { GatewayError } from "../wire/errors.js";
 import { LOOPBACK_LISTEN } from "./guards.js";
 
 const LOOPBACK_ORIGIN_HOSTS = new Set(["localhost", "127.0.0.1", "[::1]"]);

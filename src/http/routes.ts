@@ -8,13 +8,13 @@ import type { Authenticator } from "../auth/index.js";
 import type { Audit } from "../observability/audit.js";
 import { authGuard, type CallerEnv } from "./auth-guard.js";
 import type { CallerLimits } from "./caller-limits.js";
-import { forwardedAuthorization } from "../tasks/caller.js";
+import { forwardedAuthorization } from "../util/forwarded-authorization.js";
 import { bodySizeLimit } from "./body-size.js";
-import { GatewayError, isUnexpected, wireError } from "./errors.js";
+import { GatewayError, isUnexpected, wireError } from "../wire/errors.js";
 import { hostGuard, jsonContentType } from "./guards.js";
 import { corsForAllowed, originGuard, originPolicy } from "./origins.js";
 import { keepReply, noteRequest, observeRequests } from "./observe.js";
-import { parseAccept } from "./reply.js";
+import { parseAccept } from "../wire/reply.js";
 import type { ProtectedResources } from "./resource-metadata.js";
 import { insufficientScope, NO_SCOPES, scopesFor, type ScopePolicy } from "./scope-guard.js";
 

@@ -1,5 +1,5 @@
 import type { JsonRpcMessage } from "../jsonrpc/message.js";
-import { GatewayError } from "./errors.js";
+import { GatewayError } from "../wire/errors.js";
 import type { ResourceChallenge } from "./resource-metadata.js";
 
 /** An endpoint's configured scopes: for every request, per JSON-RPC method, per tool. */

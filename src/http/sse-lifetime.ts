@@ -1,4 +1,4 @@
-import { carryTag } from "./reply-outcome.js";
+import { carryTag } from "../wire/reply-outcome.js";
 
 /** True for a reply that streams (SSE); checked by header first, see `whenStreamEnds`. */
 export function isEventStream(response: Response): boolean {

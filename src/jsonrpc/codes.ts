@@ -1,6 +1,6 @@
 /**
  * Every JSON-RPC error code taskgate answers with, by name: the one list. The errors table
- * (http/errors.ts) gives each kind of refusal its code from here, plus its HTTP status; code below
+ * (wire/errors.ts) gives each kind of refusal its code from here, plus its HTTP status; code below
  * the HTTP layer (tasks/, upstream/, the relay) names codes from here too, never by number.
  * Pinned by test/unit/errors-table.test.ts.
  */

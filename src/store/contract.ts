@@ -116,36 +116,48 @@ export type NewTask = Omit<TaskRecord, "revision" | "cancelRequested" | "inputRe
 };
 
 /**
- * One atomic change of a task. `from` lists the statuses the change may start from (the caller
- * passes them from the one transition table, src/tasks/transitions.ts).
+ * Who writes a change: an owner gives its lease token (refused with "stale_lease" unless the
+ * task's lease holds exactly that token); a client its principal (another principal's task is
+ * "not_found", exactly like a missing one). Omitted: unfenced.
  */
-export interface TaskChange {
-  from: readonly TaskStatus[];
-  /** Omitted: the status stays (e.g. a statusMessage-only update). */
-  to?: TaskStatus;
-  /** null clears it. */
-  statusMessage?: string | null;
-  /** Owner writes: refused with "stale_lease" unless the task's lease holds exactly this token. */
+export interface ChangeFence {
   leaseToken?: string;
-  /** Client writes: another principal's task is "not_found", exactly like a missing one. */
   principal?: string;
-  outcome?: TaskOutcome;
-  addInputRequests?: Record<string, InputRequest>;
-  /** Withdraw outstanding input requests (nobody answered in time); an input_required task with none left goes back to working. */
-  removeInputRequests?: string[];
-  cancelRequested?: true;
-  upstreamRequestId?: string;
-  /** A parked call detaches: from now on it is a task the client may see. */
-  unpark?: true;
-  /** The upstream's own task this call runs as (#15); kept when another replica claims the task. */
-  upstreamTask?: UpstreamTaskRef;
-  /**
-   * Shorten the task's life to `ttlMs` from createdAt (the upstream keeps its own task no longer,
-   * #15). Only ever shortens: a longer value changes nothing.
-   */
-  ttlMs?: number;
   now: number; // epoch ms, becomes lastUpdatedAt
 }
+
+/** How a task ends: its outcome and last statusMessage (omitted: kept), and a shorter life (see bind-upstream-task). */
+export interface TaskEnding extends ChangeFence {
+  outcome?: TaskOutcome;
+  statusMessage?: string;
+  ttlMs?: number;
+}
+
+/**
+ * One atomic change of a task, by name (#18). Which statuses each may start from is the store's
+ * rule (store/task-rules.ts TRANSITION_RULES), checked inside the Redis script of the same name;
+ * the caller only says which transition it makes and who makes it.
+ */
+export type TaskChange =
+  /** A question of the upstream's waits for the client: the task is input_required. */
+  | (ChangeFence & { kind: "start-input"; addInputRequests: Record<string, InputRequest> })
+  /** Withdraw outstanding input requests (nobody answered in time); an input_required task with none left goes back to working. */
+  | (ChangeFence & { kind: "withdraw-input"; removeInputRequests: string[] })
+  /** Progress; null clears it. */
+  | (ChangeFence & { kind: "set-status-message"; statusMessage: string | null })
+  /**
+   * The upstream's own task this call runs as (#15), kept when another replica claims the task;
+   * `ttlMs` shortens the task's life to that from createdAt (the upstream keeps its own task no
+   * longer). Only ever shortens: a longer value changes nothing.
+   */
+  | (ChangeFence & { kind: "bind-upstream-task"; upstreamTask: UpstreamTaskRef; ttlMs?: number })
+  /** A parked call detaches: from now on it is a task the client may see. */
+  | (ChangeFence & { kind: "detach" })
+  /** Dialect B cancel: recorded for the owner, which stops the call. */
+  | (ChangeFence & { kind: "request-cancel" })
+  | (TaskEnding & { kind: "complete" | "fail" })
+  /** `cancelRequested`: a client's cancel (dialect A) records that it asked. */
+  | (TaskEnding & { kind: "cancel"; cancelRequested?: true });
 
 export type TransitionResult =
   | { ok: true; task: TaskRecord }

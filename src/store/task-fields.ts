@@ -1,5 +1,6 @@
 import { z } from "zod";
 import type { InputRequest, NewTask, TaskChange, TaskOutcome, TaskRecord, UpstreamTaskRef } from "./contract.js";
+import { TRANSITION_RULES } from "./task-rules.js";
 
 /**
  * The one flat layout of a task, shared by both stores so memory behaves like Redis (a stored
@@ -39,19 +40,37 @@ export function newTaskFields(task: NewTask): FieldPairs {
   return pairs;
 }
 
-/** The fields a change sets and deletes; revision, lastUpdatedAt and the outcome are the store's. */
+/**
+ * The fields a named transition sets and deletes, as its Redis script does (memory store; each
+ * script writes its own). Revision, lastUpdatedAt, the outcome and the life are the store's.
+ */
 export function changeFields(change: TaskChange): { set: FieldPairs; del: string[] } {
-  const set: FieldPairs = [];
+  const to = TRANSITION_RULES[change.kind].to;
+  const set: FieldPairs = to === undefined ? [] : [["status", to]];
   const del: string[] = [];
-  if (change.to !== undefined) set.push(["status", change.to]);
-  if (change.statusMessage === null) del.push("statusMessage");
-  else if (change.statusMessage !== undefined) set.push(["statusMessage", change.statusMessage]);
-  if (change.cancelRequested) set.push(["cancelRequested", "1"]);
-  if (change.upstreamRequestId !== undefined) set.push(["upstreamRequestId", change.upstreamRequestId]);
-  if (change.unpark) del.push("parked");
-  if (change.upstreamTask !== undefined) set.push(...upstreamTaskFields(change.upstreamTask));
-  for (const [key, request] of Object.entries(change.addInputRequests ?? {})) {
-    set.push([inputRequestField(key), JSON.stringify(request)]);
+  switch (change.kind) {
+    case "start-input":
+      for (const [key, request] of Object.entries(change.addInputRequests)) set.push([inputRequestField(key), JSON.stringify(request)]);
+      break;
+    case "withdraw-input":
+      del.push(...change.removeInputRequests.map(inputRequestField));
+      break;
+    case "set-status-message":
+      if (change.statusMessage === null) del.push("statusMessage");
+      else set.push(["statusMessage", change.statusMessage]);
+      break;
+    case "bind-upstream-task":
+      set.push(...upstreamTaskFields(change.upstreamTask));
+      break;
+    case "detach":
+      del.push("parked");
+      break;
+    case "request-cancel":
+      set.push(["cancelRequested", "1"]);
+      break;
+    default:
+      if (change.kind === "cancel" && change.cancelRequested) set.push(["cancelRequested", "1"]);
+      if (change.statusMessage !== undefined) set.push(["statusMessage", change.statusMessage]);
   }
   return { set, del };
 }

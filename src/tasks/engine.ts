@@ -9,7 +9,7 @@ import { RerunPolicy, type UpstreamEntry } from "./rerun-policy.js";
 import { settle } from "./settle.js";
 import { SyncCalls } from "./sync-call.js";
 import { newLeaseToken, newTaskId } from "./task-id.js";
-import { isTerminal, NON_TERMINAL } from "./transitions.js";
+import { isTerminal } from "./transitions.js";
 import { isToolCall, ShuttingDownError, taskCallOptions, type EngineDeps, type TaskCall } from "./types.js";
 
 /**
@@ -127,7 +127,7 @@ export class TaskEngine {
    * another principal's) task; a terminal task is returned unchanged (cancel is harmless there).
    */
   async requestCancel(taskId: string, principal: string): Promise<TaskRecord | undefined> {
-    const change = { from: NON_TERMINAL, cancelRequested: true as const, principal, now: this.deps.clock() };
+    const change = { kind: "request-cancel" as const, principal, now: this.deps.clock() };
     const result = await this.deps.store.transitionTask(taskId, change);
     if (!result.ok) return result.reason === "not_found" ? this.audited(taskId, principal, undefined) : result.task;
     this.deps.audit.record("task.cancel", principal, { taskId });
@@ -140,7 +140,7 @@ export class TaskEngine {
    * then stops the upstream call. A terminal task is returned as `terminal` (the caller's -32602).
    */
   async cancelNow(taskId: string, principal: string): Promise<{ task: TaskRecord } | { terminal: TaskRecord } | undefined> {
-    const change = { from: NON_TERMINAL, to: "cancelled" as const, cancelRequested: true as const, principal, statusMessage: "Client cancelled task execution.", now: this.deps.clock() };
+    const change = { kind: "cancel" as const, cancelRequested: true as const, principal, statusMessage: "Client cancelled task execution.", now: this.deps.clock() };
     const result = await this.deps.store.transitionTask(taskId, change);
     if (!result.ok) return result.reason === "not_found" ? this.audited(taskId, principal, undefined) : { terminal: result.task };
     this.deps.metrics.taskEnded(result.task.upstream, result.task.tool, "cancelled");

@@ -3,7 +3,7 @@ import type { JsonRpcErrorObject, JsonRpcId, JsonRpcRequest } from "../jsonrpc/m
 import type { InputRequest } from "../store/contract.js";
 import { retryWhileUnavailable } from "./store-retry.js";
 import { NON_TERMINAL } from "./transitions.js";
-import type { CallClient, UpstreamCaller } from "./caller.js";
+import type { CallClient, UpstreamCaller } from "../upstream/caller.js";
 import type { EngineDeps } from "./types.js";
 import { RPC } from "../jsonrpc/codes.js";
 
@@ -43,7 +43,7 @@ export class InputBridge {
   offer(request: JsonRpcRequest): void {
     const key = `${request.method.split("/")[0]}-${randomBytes(6).toString("hex")}`;
     this.pending.set(key, { frontId: request.id });
-    const change = { from: NON_TERMINAL, to: "input_required" as const, addInputRequests: { [key]: inputRequestOf(request) }, leaseToken: this.token, now: this.deps.clock() };
+    const change = { kind: "start-input" as const, addInputRequests: { [key]: inputRequestOf(request) }, leaseToken: this.token, now: this.deps.clock() };
     // A store that is briefly away must not turn the question into an error for the upstream:
     // keep trying while the question is pending (it times out, or the call ends, otherwise).
     void retryWhileUnavailable(() => this.deps.store.transitionTask(this.taskId, { ...change, now: this.deps.clock() }), () => this.pending.has(key)).then(
@@ -87,7 +87,7 @@ export class InputBridge {
   private async expireParked(key: string, ms: number): Promise<void> {
     if (!this.pending.has(key)) return;
     await this.deps.store
-      .transitionTask(this.taskId, { from: NON_TERMINAL, removeInputRequests: [key], leaseToken: this.token, now: this.deps.clock() })
+      .transitionTask(this.taskId, { kind: "withdraw-input", removeInputRequests: [key], leaseToken: this.token, now: this.deps.clock() })
       .catch(() => undefined);
     await this.refuse(key, `the client did not retry within tasks.mrtrTimeoutMs (${ms} ms)`);
   }

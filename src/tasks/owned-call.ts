@@ -1,21 +1,24 @@
 import { isNotification, isRequest, type JsonRpcMessage, type JsonRpcRequest, type JsonRpcResponse } from "../jsonrpc/message.js";
 import type { MessageSink } from "../jsonrpc/sink.js";
-import type { TaskChange, TaskOutcome, TaskRecord, TaskStatus, TransitionResult } from "../store/contract.js";
-import { CANCELLED_CODE, QUEUED_NOTICE, type CallClient, type UpstreamCaller } from "./caller.js";
+import type { TaskChange, TaskEnding, TaskOutcome, TaskRecord, TransitionResult } from "../store/contract.js";
+import type { TerminalStatus } from "../store/task-rules.js";
+import { CANCELLED_CODE, QUEUED_NOTICE, type CallClient, type UpstreamCaller } from "../upstream/caller.js";
 import { InputBridge } from "./input-bridge.js";
 import { bindingOf } from "./native/binding.js";
 import { cancelledUpstream, UPSTREAM_STATUS_NOTICE, UPSTREAM_TASK_NOTICE } from "./native/notices.js";
 import { statusFromProgress, Throttle } from "./status-message.js";
 import { retryWhileUnavailable } from "./store-retry.js";
-import { allowedFrom, NON_TERMINAL } from "./transitions.js";
 import type { EngineDeps, TaskCall } from "./types.js";
 import { RPC } from "../jsonrpc/codes.js";
 
 interface Ending {
-  to: TaskStatus;
+  to: TerminalStatus;
   outcome?: TaskOutcome;
   statusMessage?: string;
 }
+
+/** The named transition (#18) that writes each ending. */
+const ENDING_KIND = { completed: "complete", failed: "fail", cancelled: "cancel" } as const satisfies Record<TerminalStatus, TaskChange["kind"]>;
 
 /**
  * What an owned call keeps of its task record: what its writes, logs, metrics, question bounds
@@ -219,7 +222,7 @@ export class OwnedCall implements MessageSink {
 
   /** `again`: an earlier try of this same write got no answer in time, so it may have been applied. */
   private async write(end: Ending, again = false): Promise<void> {
-    const change: TaskChange = { from: allowedFrom(end.to), to: end.to, leaseToken: this.token, now: this.deps.clock() };
+    const change: TaskChange & TaskEnding = { kind: ENDING_KIND[end.to], leaseToken: this.token, now: this.deps.clock() };
     if (end.outcome) change.outcome = end.outcome;
     if (this.ttlMs < this.task.ttlMs) change.ttlMs = this.ttlMs;
     if (end.statusMessage !== undefined) change.statusMessage = end.statusMessage;
@@ -241,7 +244,7 @@ export class OwnedCall implements MessageSink {
 
   private ended(end: Ending): void {
     const { upstream, tool, dialect, id: taskId } = this.task;
-    if (end.to === "completed" || end.to === "failed" || end.to === "cancelled") this.deps.metrics.taskEnded(upstream, tool, end.to);
+    this.deps.metrics.taskEnded(upstream, tool, end.to);
     this.deps.logger.info({ taskId, upstream, tool, dialect, status: end.to }, "task ended");
   }
 
@@ -261,7 +264,7 @@ export class OwnedCall implements MessageSink {
 
   private async writeStatus(statusMessage: string): Promise<void> {
     if (this.lost) return;
-    const change = { from: NON_TERMINAL, statusMessage, leaseToken: this.token, now: this.deps.clock() };
+    const change = { kind: "set-status-message" as const, statusMessage, leaseToken: this.token, now: this.deps.clock() };
     await this.deps.store.transitionTask(this.task.id, change).catch((err: unknown) => {
       this.deps.logger.debug({ err, taskId: this.task.id }, "statusMessage write failed");
     });
@@ -276,7 +279,7 @@ export class OwnedCall implements MessageSink {
     if (!binding || this.lost) return;
     this.upstreamTaskId = binding.ref.taskId;
     if (binding.ttlMs !== undefined) this.ttlMs = binding.ttlMs;
-    const change: TaskChange = { from: NON_TERMINAL, upstreamTask: binding.ref, leaseToken: this.token, now: 0 };
+    const change: TaskChange & { kind: "bind-upstream-task" } = { kind: "bind-upstream-task", upstreamTask: binding.ref, leaseToken: this.token, now: 0 };
     if (binding.ttlMs !== undefined) change.ttlMs = binding.ttlMs;
     void retryWhileUnavailable(() => this.deps.store.transitionTask(this.task.id, { ...change, now: this.deps.clock() }), () => !this.lost && !this.ending).catch((err: unknown) =>
       this.deps.logger.warn({ err, taskId: this.task.id }, "could not store the upstream task a call runs as"),

@@ -1,5 +1,5 @@
 import type { TaskRecord } from "../store/contract.js";
-import type { UpstreamCaller } from "./caller.js";
+import type { UpstreamCaller } from "../upstream/caller.js";
 import type { NativeCaller } from "./native/native-caller.js";
 import { ToolHints } from "./tool-hints.js";
 

@@ -1,6 +1,6 @@
 import { isNotification, isRequest, type JsonRpcMessage, type JsonRpcNotification, type JsonRpcRequest } from "../jsonrpc/message.js";
 import type { MessageSink } from "../jsonrpc/sink.js";
-import { QUEUED_NOTICE } from "./caller.js";
+import { QUEUED_NOTICE } from "../upstream/caller.js";
 import { isBridgeNotice } from "./native/notices.js";
 
 /** A notice for the task a call may become (queue place, upstream task): never for the client. */

@@ -107,7 +107,7 @@ export class SyncCalls {
         if (!late) return undefined;
         // Past detachAfterMs with nothing outstanding: detach now. Refused (a question just
         // arrived, or answers are not taken yet): the next read decides.
-        const detached = await store.transitionTask(parkId, { from: ["working"], unpark: true, principal, now: clock() });
+        const detached = await store.transitionTask(parkId, { kind: "detach", principal, now: clock() });
         if (!detached.ok) return undefined;
         this.deps.metrics.taskCreated(detached.task.upstream, detached.task.tool);
         this.deps.audit.record("task.create", detached.task.principal, { taskId: parkId, tool: detached.task.tool, dialect: detached.task.dialect });

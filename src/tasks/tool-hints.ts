@@ -1,5 +1,5 @@
 import type { JsonRpcResponse } from "../jsonrpc/message.js";
-import type { UpstreamCaller } from "./caller.js";
+import type { UpstreamCaller } from "../upstream/caller.js";
 
 /** What a tool's annotations say about repeating it (MCP `ToolAnnotations`). */
 export interface RepeatHints {

@@ -3,7 +3,7 @@ import type { Audit } from "../observability/audit.js";
 import type { Logger } from "../observability/logger.js";
 import type { Metrics } from "../observability/metrics.js";
 import type { Store, TaskDialect } from "../store/contract.js";
-import type { CallClient, UpstreamCaller } from "./caller.js";
+import type { CallClient, UpstreamCaller } from "../upstream/caller.js";
 
 export interface EngineOptions {
   replicaId: string;

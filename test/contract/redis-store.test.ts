@@ -56,3 +56,46 @@ describe("redis store: the reaper's live index", () => {
     }
   });
 });
+
+describe("redis store: the operators' index", () => {
+  const { track, defer } = useCleanups();
+
+  it("is sharded like the live index, and lists every shard merged in one order, page after page", async () => {
+    const prefix = uniquePrefix();
+    const store = track(new RedisStore({ target: { url: redisUrl() }, keyPrefix: prefix }));
+    const raw = new Redis(redisUrl());
+    defer(() => raw.quit());
+    const upstream = `up-${prefix}`;
+    // Expiries in a few distinct values, several tasks sharing each: ties go by id, highest first.
+    const base = Date.now();
+    const tasks = Array.from({ length: 40 }, (_, i) => newTask({ upstream, createdAt: base + (i % 5) }));
+    for (const task of tasks) await store.createTask(task, LEASE);
+    const expected = [...tasks].sort((a, b) => b.createdAt - a.createdAt || (a.id < b.id ? 1 : -1)).map((t) => t.id);
+    const shards = await raw.keys(`${prefix}{all*`);
+    expect(shards.length).toBeGreaterThan(1);
+    expect(shards.every((key) => /\{all:\d+\}:tasks$/.test(key))).toBe(true);
+    const seen: string[] = [];
+    let cursor: string | undefined;
+    do {
+      const page = await store.listAllTasks({ upstream }, { limit: 7, cursor });
+      if (!page) throw new Error("a cursor the store gave was refused");
+      seen.push(...page.tasks.map((t) => t.id));
+      cursor = page.nextCursor;
+    } while (cursor !== undefined);
+    expect(seen).toEqual(expected);
+  });
+
+  it("drops the entry of a task that is gone, and still lists the rest in order", async () => {
+    const prefix = uniquePrefix();
+    const store = track(new RedisStore({ target: { url: redisUrl() }, keyPrefix: prefix }));
+    const raw = new Redis(redisUrl());
+    defer(() => raw.quit());
+    const tasks = Array.from({ length: 6 }, (_, i) => newTask({ createdAt: Date.now() + i }));
+    for (const task of tasks) await store.createTask(task, LEASE);
+    const gone = tasks[2] as (typeof tasks)[number];
+    await raw.del(store.keys.task(gone.id));
+    const listed = await store.listAllTasks({}, { limit: 10 });
+    expect(listed?.tasks.map((t) => t.id)).toEqual(tasks.filter((t) => t !== gone).reverse().map((t) => t.id));
+    expect(await raw.zscore(store.keys.allTasksShardOf(gone.id), gone.id)).toBeNull();
+  });
+});

@@ -5,7 +5,7 @@ import { createStore } from "../../src/store/index.js";
 import type { RedisStore } from "../../src/store/redis/redis-store.js";
 import { redisUrl, uniquePrefix } from "../helpers/redis.js";
 import { keySlot } from "./key-slot.js";
-import { ACTIVE, LEASE, newTask } from "./task-store.contract.js";
+import { LEASE, newTask } from "./task-store.contract.js";
 
 let prefix: string;
 let store: RedisStore;
@@ -31,7 +31,7 @@ it("computes cluster key slots as Redis does", () => {
 
 it("keeps every key of a task in one cluster slot", async () => {
   const { id } = await store.createTask(newTask(), LEASE);
-  await store.transitionTask(id, { from: ACTIVE, to: "completed", outcome: { result: {} }, now: Date.now() });
+  await store.transitionTask(id, { kind: "complete", outcome: { result: {} }, now: Date.now() });
   const keys = (await raw.keys(`${prefix}{t:*`)).sort();
   expect(keys).toEqual([`${prefix}{t:${id}}`, `${prefix}{t:${id}}:lease`, `${prefix}{t:${id}}:out`]);
   expect(new Set(keys.map(keySlot)).size).toBe(1);
@@ -42,10 +42,10 @@ it("stores client JSON untouched, one hash field per input request and answer", 
   const task = newTask();
   await store.createTask(task, LEASE);
   const request = { method: "elicitation/create", params: { message: "?", requestedSchema: { type: "object", properties: {} }, big: 2 ** 60 } };
-  await store.transitionTask(task.id, { from: ACTIVE, to: "input_required", addInputRequests: { k1: request }, now: Date.now() });
+  await store.transitionTask(task.id, { kind: "start-input", addInputRequests: { k1: request }, now: Date.now() });
   await store.addInputResponses(task.id, "alice", { k1: { content: {}, list: [] } }, Date.now());
   const outcome = { result: { content: [], structuredContent: { empty: {}, list: [[]] } } };
-  await store.transitionTask(task.id, { from: ACTIVE, to: "completed", outcome, now: Date.now() });
+  await store.transitionTask(task.id, { kind: "complete", outcome, now: Date.now() });
   const hash = await raw.hgetall(store.keys.task(task.id));
   expect(hash["in:k1"]).toBe(JSON.stringify(request));
   expect(hash["ans:k1"]).toBe('{"content":{},"list":[]}');
@@ -55,7 +55,7 @@ it("stores client JSON untouched, one hash field per input request and answer", 
 it("lets Redis expire every key of a task at createdAt + ttlMs, and the lease after leaseMs", async () => {
   const task = newTask({ createdAt: Date.now() - 1_000, ttlMs: 120_000 });
   await store.createTask(task, { ...LEASE, leaseMs: 7_000 });
-  await store.transitionTask(task.id, { from: ACTIVE, to: "failed", outcome: { error: { code: 1, message: "x" } }, now: Date.now() });
+  await store.transitionTask(task.id, { kind: "fail", outcome: { error: { code: 1, message: "x" } }, now: Date.now() });
   for (const key of [store.keys.task(task.id), store.keys.taskOutcome(task.id)]) {
     expect(await raw.call("PEXPIRETIME", key), key).toBe(task.createdAt + task.ttlMs);
   }
@@ -91,6 +91,6 @@ it("keeps working after the server forgot its scripts (SCRIPT FLUSH, or a restar
       const states = await store.renewLeases([id, ...more.map((t) => t.id)].map((taskId) => ({ taskId, token: LEASE.token })), 10_000);
       expect(states.map((s) => s.held)).toEqual([true, true, true, true]);
     }
-    if (step === "change") expect(await store.transitionTask(id, { from: ACTIVE, statusMessage: "on", now: Date.now() })).toMatchObject({ ok: true });
+    if (step === "change") expect(await store.transitionTask(id, { kind: "set-status-message", statusMessage: "on", now: Date.now() })).toMatchObject({ ok: true });
   }
 });

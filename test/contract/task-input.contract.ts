@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { taskChannel, type Store } from "../../src/store/contract.js";
 import { waitFor } from "../helpers/wait-for.js";
-import { ACTIVE, LEASE, newTask } from "./task-store.contract.js";
+import { LEASE, newTask } from "./task-store.contract.js";
 
 const ASK = {
   a: { method: "elicitation/create", params: { message: "A?", requestedSchema: { type: "object", properties: {} } } },
@@ -12,7 +12,7 @@ const ASK = {
 /** A working task with the two input requests of ASK outstanding. */
 async function asking(store: Store): Promise<string> {
   const { id } = await store.createTask(newTask(), LEASE);
-  const asked = await store.transitionTask(id, { from: ACTIVE, to: "input_required", addInputRequests: ASK, leaseToken: LEASE.token, now: Date.now() });
+  const asked = await store.transitionTask(id, { kind: "start-input", addInputRequests: ASK, leaseToken: LEASE.token, now: Date.now() });
   if (!asked.ok) throw new Error(`asking refused: ${asked.reason}`);
   return id;
 }
@@ -32,7 +32,7 @@ export function describeTaskInputs(current: () => Store): void {
 
     it("accepts no answer once the task is terminal", async () => {
       const id = await asking(current());
-      const cancelled = await current().transitionTask(id, { from: ACTIVE, to: "cancelled", now: Date.now() });
+      const cancelled = await current().transitionTask(id, { kind: "cancel", now: Date.now() });
       if (!cancelled.ok) throw new Error(`cancel refused: ${cancelled.reason}`);
       expect(await current().addInputResponses(id, "alice", { a: {} }, Date.now())).toEqual({ accepted: [], task: cancelled.task });
     });
@@ -72,18 +72,18 @@ export function describeTaskInputs(current: () => Store): void {
 
     it("withdraws an unanswered input request, back to working when none is left", async () => {
       const id = await asking(current());
-      const one = await current().transitionTask(id, { from: ACTIVE, removeInputRequests: ["a"], leaseToken: LEASE.token, now: Date.now() });
+      const one = await current().transitionTask(id, { kind: "withdraw-input", removeInputRequests: ["a"], leaseToken: LEASE.token, now: Date.now() });
       expect(one).toMatchObject({ ok: true, task: { status: "input_required", inputRequests: { b: ASK.b } } });
-      const none = await current().transitionTask(id, { from: ACTIVE, removeInputRequests: ["b"], leaseToken: LEASE.token, now: Date.now() });
+      const none = await current().transitionTask(id, { kind: "withdraw-input", removeInputRequests: ["b"], leaseToken: LEASE.token, now: Date.now() });
       expect(none).toMatchObject({ ok: true, task: { status: "working", inputRequests: {} } });
     });
 
     it("renews several leases at once and tells, per task, what waits for the owner", async () => {
       const ids = await Promise.all([0, 1, 2].map((i) => current().createTask(newTask(), { ...LEASE, token: `t${i}` }).then((t) => t.id)));
       const [answered, cancelled, released] = ids as [string, string, string];
-      await current().transitionTask(answered, { from: ACTIVE, to: "input_required", addInputRequests: { k: ASK.b }, now: Date.now() });
+      await current().transitionTask(answered, { kind: "start-input", addInputRequests: { k: ASK.b }, now: Date.now() });
       await current().addInputResponses(answered, "alice", { k: { roots: [] } }, Date.now());
-      await current().transitionTask(cancelled, { from: ACTIVE, cancelRequested: true, principal: "alice", now: Date.now() });
+      await current().transitionTask(cancelled, { kind: "request-cancel", principal: "alice", now: Date.now() });
       await current().releaseLease(released, "t2");
       const leases = [{ taskId: answered, token: "t0" }, { taskId: cancelled, token: "t1" }, { taskId: released, token: "t2" }, { taskId: cancelled, token: "t0" }];
       expect(await current().renewLeases(leases, 5_000)).toEqual([
@@ -99,9 +99,11 @@ export function describeTaskInputs(current: () => Store): void {
       const short = { ...LEASE, leaseMs: 300 };
       const [lapsing, renewed] = await Promise.all([0, 1].map(() => current().createTask(newTask(), short).then((t) => t.id))) as [string, string];
       expect(await current().renewLeases([{ taskId: renewed, token: LEASE.token }], 60_000)).toMatchObject([{ held: true }]);
-      // An empty `from` writes nothing: the answer only tells whether the fence still holds.
+      // Both end unfenced first: a fenced change of a terminal task writes nothing, and its answer
+      // only tells whether the fence still holds (the fence is checked before the status).
+      for (const id of [lapsing, renewed]) await current().transitionTask(id, { kind: "complete", now: Date.now() });
       const probe = async (id: string) => {
-        const result = await current().transitionTask(id, { from: [], leaseToken: LEASE.token, now: Date.now() });
+        const result = await current().transitionTask(id, { kind: "fail", leaseToken: LEASE.token, now: Date.now() });
         return result.ok ? "changed" : result.reason;
       };
       await waitFor(async () => (await probe(lapsing)) === "stale_lease", { timeoutMs: 3_000, what: "the lease to lapse" });
@@ -113,12 +115,13 @@ export function describeTaskInputs(current: () => Store): void {
       const seen: string[] = [];
       const unsubscribe = await current().bus.subscribe(taskChannel(task.id), (m) => seen.push(m));
       await current().createTask(task, LEASE);
-      await current().transitionTask(task.id, { from: ACTIVE, to: "input_required", addInputRequests: { k: ASK.b }, now: Date.now() });
-      await current().transitionTask(task.id, { from: ["completed"], to: "working", now: Date.now() });
+      await current().transitionTask(task.id, { kind: "start-input", addInputRequests: { k: ASK.b }, now: Date.now() });
+      // Refused (a call with a question out does not detach): no hint.
+      await current().transitionTask(task.id, { kind: "detach", now: Date.now() });
       await current().addInputResponses(task.id, "alice", { k: {} }, Date.now());
       await current().addInputResponses(task.id, "alice", { k: {} }, Date.now());
       await current().takeInputResponses(task.id, LEASE.token, Date.now());
-      await current().transitionTask(task.id, { from: ACTIVE, to: "completed", outcome: { result: {} }, now: Date.now() });
+      await current().transitionTask(task.id, { kind: "complete", outcome: { result: {} }, now: Date.now() });
       // Hints arrive in order, so once the last is in, nothing was published between them.
       await waitFor(() => seen.includes("5"), { timeoutMs: 5_000, what: "the fifth hint" });
       expect(seen).toEqual(["1", "2", "3", "4", "5"]);

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { Store } from "../../src/store/contract.js";
 import { waitFor } from "../helpers/wait-for.js";
-import { ACTIVE, created, LEASE, newTask } from "./task-store.contract.js";
+import { created, LEASE, newTask } from "./task-store.contract.js";
 
 const SHORT = { owner: "replica-1", token: "short-1", leaseMs: 150 };
 const ERROR = { code: -32603, message: "the replica running this call stopped" };
@@ -27,7 +27,7 @@ export function describeOrphans(current: () => Store): void {
       await store.createTask(leased, LEASE);
       await store.createTask(ended, { ...SHORT, token: "short-2" });
       await store.createTask(young, { ...SHORT, token: "short-3" });
-      await store.transitionTask(ended.id, { from: ACTIVE, to: "completed", outcome: { result: {} }, now: Date.now() });
+      await store.transitionTask(ended.id, { kind: "complete", outcome: { result: {} }, now: Date.now() });
       const found = await orphaned(store, orphan.id);
       expect(found).toEqual(created(orphan));
       const ids = (await store.findOrphans(Date.now() + 1, 1_000)).map((t) => t.id);
@@ -55,7 +55,7 @@ export function describeOrphans(current: () => Store): void {
       const store = current();
       const orphan = newTask();
       await store.createTask(orphan, SHORT);
-      await store.transitionTask(orphan.id, { from: ACTIVE, to: "input_required", addInputRequests: { q1: { method: "elicitation/create" } }, now: Date.now() });
+      await store.transitionTask(orphan.id, { kind: "start-input", addInputRequests: { q1: { method: "elicitation/create" } }, now: Date.now() });
       await store.addInputResponses(orphan.id, "alice", { q1: { action: "accept" } }, Date.now());
       await orphaned(store, orphan.id);
       const lease = { owner: "replica-2", token: "tok-new", leaseMs: 10_000 };
@@ -64,7 +64,7 @@ export function describeOrphans(current: () => Store): void {
       expect(await store.claimTask(orphan.id, { ...lease, token: "tok-other" }, "again", Date.now())).toMatchObject({ ok: false, reason: "stale_lease" });
       const [renewed] = await store.renewLeases([{ taskId: orphan.id, token: "tok-new" }], 10_000);
       expect(renewed?.held).toBe(true);
-      const stale = await store.transitionTask(orphan.id, { from: ACTIVE, to: "completed", leaseToken: SHORT.token, now: Date.now() });
+      const stale = await store.transitionTask(orphan.id, { kind: "complete", leaseToken: SHORT.token, now: Date.now() });
       expect(stale).toMatchObject({ ok: false, reason: "stale_lease" });
     });
 

@@ -1,10 +1,8 @@
 import { randomUUID } from "node:crypto";
 import { describe, expect, it } from "vitest";
-import type { Lease, NewTask, Store, TaskRecord, TaskStatus } from "../../src/store/contract.js";
+import type { Lease, NewTask, Store, TaskChange, TaskRecord } from "../../src/store/contract.js";
 import { waitFor } from "../helpers/wait-for.js";
 
-/** The store takes `from` as given; these stand in for the engine's table. */
-export const ACTIVE: readonly TaskStatus[] = ["working", "input_required"];
 export const LEASE: Lease = { owner: "replica-1", token: "tok-1", leaseMs: 10_000 };
 
 export function newTask(overrides: Partial<NewTask> = {}): NewTask {
@@ -50,18 +48,18 @@ export function describeTasks(current: () => Store): void {
     it("refuses an empty principal, which must never mean any", async () => {
       const { id } = await current().createTask(newTask(), LEASE);
       await expect(current().getTask(id, "")).rejects.toBeInstanceOf(RangeError);
-      await expect(current().transitionTask(id, { from: ACTIVE, principal: "", now: Date.now() })).rejects.toBeInstanceOf(RangeError);
+      await expect(current().transitionTask(id, { kind: "request-cancel", principal: "", now: Date.now() })).rejects.toBeInstanceOf(RangeError);
     });
 
-    it("keeps a parked call parked until a change unparks it, and only from the statuses given", async () => {
+    it("keeps a parked call parked until it detaches, and detaches only while working", async () => {
       const task = newTask({ parked: true });
       expect(await current().createTask(task, LEASE)).toEqual(created(task));
-      const asked = await current().transitionTask(task.id, { from: ACTIVE, to: "input_required", addInputRequests: { q: { method: "roots/list" } }, now: Date.now() });
+      const asked = await current().transitionTask(task.id, { kind: "start-input", addInputRequests: { q: { method: "roots/list" } }, now: Date.now() });
       expect(asked).toMatchObject({ ok: true, task: { parked: true, status: "input_required" } });
-      const early = await current().transitionTask(task.id, { from: ["working"], unpark: true, principal: "alice", now: Date.now() });
+      const early = await current().transitionTask(task.id, { kind: "detach", principal: "alice", now: Date.now() });
       expect(early).toMatchObject({ ok: false, reason: "wrong_status", task: { parked: true } });
-      await current().transitionTask(task.id, { from: ACTIVE, removeInputRequests: ["q"], now: Date.now() });
-      const unparked = await current().transitionTask(task.id, { from: ["working"], unpark: true, principal: "alice", now: Date.now() });
+      await current().transitionTask(task.id, { kind: "withdraw-input", removeInputRequests: ["q"], now: Date.now() });
+      const unparked = await current().transitionTask(task.id, { kind: "detach", principal: "alice", now: Date.now() });
       expect(unparked).toMatchObject({ ok: true, task: { parked: false, status: "working" } });
       expect(await current().getTask(task.id, "alice")).toMatchObject({ parked: false });
     });
@@ -104,7 +102,7 @@ export function describeTasks(current: () => Store): void {
       const tasks = [make(0, "sleep", "alice"), make(1, "deploy", "bob"), make(2, "sleep", "carol"), make(3, "sleep", "bob")];
       for (const task of tasks) await current().createTask(task, LEASE);
       await current().createTask(newTask(), LEASE); // another upstream: never listed below
-      await current().transitionTask(tasks[2]!.id, { from: ACTIVE, to: "completed", outcome: { result: {} }, leaseToken: LEASE.token, now });
+      await current().transitionTask(tasks[2]!.id, { kind: "complete", outcome: { result: {} }, leaseToken: LEASE.token, now });
       const ids = (page?: { tasks: TaskRecord[] }) => page?.tasks.map((t) => t.id);
 
       expect(ids(await current().listAllTasks({ upstream }, { limit: 10 }))).toEqual([tasks[3]!.id, tasks[2]!.id, tasks[1]!.id, tasks[0]!.id]);
@@ -124,28 +122,36 @@ function describeTransitions(current: () => Store): void {
     const task = newTask();
     await current().createTask(task, LEASE);
     const now = task.createdAt + 5;
-    const moved = await current().transitionTask(task.id, { from: ["working"], to: "input_required", leaseToken: LEASE.token, now });
-    const expected = { ...created(task), status: "input_required", revision: 2, lastUpdatedAt: now };
+    const moved = await current().transitionTask(task.id, { kind: "start-input", addInputRequests: { q: { method: "roots/list" } }, leaseToken: LEASE.token, now });
+    const expected = { ...created(task), status: "input_required", revision: 2, lastUpdatedAt: now, inputRequests: { q: { method: "roots/list" } } };
     expect(moved).toEqual({ ok: true, task: expected });
     expect(await current().getTask(task.id, "alice")).toEqual(expected);
   });
 
-  it("refuses a change from a status not in `from`, answering with the stored task", async () => {
+  it("refuses a transition from a status its rule does not start from, answering with the stored task", async () => {
     const task = newTask();
     await current().createTask(task, LEASE);
-    const refused = await current().transitionTask(task.id, { from: ["input_required"], to: "completed", now: Date.now() });
-    expect(refused).toEqual({ ok: false, reason: "wrong_status", task: created(task) });
+    const asked = await current().transitionTask(task.id, { kind: "start-input", addInputRequests: { q: { method: "roots/list" } }, now: Date.now() });
+    if (!asked.ok) throw new Error(`question refused: ${asked.reason}`);
+    // Only a working call detaches (TRANSITION_RULES.detach): this one has a question out.
+    const refused = await current().transitionTask(task.id, { kind: "detach", now: Date.now() });
+    expect(refused).toEqual({ ok: false, reason: "wrong_status", task: asked.task });
   });
 
   it("never leaves a terminal status, not even for itself", async () => {
     const { id } = await current().createTask(newTask(), LEASE);
-    const done = await current().transitionTask(id, { from: ACTIVE, to: "completed", outcome: { result: { content: [] } }, now: Date.now() });
+    const done = await current().transitionTask(id, { kind: "complete", outcome: { result: { content: [] } }, now: Date.now() });
     if (!done.ok) throw new Error(`completion refused: ${done.reason}`);
-    const attempts = [
-      { from: ["completed", "working"] as TaskStatus[], to: "working" as const },
-      { from: ["completed"] as TaskStatus[], to: "completed" as const },
-      { from: ["completed"] as TaskStatus[], statusMessage: "late" },
-      { from: ["completed"] as TaskStatus[], cancelRequested: true as const },
+    const attempts: TaskChange[] = [
+      { kind: "withdraw-input", removeInputRequests: [], now: 0 },
+      { kind: "complete", outcome: { result: {} }, now: 0 },
+      { kind: "fail", now: 0 },
+      { kind: "cancel", cancelRequested: true, now: 0 },
+      { kind: "set-status-message", statusMessage: "late", now: 0 },
+      { kind: "request-cancel", now: 0 },
+      { kind: "start-input", addInputRequests: { q: { method: "roots/list" } }, now: 0 },
+      { kind: "bind-upstream-task", upstreamTask: { taskId: "up" }, now: 0 },
+      { kind: "detach", now: 0 },
     ];
     for (const attempt of attempts) {
       expect(await current().transitionTask(id, { ...attempt, now: Date.now() })).toEqual({ ok: false, reason: "wrong_status", task: done.task });
@@ -156,17 +162,17 @@ function describeTransitions(current: () => Store): void {
   it("refuses a stale lease token, answering with the stored task", async () => {
     const task = newTask();
     await current().createTask(task, LEASE);
-    const stale = { from: ACTIVE, to: "failed" as const, now: Date.now() };
+    const stale = { kind: "fail" as const, now: Date.now() };
     expect(await current().transitionTask(task.id, { ...stale, leaseToken: "other" })).toEqual({ ok: false, reason: "stale_lease", task: created(task) });
     await current().releaseLease(task.id, "other"); // not its token: the lease stays
-    expect((await current().transitionTask(task.id, { from: ACTIVE, statusMessage: "still mine", leaseToken: LEASE.token, now: Date.now() })).ok).toBe(true);
+    expect((await current().transitionTask(task.id, { kind: "set-status-message", statusMessage: "still mine", leaseToken: LEASE.token, now: Date.now() })).ok).toBe(true);
     await current().releaseLease(task.id, LEASE.token);
     expect(await current().transitionTask(task.id, { ...stale, leaseToken: LEASE.token })).toMatchObject({ ok: false, reason: "stale_lease", task: { status: "working" } });
   });
 
   it("reads a change by another principal exactly like one of an unknown task", async () => {
     const { id } = await current().createTask(newTask(), LEASE);
-    const cancel = { from: ACTIVE, cancelRequested: true as const, now: Date.now() };
+    const cancel = { kind: "request-cancel" as const, now: Date.now() };
     expect(await current().transitionTask(id, { ...cancel, principal: "mallory" })).toEqual({ ok: false, reason: "not_found" });
     expect(await current().transitionTask(randomUUID(), { ...cancel, principal: "alice" })).toEqual({ ok: false, reason: "not_found" });
     expect(await current().transitionTask(id, { ...cancel, principal: "alice" })).toMatchObject({ ok: true, task: { cancelRequested: true } });
@@ -174,9 +180,11 @@ function describeTransitions(current: () => Store): void {
 
   it("sets, keeps and clears the statusMessage", async () => {
     const { id } = await current().createTask(newTask(), LEASE);
-    const change = (statusMessage?: string | null) => current().transitionTask(id, { from: ACTIVE, statusMessage, leaseToken: LEASE.token, now: Date.now() });
+    const change = (statusMessage: string | null) => current().transitionTask(id, { kind: "set-status-message", statusMessage, leaseToken: LEASE.token, now: Date.now() });
     expect(await change("Running tests (128/342)")).toMatchObject({ ok: true, task: { statusMessage: "Running tests (128/342)", revision: 2 } });
-    expect(await change(undefined)).toMatchObject({ ok: true, task: { statusMessage: "Running tests (128/342)", revision: 3 } });
+    // Another transition keeps it.
+    const bound = await current().transitionTask(id, { kind: "bind-upstream-task", upstreamTask: { taskId: "up" }, leaseToken: LEASE.token, now: Date.now() });
+    expect(bound).toMatchObject({ ok: true, task: { statusMessage: "Running tests (128/342)", revision: 3 } });
     const cleared = await change(null);
     expect(cleared.ok && "statusMessage" in cleared.task).toBe(false);
     expect(await current().getTask(id, null)).not.toHaveProperty("statusMessage");
@@ -191,7 +199,7 @@ function describeOutcomes(current: () => Store): void {
       structuredContent: { empty: {}, list: [], nested: { a: [{ b: {} }, [], [[]]] }, big: 2 ** 60, tiny: 1e-300, none: null, text: "ünï ✓ \"{}\"" },
       isError: false,
     };
-    const done = await current().transitionTask(id, { from: ACTIVE, to: "completed", outcome: { result }, leaseToken: LEASE.token, now: Date.now() });
+    const done = await current().transitionTask(id, { kind: "complete", outcome: { result }, leaseToken: LEASE.token, now: Date.now() });
     expect(done.ok && done.task.outcome).toEqual({ result });
     expect((await current().getTask(id, "alice"))?.outcome).toEqual({ result });
   });
@@ -199,7 +207,7 @@ function describeOutcomes(current: () => Store): void {
   it("stores a JSON-RPC error outcome", async () => {
     const { id } = await current().createTask(newTask(), LEASE);
     const error = { code: -32000, message: "boom", data: { why: [1, 2], empty: [] } };
-    const failed = await current().transitionTask(id, { from: ACTIVE, to: "failed", outcome: { error }, statusMessage: "boom", now: Date.now() });
+    const failed = await current().transitionTask(id, { kind: "fail", outcome: { error }, statusMessage: "boom", now: Date.now() });
     expect(failed).toMatchObject({ ok: true, task: { status: "failed", statusMessage: "boom" } });
     expect((await current().getTask(id, null))?.outcome).toEqual({ error });
   });

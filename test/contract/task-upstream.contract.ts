@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { Store } from "../../src/store/contract.js";
 import { waitFor } from "../helpers/wait-for.js";
-import { ACTIVE, LEASE, newTask } from "./task-store.contract.js";
+import { LEASE, newTask } from "./task-store.contract.js";
 
 const SHORT = { owner: "replica-1", token: "short-u", leaseMs: 150 };
 
@@ -11,13 +11,13 @@ export function describeUpstreamTasks(current: () => Store): void {
     it("keeps the upstream task and its session once the owner writes them, fenced by its lease", async () => {
       const { id } = await current().createTask(newTask(), LEASE);
       const upstreamTask = { taskId: "up-1", session: "sess-1" };
-      const stale = await current().transitionTask(id, { from: ACTIVE, upstreamTask, leaseToken: "other", now: Date.now() });
+      const stale = await current().transitionTask(id, { kind: "bind-upstream-task", upstreamTask, leaseToken: "other", now: Date.now() });
       expect(stale).toMatchObject({ ok: false, reason: "stale_lease" });
-      const written = await current().transitionTask(id, { from: ACTIVE, upstreamTask, leaseToken: LEASE.token, now: Date.now() });
+      const written = await current().transitionTask(id, { kind: "bind-upstream-task", upstreamTask, leaseToken: LEASE.token, now: Date.now() });
       expect(written).toMatchObject({ ok: true, task: { upstreamTaskId: "up-1", upstreamSession: "sess-1", revision: 2 } });
       expect(await current().getTask(id, "alice")).toMatchObject({ upstreamTaskId: "up-1", upstreamSession: "sess-1" });
       const { id: plain } = await current().createTask(newTask(), LEASE);
-      await current().transitionTask(plain, { from: ACTIVE, upstreamTask: { taskId: "up-2" }, leaseToken: LEASE.token, now: Date.now() });
+      await current().transitionTask(plain, { kind: "bind-upstream-task", upstreamTask: { taskId: "up-2" }, leaseToken: LEASE.token, now: Date.now() });
       const read = await current().getTask(plain, null);
       expect(read?.upstreamTaskId).toBe("up-2");
       expect(read).not.toHaveProperty("upstreamSession");
@@ -35,9 +35,9 @@ export function describeUpstreamTasks(current: () => Store): void {
     it("shortens a task's life, counted from its creation, and never lengthens it", async () => {
       const task = newTask({ createdAt: Date.now() - 60_000, ttlMs: 600_000 });
       await current().createTask(task, LEASE);
-      const longer = await current().transitionTask(task.id, { from: ACTIVE, ttlMs: 900_000, leaseToken: LEASE.token, now: Date.now() });
+      const longer = await current().transitionTask(task.id, { kind: "bind-upstream-task", upstreamTask: { taskId: "up-ttl" }, ttlMs: 900_000, leaseToken: LEASE.token, now: Date.now() });
       expect(longer).toMatchObject({ ok: true, task: { ttlMs: 600_000 } });
-      const shorter = await current().transitionTask(task.id, { from: ACTIVE, ttlMs: 60_400, leaseToken: LEASE.token, now: Date.now() });
+      const shorter = await current().transitionTask(task.id, { kind: "bind-upstream-task", upstreamTask: { taskId: "up-ttl" }, ttlMs: 60_400, leaseToken: LEASE.token, now: Date.now() });
       expect(shorter).toMatchObject({ ok: true, task: { ttlMs: 60_400 } });
       await waitFor(async () => (await current().getTask(task.id, null)) === undefined, { timeoutMs: 3_000, what: "the task to expire at its shorter end" });
       expect(Date.now()).toBeGreaterThanOrEqual(task.createdAt + 60_400);
@@ -46,14 +46,14 @@ export function describeUpstreamTasks(current: () => Store): void {
     it("shortens the life of an outcome written earlier too", async () => {
       const task = newTask({ createdAt: Date.now() - 60_000, ttlMs: 600_000 });
       await current().createTask(task, LEASE);
-      await current().transitionTask(task.id, { from: ACTIVE, to: "completed", outcome: { result: { content: [] } }, ttlMs: 60_300, leaseToken: LEASE.token, now: Date.now() });
+      await current().transitionTask(task.id, { kind: "complete", outcome: { result: { content: [] } }, ttlMs: 60_300, leaseToken: LEASE.token, now: Date.now() });
       await waitFor(async () => (await current().getTask(task.id, null)) === undefined, { timeoutMs: 3_000, what: "the ended task to expire" });
     });
 
     it("refuses a ttlMs that is not a positive integer", async () => {
       const { id } = await current().createTask(newTask(), LEASE);
-      await expect(current().transitionTask(id, { from: ACTIVE, ttlMs: 0, now: Date.now() })).rejects.toBeInstanceOf(RangeError);
-      await expect(current().transitionTask(id, { from: ACTIVE, ttlMs: 1.5, now: Date.now() })).rejects.toBeInstanceOf(RangeError);
+      await expect(current().transitionTask(id, { kind: "bind-upstream-task", upstreamTask: { taskId: "up-ttl" }, ttlMs: 0, now: Date.now() })).rejects.toBeInstanceOf(RangeError);
+      await expect(current().transitionTask(id, { kind: "bind-upstream-task", upstreamTask: { taskId: "up-ttl" }, ttlMs: 1.5, now: Date.now() })).rejects.toBeInstanceOf(RangeError);
     });
   });
 }

@@ -1,7 +1,7 @@
 import { pino } from "pino";
 import { describe, expect, it } from "vitest";
 import { ConfigSchema } from "../../src/config/schema.js";
-import { Relay } from "../../src/dialects/passthrough/relay.js";
+import { Relay } from "../../src/upstream/mux/relay.js";
 import { Audit } from "../../src/observability/audit.js";
 import { Metrics } from "../../src/observability/metrics.js";
 import type { EventBus, Store } from "../../src/store/contract.js";

@@ -5,7 +5,7 @@ import type { MessageSink } from "../../src/jsonrpc/sink.js";
 import { Audit } from "../../src/observability/audit.js";
 import { Metrics } from "../../src/observability/metrics.js";
 import { MemoryStore } from "../../src/store/memory/memory-store.js";
-import { CANCELLED_CODE, type CallClient, type UpstreamCaller } from "../../src/tasks/caller.js";
+import { CANCELLED_CODE, type CallClient, type UpstreamCaller } from "../../src/upstream/caller.js";
 import { TaskEngine } from "../../src/tasks/engine.js";
 import type { EngineOptions, TaskCall } from "../../src/tasks/types.js";
 import { useCleanups } from "../helpers/cleanups.js";

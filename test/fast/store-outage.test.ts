@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { StoreUnavailableError, type Store } from "../../src/store/contract.js";
 import { MemoryStore } from "../../src/store/memory/memory-store.js";
 import { demoUpstream, inProcessGateway, type InProcessGateway } from "../helpers/in-process.js";
+import { admin, ADMIN_TOKEN } from "../helpers/admin.js";
 import { WITH_TASKS } from "../helpers/modern.js";
 import { messagesOf } from "../helpers/raw.js";
 
@@ -24,7 +25,11 @@ describe("the task store going away is 503 with -32603 on every path (in process
   const flaky = flakyStore();
   beforeAll(async () => {
     gw = await inProcessGateway(
-      { tasks: { cancelGraceMs: 50 }, upstreams: [demoUpstream({ tools: { hang: { taskSupport: "required" } } })] },
+      {
+        tasks: { cancelGraceMs: 50 },
+        upstreams: [demoUpstream({ tools: { hang: { taskSupport: "required" } } })],
+        admin: { port: 0, token: ADMIN_TOKEN },
+      },
       { store: flaky.store },
     );
   });
@@ -52,5 +57,14 @@ describe("the task store going away is 503 with -32603 on every path (in process
     flaky.heal();
     expect(res.status).toBe(503);
     expect(await res.json()).toEqual({ jsonrpc: "2.0", id: 2, error: { code: -32603, message: "task store unavailable" } });
+  });
+
+  it("answers the admin API's task read with 503 while the store is away: the same mapping (#18)", async () => {
+    const task = (await gw.modern("tools/call", { name: "hang", arguments: {} }, { capabilities: WITH_TASKS })).body.result;
+    flaky.failReads();
+    const away = await admin(gw.gateway.adminUrl!, `/api/tasks/${task.taskId}`);
+    flaky.heal();
+    expect([away.status, away.body]).toEqual([503, { error: "task store unavailable" }]);
+    expect((await admin(gw.gateway.adminUrl!, `/api/tasks/${task.taskId}`)).body.status).toBe("working");
   });
 });

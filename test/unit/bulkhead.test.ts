@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { Bulkhead, LeftQueueError, QueueTimeoutError } from "../../src/dialects/passthrough/bulkhead.js";
+import { Bulkhead, LeftQueueError, QueueTimeoutError } from "../../src/upstream/mux/bulkhead.js";
 
 describe("the bulkhead in front of an upstream", () => {
   it("lets calls in up to its limit, then queues the rest first in, first out", async () => {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { LimitsSchema } from "../../src/config/security-schema.js";
 import { CallerLimits } from "../../src/http/caller-limits.js";
-import { GatewayError } from "../../src/http/errors.js";
+import { GatewayError } from "../../src/wire/errors.js";
 import { Audit } from "../../src/observability/audit.js";
 import { silentLogger } from "../../src/observability/logger.js";
 

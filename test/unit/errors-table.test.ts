@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { ERRORS, GatewayError } from "../../src/http/errors.js";
+import { ERRORS, GatewayError } from "../../src/wire/errors.js";
 import { RPC } from "../../src/jsonrpc/codes.js";
 
 describe("the errors table", () => {

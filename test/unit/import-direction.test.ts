@@ -9,10 +9,15 @@ const files = sourceFiles();
 /** The module a src-relative path belongs to: its top folder, or the file itself at the top. */
 const moduleOf = (path: string) => (path.includes("/") ? path.split("/")[0]! : path.replace(/\.js$/, ".ts"));
 
-/** Run-time imports and re-exports of a file: `import type` and `export type` are erased, so free. */
+/**
+ * Run-time imports and re-exports of a file: `import type` and `export type` are erased, so free;
+ * a bare `import "x"` and a dynamic `import("x")` load their module and count.
+ */
 function runtimeImports(text: string): string[] {
   const found = text.matchAll(/^(?:import|export)\s+(type\s+)?[^;]*?\sfrom\s+"([^"]+)";/gms);
-  return [...found].filter((m) => m[1] === undefined).map((m) => m[2]!);
+  const bare = text.matchAll(/^import\s+"([^"]+)";/gm);
+  const dynamic = text.matchAll(/\bimport\(\s*"([^"]+)"\s*\)/g);
+  return [...[...found].filter((m) => m[1] === undefined).map((m) => m[2]!), ...[...bare, ...dynamic].map((m) => m[1]!)];
 }
 
 /** Every arrow between two modules: who imports whom, and from which file. */
@@ -57,6 +62,13 @@ describe("imports point one way", () => {
 
   it("keeps the engine off the store's implementations: tasks/ sees the contract only", () => {
     const direct = files.filter((f) => f.path.startsWith("tasks/") && runtimeImports(f.text).some((s) => /store\/(redis|memory)\//.test(s)));
+    expect(direct.map((f) => f.path)).toEqual([]);
+  });
+
+  it("keeps the engine off transports: of upstream/, tasks/ imports only the caller contract", () => {
+    const direct = files.filter(
+      (f) => f.path.startsWith("tasks/") && runtimeImports(f.text).some((s) => /upstream\//.test(s) && !s.endsWith("upstream/caller.js")),
+    );
     expect(direct.map((f) => f.path)).toEqual([]);
   });
 

@@ -14,60 +14,57 @@ export interface ModuleEntry {
   exceptions?: ReadonlyArray<{ to: string; why: string }>;
 }
 
-const WIRE_MOVE = "#18: the error table, reply and SSE shapes move to src/wire/, below both http/ and dialects/";
-const ERROR_MAPPING = "#18: internal errors reach the wire through the one mapping in src/wire/";
-const SESSION_SERVICE = "#18: dialects reach sessions and state through the engine (or a session service beside it)";
-
 export const MODULE_MAP: readonly ModuleEntry[] = [
   { name: "jsonrpc", owns: "JSON-RPC framing and decoding, error codes by name, MCP protocol versions", mayImport: [] },
-  { name: "util", owns: "small pure helpers with no home of their own (the one backoff)", mayImport: [] },
+  { name: "util", owns: "small pure helpers with no home of their own (the one backoff, the forwarded Authorization)", mayImport: [] },
   { name: "config", owns: "the one schema; reading files, env and flags, once; the README's configuration reference", mayImport: [] },
   { name: "observability", owns: "logger, metrics, tracing, audit, request outcomes", mayImport: ["jsonrpc"] },
   { name: "auth", owns: "who is calling: bearer, JWT, trusted header, OAuth token checks", mayImport: ["config", "observability"] },
   {
     name: "store",
-    owns: "the Store and EventBus contracts, bus channel names; memory/ and redis/ (keys.ts, Lua scripts)",
+    owns: "the Store and EventBus contracts, bus channel names; the transition table and each named transition's rule (task-rules.ts); memory/ and redis/ (keys.ts, one Lua script per transition)",
     mayImport: ["jsonrpc", "observability", "util"],
   },
   {
     name: "upstream",
-    owns: "the connector contract; stdio/ (spawn, framing, pool, kill ladder) and http/ (client, SSE); backoff loops",
+    owns: "the connector contract; the caller contract the engine is handed (caller.ts); mux/ (the relay, pool caller, bulkhead, server→client questions: the multiplexer); stdio/ (spawn, framing, pool, kill ladder) and http/ (client, SSE); backoff loops",
     mayImport: ["config", "jsonrpc", "observability", "util"],
   },
   {
     name: "tasks",
-    owns: "the engine: decide, detach, own under lease, input bridge, cancel, reaper; the transition table",
-    mayImport: ["jsonrpc", "observability", "store", "util"],
+    owns: "the engine: decide, detach, own under lease, input bridge, cancel, reaper",
+    mayImport: ["jsonrpc", "observability", "store", "upstream", "util"],
+  },
+  {
+    name: "wire",
+    owns: "what a client is told: the errors table and wireError (every internal error to its wire error), the JSON-or-SSE reply, SSE framing",
+    mayImport: ["jsonrpc", "observability", "store", "tasks"],
+  },
+  {
+    name: "sessions",
+    owns: "the legacy sessions the dialects reach (beside the engine): open, require, end, kept in the store; the per-replica cache",
+    mayImport: ["store", "wire"],
   },
   {
     name: "dialects",
-    owns: "legacy sessions and the modern stateless wire; tasks-a/, tasks-b/, unaware/; passthrough/ (the relay, pool caller: the upstream multiplexer)",
-    mayImport: ["config", "jsonrpc", "observability", "tasks", "upstream", "util"],
-    exceptions: [
-      { to: "http", why: WIRE_MOVE },
-      { to: "store", why: SESSION_SERVICE },
-    ],
+    owns: "the legacy session wire and the modern stateless wire; tasks-a/, tasks-b/, unaware/; passthrough/ (a session's call client, the bridge to an upstream's own tasks)",
+    mayImport: ["config", "jsonrpc", "observability", "sessions", "tasks", "upstream", "util", "wire"],
   },
   {
     name: "http",
-    owns: "the hono app: routes, guards (Host, Origin, CORS, auth, scopes, size), the errors table, replies and SSE, health",
-    mayImport: ["auth", "config", "dialects", "jsonrpc", "observability"],
-    exceptions: [
-      { to: "store", why: ERROR_MAPPING },
-      { to: "tasks", why: ERROR_MAPPING },
-    ],
+    owns: "the hono app: routes, guards (Host, Origin, CORS, auth, scopes, size), observing requests, health",
+    mayImport: ["auth", "config", "dialects", "jsonrpc", "observability", "util", "wire"],
   },
   {
     name: "admin",
     owns: "the operators' listener: task list, cancel, status page; the `taskgate tasks` command",
-    mayImport: ["config", "jsonrpc", "observability", "tasks"],
-    exceptions: [{ to: "store", why: ERROR_MAPPING }],
+    mayImport: ["config", "jsonrpc", "observability", "tasks", "wire"],
   },
   { name: "demo", owns: "the bundled demo MCP server: a program of its own, built on the SDK, sharing no code with taskgate", mayImport: [] },
   {
     name: "app.ts",
     owns: "the composition root: builds every part from the config and wires them, no logic",
-    mayImport: ["admin", "auth", "config", "dialects", "http", "observability", "store", "tasks", "upstream"],
+    mayImport: ["admin", "auth", "config", "dialects", "http", "observability", "sessions", "store", "tasks", "upstream"],
   },
   {
     name: "cli.ts",

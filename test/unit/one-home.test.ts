@@ -17,6 +17,6 @@ describe("one home per concept", () => {
   });
 
   it("writes JSON-RPC error codes as numbers only in jsonrpc/codes.ts and the errors table", () => {
-    expect(writing(/code:\s*-32\d{3}|case\s+-32\d{3}|=\s*-32\d{3}\s*;/, ["jsonrpc/codes.ts", "http/errors.ts"])).toEqual([]);
+    expect(writing(/code:\s*-32\d{3}|case\s+-32\d{3}|=\s*-32\d{3}\s*;/, ["jsonrpc/codes.ts", "wire/errors.ts"])).toEqual([]);
   });
 });

@@ -1,5 +1,5 @@
 import { describe, expect, it, vi } from "vitest";
-import { CallReply, parseAccept } from "../../src/http/reply.js";
+import { CallReply, parseAccept } from "../../src/wire/reply.js";
 
 const done = { jsonrpc: "2.0" as const, id: 1, result: { ok: true } };
 const progress = { jsonrpc: "2.0" as const, method: "notifications/progress", params: { progressToken: 1, progress: 1 } };

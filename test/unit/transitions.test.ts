@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { TERMINAL_STATUSES } from "../../src/store/task-rules.js";
+import { TERMINAL_STATUSES, TRANSITION_RULES } from "../../src/store/task-rules.js";
 import { allowedFrom, isTerminal, NON_TERMINAL, TRANSITIONS } from "../../src/tasks/transitions.js";
 
 describe("the transition table", () => {
@@ -17,5 +17,15 @@ describe("the transition table", () => {
     const noWayOut = (Object.keys(TRANSITIONS) as (keyof typeof TRANSITIONS)[]).filter((s) => TRANSITIONS[s].length === 0);
     expect(noWayOut.sort()).toEqual([...TERMINAL_STATUSES].sort());
     expect(NON_TERMINAL.every((s) => !isTerminal(s))).toBe(true);
+  });
+
+  it("lets each named transition start only where the table allows its move, or where it keeps the status", () => {
+    for (const [kind, rule] of Object.entries(TRANSITION_RULES)) {
+      expect(rule.from.length, kind).toBeGreaterThan(0);
+      for (const from of rule.from) {
+        expect(isTerminal(from), `${kind} from ${from}`).toBe(false);
+        if (rule.to !== undefined && rule.to !== from) expect(TRANSITIONS[from], `${kind} from ${from}`).toContain(rule.to);
+      }
+    }
   });
 });

@@ -7,19 +7,19 @@ import {
   type JsonRpcRequest,
   type JsonRpcResponse,
 } from "../../jsonrpc/message.js";
-import { GatewayError } from "../../http/errors.js";
-import { CallReply, type Accepts } from "../../http/reply.js";
-import { failureResponse } from "../../http/reply-outcome.js";
-import type { UpstreamCaller } from "../../tasks/caller.js";
+import { GatewayError } from "../../wire/errors.js";
+import { CallReply, type Accepts } from "../../wire/reply.js";
+import { failureResponse } from "../../wire/reply-outcome.js";
+import type { UpstreamCaller } from "../../upstream/caller.js";
 import type { NativeCaller } from "../../tasks/native/native-caller.js";
-import { SseStream } from "../../http/sse.js";
+import { SseStream } from "../../wire/sse.js";
 import { sessionClient } from "../passthrough/client-id.js";
-import type { FrontClient, Relay } from "../passthrough/relay.js";
+import type { FrontClient, Relay } from "../../upstream/mux/relay.js";
 import { DIALECT_A_VERSION, type TasksA } from "../tasks-a/handlers.js";
 import { TASKS_A_CAPABILITY } from "../tasks-a/render.js";
 import { serveLegacy, takesLegacy } from "../unaware/legacy.js";
 import type { Unaware } from "../unaware/unaware.js";
-import type { Sessions } from "./sessions.js";
+import type { Sessions } from "../../sessions/sessions.js";
 import { isLegacyVersion, negotiateVersion } from "./versions.js";
 
 const SESSION_HEADER = "mcp-session-id";

@@ -1,10 +1,11 @@
-import { GatewayError } from "../../http/errors.js";
-import { CallReply, type Accepts } from "../../http/reply.js";
+import { GatewayError } from "../../wire/errors.js";
+import { CallReply, type Accepts } from "../../wire/reply.js";
 import { isRequest, type JsonRpcMessage, type JsonRpcRequest, type JsonRpcResponse } from "../../jsonrpc/message.js";
 import type { MessageSink } from "../../jsonrpc/sink.js";
-import { forwardedAuthorization, type CallClient } from "../../tasks/caller.js";
+import type { CallClient } from "../../upstream/caller.js";
+import { forwardedAuthorization } from "../../util/forwarded-authorization.js";
 import { callClientId } from "../passthrough/client-id.js";
-import type { Relay } from "../passthrough/relay.js";
+import type { Relay } from "../../upstream/mux/relay.js";
 import { modernResult, discoverResult, upstreamParams } from "./shape.js";
 import { checkParamHeaders } from "./param-headers.js";
 import type { ToolHeaders } from "./tool-headers.js";

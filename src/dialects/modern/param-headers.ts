@@ -1,4 +1,4 @@
-import { GatewayError } from "../../http/errors.js";
+import { GatewayError } from "../../wire/errors.js";
 import { decodeHeader } from "./wire.js";
 
 /**

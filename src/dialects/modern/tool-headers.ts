@@ -1,6 +1,6 @@
 import type { JsonRpcResponse } from "../../jsonrpc/message.js";
 import type { Logger } from "../../observability/logger.js";
-import type { Relay } from "../passthrough/relay.js";
+import type { Relay } from "../../upstream/mux/relay.js";
 import { headerDeclarations, type HeaderDeclaration } from "./param-headers.js";
 
 const FRESH_MS = 60_000;

@@ -1,4 +1,4 @@
-import { GatewayError } from "../../http/errors.js";
+import { GatewayError } from "../../wire/errors.js";
 import type { JsonRpcRequest } from "../../jsonrpc/message.js";
 
 import { isModernVersion, MCP_NAME_PARAM, MODERN_VERSIONS } from "../../jsonrpc/versions.js";

@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto";
 import type { SessionRecord } from "../../store/contract.js";
-import { forwardedAuthorization, type CallClient } from "../../tasks/caller.js";
+import type { CallClient } from "../../upstream/caller.js";
+import { forwardedAuthorization } from "../../util/forwarded-authorization.js";
 
 /** Random per process, so ids from two replicas never meet; the counter keeps them apart within one. */
 const PROCESS_PART = randomBytes(12).toString("base64url");

@@ -4,7 +4,7 @@ import { ToolHints } from "../../tasks/tool-hints.js";
 import { TasksByGeneration } from "../../upstream/native-tasks/by-generation.js";
 import { Tasks2025 } from "../../upstream/native-tasks/tasks-2025.js";
 import { ExtensionTasks } from "../../upstream/native-tasks/tasks-extension.js";
-import type { Relay } from "./relay.js";
+import type { Relay } from "../../upstream/mux/relay.js";
 
 /**
  * The bridge to an upstream's own tasks (#15): the 2025-11-25 tasks utility over its relay, or,

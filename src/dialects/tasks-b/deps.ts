@@ -1,9 +1,9 @@
 import type { Config, UpstreamConfig } from "../../config/schema.js";
-import type { UpstreamCaller } from "../../tasks/caller.js";
+import type { UpstreamCaller } from "../../upstream/caller.js";
 import type { NativeCaller } from "../../tasks/native/native-caller.js";
 import type { TaskEngine } from "../../tasks/engine.js";
 import type { RequestStateCodec } from "../../tasks/request-state.js";
-import type { Relay } from "../passthrough/relay.js";
+import type { Relay } from "../../upstream/mux/relay.js";
 import { TASKS_EXTENSION } from "../modern/wire.js";
 import type { Unaware } from "../unaware/unaware.js";
 

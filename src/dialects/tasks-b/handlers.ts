@@ -1,4 +1,4 @@
-import { GatewayError, storeCall } from "../../http/errors.js";
+import { GatewayError, storeCall } from "../../wire/errors.js";
 import { success, type JsonRpcRequest } from "../../jsonrpc/message.js";
 import type { ModernCall, MethodHandler } from "../modern/modern-front.js";
 import { declaresTasks, TASKS_EXTENSION } from "../modern/wire.js";

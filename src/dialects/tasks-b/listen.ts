@@ -1,12 +1,12 @@
-import { GatewayError, storeCall } from "../../http/errors.js";
-import { SseStream } from "../../http/sse.js";
+import { GatewayError, storeCall } from "../../wire/errors.js";
+import { SseStream } from "../../wire/sse.js";
 import type { JsonRpcId } from "../../jsonrpc/message.js";
 import type { TaskRecord } from "../../store/contract.js";
 import type { ModernCall, ModernFront } from "../modern/modern-front.js";
 import { declaresTasks, TASKS_EXTENSION } from "../modern/wire.js";
 import { REQUIRED_CAPABILITIES, type TasksBDeps } from "./deps.js";
 import { detailedTask } from "./render.js";
-import type { ListKind } from "../passthrough/list-changed.js";
+import type { ListKind } from "../../upstream/mux/list-changed.js";
 
 const SUBSCRIPTION_ID = "io.modelcontextprotocol/subscriptionId";
 /** Input is bounded: one stream follows at most this many tasks. */

@@ -1,7 +1,7 @@
-import { GatewayError, wireError } from "../../http/errors.js";
-import { CallReply } from "../../http/reply.js";
+import { GatewayError, wireError } from "../../wire/errors.js";
+import { CallReply } from "../../wire/reply.js";
 import { failure, success, type JsonRpcRequest, type JsonRpcResponse } from "../../jsonrpc/message.js";
-import type { UpstreamCaller } from "../../tasks/caller.js";
+import type { UpstreamCaller } from "../../upstream/caller.js";
 import { sameTarget, type CallTarget, type MrtrMethod, type ParkTicket } from "../../tasks/request-state.js";
 import type { SyncOptions, SyncOutcome } from "../../tasks/sync-call.js";
 import type { TaskCall } from "../../tasks/types.js";

@@ -1,4 +1,4 @@
-import { GatewayError, storeCall } from "../../http/errors.js";
+import { GatewayError, storeCall } from "../../wire/errors.js";
 import { success } from "../../jsonrpc/message.js";
 import { callerFor, policyOf } from "../../tasks/policy.js";
 import type { SyncOptions } from "../../tasks/sync-call.js";

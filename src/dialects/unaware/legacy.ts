@@ -1,8 +1,8 @@
-import { CallReply, type Accepts } from "../../http/reply.js";
+import { CallReply, type Accepts } from "../../wire/reply.js";
 import type { JsonRpcRequest } from "../../jsonrpc/message.js";
 import type { SessionRecord } from "../../store/contract.js";
 import { callClientId, sessionClient } from "../passthrough/client-id.js";
-import type { Relay } from "../passthrough/relay.js";
+import type { Relay } from "../../upstream/mux/relay.js";
 import type { Unaware } from "./unaware.js";
 
 /**

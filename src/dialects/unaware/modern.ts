@@ -1,6 +1,6 @@
-import { CallReply } from "../../http/reply.js";
+import { CallReply } from "../../wire/reply.js";
 import { noServerRequests, type ModernCall, type ModernFront } from "../modern/modern-front.js";
-import type { Relay } from "../passthrough/relay.js";
+import type { Relay } from "../../upstream/mux/relay.js";
 import type { Unaware } from "./unaware.js";
 
 /**

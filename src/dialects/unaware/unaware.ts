@@ -1,13 +1,13 @@
 import type { Config, UpstreamConfig } from "../../config/schema.js";
-import { GatewayError, storeCall, wireError } from "../../http/errors.js";
+import { GatewayError, storeCall, wireError } from "../../wire/errors.js";
 import { success, type JsonRpcRequest, type JsonRpcResponse } from "../../jsonrpc/message.js";
 import type { MessageSink } from "../../jsonrpc/sink.js";
-import type { CallClient, UpstreamCaller } from "../../tasks/caller.js";
+import type { CallClient, UpstreamCaller } from "../../upstream/caller.js";
 import type { TaskEngine } from "../../tasks/engine.js";
 import { callerFor, handlesUnaware, policyOf, toolPolicy } from "../../tasks/policy.js";
 import type { NativeCaller } from "../../tasks/native/native-caller.js";
 import type { TaskCall } from "../../tasks/types.js";
-import type { Relay } from "../passthrough/relay.js";
+import type { Relay } from "../../upstream/mux/relay.js";
 import { gatewayToolKind, gatewayTools } from "./gateway-tools.js";
 import { detachedResult } from "./render.js";
 import { callGatewayTool } from "./tool-calls.js";

@@ -64,10 +64,10 @@ export class MemoryTasks implements TaskStore, OrphanStore {
     const { set, del } = changeFields(change);
     for (const field of del) entry.fields.delete(field);
     for (const [field, value] of set) entry.fields.set(field, value);
-    for (const key of change.removeInputRequests ?? []) entry.fields.delete(inputRequestField(key));
-    if (change.removeInputRequests?.length) this.backToWorking(entry);
-    if (change.outcome) entry.outcome = encodeOutcome(change.outcome);
-    if (change.ttlMs !== undefined && change.ttlMs < current.ttlMs) this.shorten(entry, current.createdAt, change.ttlMs);
+    if (change.kind === "withdraw-input") this.backToWorking(entry);
+    const ttlMs = "ttlMs" in change ? change.ttlMs : undefined;
+    if (ttlMs !== undefined && ttlMs < current.ttlMs) this.shorten(entry, current.createdAt, ttlMs);
+    if ("outcome" in change && change.outcome) entry.outcome = encodeOutcome(change.outcome);
     return { ok: true, task: this.bump(id, entry, change.now) };
   }
 
@@ -147,7 +147,7 @@ export class MemoryTasks implements TaskStore, OrphanStore {
       .slice(0, limit);
   }
 
-  /** As reap-task-3 'end': only a non-terminal task no lease holds. */
+  /** As end-orphan-3: only a non-terminal task no lease holds. */
   async reapTask(id: string, end: OrphanEnd): Promise<TransitionResult> {
     return this.orphanChange(id, end.now, (entry) => {
       entry.fields.set("status", end.to);
@@ -156,7 +156,7 @@ export class MemoryTasks implements TaskStore, OrphanStore {
     });
   }
 
-  /** As reap-task-3 'claim': a fresh lease, the next attempt, no outstanding input. */
+  /** As claim-orphan-3: a fresh lease, the next attempt, no outstanding input. */
   async claimTask(id: string, lease: Lease, statusMessage: string, now: number): Promise<TransitionResult> {
     assertToken(lease.token);
     return this.orphanChange(id, now, (entry) => {
@@ -208,7 +208,7 @@ export class MemoryTasks implements TaskStore, OrphanStore {
     this.tasks.clear();
   }
 
-  /** As transition-task-3: a shorter life, counted from creation, for every key of the task. */
+  /** As the transition scripts' shorten(): a shorter life, counted from creation, for every key of the task. */
   private shorten(entry: Entry, createdAt: number, ttlMs: number): void {
     entry.expiresAt = expiresAt({ createdAt, ttlMs });
     entry.fields.set("ttlMs", String(ttlMs));

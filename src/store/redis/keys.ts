@@ -11,15 +11,24 @@ import { taskChannel } from "../contract.js";
  *   its outcome   <prefix>{t:<id>}:out     JSON (large payloads stay out of the hash)
  *   its lease     <prefix>{t:<id>}:lease   the owner's token, PX leaseMs
  *   live index    <prefix>{live:<n>}       sorted set of task ids by createdAt, n < LIVE_SHARDS
+ *   all tasks     <prefix>{all:<n>}:tasks  sorted set of task ids by expiry (admin listing), n < ALL_SHARDS
  *   lock          <prefix>{lock:<name>}    SET NX PX holder (the reaper's guard)
- *   all tasks     <prefix>{all}:tasks      sorted set by expiry (admin listing)
  *   channel       <prefix>ch:<name>        pub/sub is not slot-bound; no tag needed
  *
- * The live index is split over LIVE_SHARDS sorted sets, each its own hash tag, so in Redis
- * Cluster it spreads over slots (and nodes) instead of making one hot key; the reaper reads
- * every shard, each in its own slot.
+ * The two indexes written on every create (the live index, and every task for operators) are each
+ * split over sorted sets with a hash tag of their own, a task's shard a stable hash of its id
+ * (`shardOf`), so in Redis Cluster they spread over slots (and nodes) instead of making one hot
+ * key; their readers (the reaper, the admin listing) read every shard, each in its own slot.
  */
 export const LIVE_SHARDS = 16;
+export const ALL_SHARDS = 16;
+
+/** A stable hash of a task id, the shard of each index it is in: `shardOf(id, LIVE_SHARDS)`. */
+export function shardOf(taskId: string, shards: number): number {
+  let h = 0;
+  for (let i = 0; i < taskId.length; i++) h = (h * 31 + taskId.charCodeAt(i)) >>> 0;
+  return h % shards;
+}
 
 export class RedisKeys {
   constructor(readonly prefix: string) {
@@ -58,11 +67,9 @@ export class RedisKeys {
     return `${this.prefix}{p:${principal}}`;
   }
 
-  /** The live-index shard a task belongs to: a stable hash of its id. */
+  /** The live-index shard a task belongs to. */
   liveShardOf(taskId: string): string {
-    let h = 0;
-    for (let i = 0; i < taskId.length; i++) h = (h * 31 + taskId.charCodeAt(i)) >>> 0;
-    return this.liveShard(h % LIVE_SHARDS);
+    return this.liveShard(shardOf(taskId, LIVE_SHARDS));
   }
 
   liveShard(n: number): string {
@@ -73,9 +80,13 @@ export class RedisKeys {
     return `${this.prefix}{lock:${name}}`;
   }
 
-  /** Every task, for operators (the admin API), a sorted set by expiry time. */
-  allTasks(): string {
-    return `${this.prefix}{all}:tasks`;
+  /** The shard of every task, for operators (the admin API), a task belongs to: sorted sets by expiry time. */
+  allTasksShardOf(taskId: string): string {
+    return this.allTasksShard(shardOf(taskId, ALL_SHARDS));
+  }
+
+  allTasksShard(n: number): string {
+    return `${this.prefix}{all:${n}}:tasks`;
   }
 
   /** A principal's live tasks for limits.maxActiveTasksPerPrincipal: a sorted set, scored by expiry. */

@@ -2,6 +2,7 @@ import type { NewTask } from "../contract.js";
 import { expiresAt } from "../task-fields.js";
 import type { RedisConnection } from "./connection.js";
 import { LIVE_SHARDS, type RedisKeys } from "./keys.js";
+import { byShard } from "./sharded-index.js";
 
 /**
  * Every task that may still need the reaper, in LIVE_SHARDS sorted sets by createdAt (keys.ts).
@@ -34,11 +35,7 @@ export class LiveIndex {
   }
 
   async remove(ids: readonly string[]): Promise<void> {
-    const byShard = new Map<string, string[]>();
-    for (const id of ids) {
-      const shard = this.keys.liveShardOf(id);
-      byShard.set(shard, [...(byShard.get(shard) ?? []), id]);
-    }
-    await Promise.all([...byShard].map(([shard, members]) => this.connection.call((c) => c.zrem(shard, ...members))));
+    const groups = byShard(ids, (id) => this.keys.liveShardOf(id));
+    await Promise.all([...groups].map(([shard, members]) => this.connection.call((c) => c.zrem(shard, ...members))));
   }
 }

@@ -5,8 +5,9 @@ import type { RedisKeys } from "./keys.js";
 import type { LiveIndex } from "./live-index.js";
 import { acquireLock } from "./lua/acquire-lock-1.js";
 import { probeTask } from "./lua/probe-task-2.js";
-import { reapTask } from "./lua/reap-task-3.js";
-import type { ScriptRunner } from "./scripts.js";
+import { claimOrphan } from "./lua/claim-orphan-3.js";
+import { endOrphan } from "./lua/end-orphan-3.js";
+import type { LuaScript, ScriptRunner } from "./scripts.js";
 import { transitionResult } from "./task-replies.js";
 
 const GONE = 0;
@@ -47,21 +48,20 @@ export class RedisOrphans {
 
   async reapTask(id: string, end: OrphanEnd): Promise<TransitionResult> {
     const outcome = end.outcome ? encodeOutcome(end.outcome) : "";
-    const args = ["end", end.now, this.keys.taskChannel(id), end.statusMessage, end.to, outcome];
-    return this.run(id, args);
+    return this.run(endOrphan, id, [end.now, this.keys.taskChannel(id), end.statusMessage, end.to, outcome]);
   }
 
   async claimTask(id: string, lease: Lease, statusMessage: string, now: number): Promise<TransitionResult> {
     assertToken(lease.token);
-    return this.run(id, ["claim", now, this.keys.taskChannel(id), statusMessage, lease.owner, lease.token, lease.leaseMs]);
+    return this.run(claimOrphan, id, [now, this.keys.taskChannel(id), statusMessage, lease.owner, lease.token, lease.leaseMs]);
   }
 
   async acquireLock(name: string, holder: string, ttlMs: number): Promise<boolean> {
     return (await this.scripts.run(acquireLock, [this.keys.lock(name)], [holder, ttlMs])) === 1;
   }
 
-  private async run(id: string, args: (string | number)[]): Promise<TransitionResult> {
+  private async run(script: LuaScript, id: string, args: (string | number)[]): Promise<TransitionResult> {
     const k = this.keys.taskKeys(id);
-    return transitionResult(await this.scripts.run(reapTask, [k.hash, k.outcome, k.lease], args), reapTask.name);
+    return transitionResult(await this.scripts.run(script, [k.hash, k.outcome, k.lease], args), script.name);
   }
 }

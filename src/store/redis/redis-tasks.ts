@@ -1,5 +1,5 @@
 import type { Lease, LeaseState, NewTask, TaskChange, TaskFilter, TaskRecord, TaskStore, TransitionResult } from "../contract.js";
-import { changeFields, decodeTask, encodeAnswer, encodeOutcome, expiresAt, inputRequestField, newTaskFields } from "../task-fields.js";
+import { decodeTask, encodeAnswer, expiresAt, newTaskFields } from "../task-fields.js";
 import { assertChange, assertPrincipal, assertToken, taskExistsError } from "../task-rules.js";
 import type { RedisConnection } from "./connection.js";
 import type { RedisKeys } from "./keys.js";
@@ -9,11 +9,11 @@ import { getTask } from "./lua/get-task-2.js";
 import { releaseLease } from "./lua/release-lease-1.js";
 import { renewLease } from "./lua/renew-lease-2.js";
 import { takeInputResponses } from "./lua/take-input-responses-3.js";
-import { transitionTask } from "./lua/transition-task-3.js";
 import type { ScriptRunner } from "./scripts.js";
 import { LiveIndex } from "./live-index.js";
 import { RedisOrphans } from "./redis-orphans.js";
 import { RedisTaskIndex } from "./task-index.js";
+import { transitionCall } from "./task-changes.js";
 import { answersOf, array, leaseState, readCode, taskOf, transitionResult } from "./task-replies.js";
 
 /** Tasks in Redis: every change one Lua script (lua/), every read and every renewal one round trip. */
@@ -58,17 +58,12 @@ export class RedisTasks implements TaskStore {
     return taskOf(pairs, outcome);
   }
 
+  /** The named transition's own script (lua/transitions.ts), which checks whether it may run. */
   async transitionTask(id: string, change: TaskChange): Promise<TransitionResult> {
     assertChange(change);
     const k = this.keys.taskKeys(id);
-    const { set, del } = changeFields(change);
-    const removed = (change.removeInputRequests ?? []).map(inputRequestField);
-    const args = [
-      change.from.join(","), change.principal ?? "", change.leaseToken ?? "", change.now,
-      change.outcome ? encodeOutcome(change.outcome) : "", this.keys.taskChannel(id), set.length,
-      removed.length ? "1" : "0", change.ttlMs ?? "", ...set.flat(), ...del, ...removed,
-    ];
-    return transitionResult(await this.scripts.run(transitionTask, [k.hash, k.outcome, k.lease], args));
+    const { script, args } = transitionCall(this.keys, id, change);
+    return transitionResult(await this.scripts.run(script, [k.hash, k.outcome, k.lease], args), script.name);
   }
 
   async addInputResponses(id: string, principal: string, responses: Record<string, unknown>, now: number) {

@@ -31,8 +31,8 @@ export function taskOf(pairs: unknown, outcome: unknown): TaskRecord {
   return decodeTask(toMap(strings(pairs)), outcome === "" ? null : outcome);
 }
 
-/** transition-task-3 and reap-task-3: {code, fields, outcome}. */
-export function transitionResult(reply: unknown, script = "transitionTask"): TransitionResult {
+/** The transition scripts (lua/transitions.ts) and the reaper's (end-orphan-3, claim-orphan-3): {code, fields, outcome}. */
+export function transitionResult(reply: unknown, script: string): TransitionResult {
   const read = readCode(script, reply, ["ok", "not_found", "stale_lease", "wrong_status"]);
   if (read === "not_found") return { ok: false, reason: read };
   const [, pairs, outcome] = array(reply);

@@ -2,7 +2,7 @@ import { failure, type JsonRpcId, type JsonRpcRequest, type JsonRpcResponse } fr
 import { RPC } from "../../jsonrpc/codes.js";
 import type { MessageSink } from "../../jsonrpc/sink.js";
 import type { UpstreamQuestion, UpstreamTaskEvents, UpstreamTaskLink, UpstreamTaskRef, UpstreamTasks, UpstreamTaskState } from "../../upstream/native-tasks/upstream-tasks.js";
-import { CANCELLED_CODE, type CallClient } from "../caller.js";
+import { CANCELLED_CODE, type CallClient } from "../../upstream/caller.js";
 import { notice, UPSTREAM_STATUS_NOTICE, UPSTREAM_TASK_NOTICE, type UpstreamTaskNotice } from "./notices.js";
 
 /** The upstream's pollInterval, bounded: never faster than this, never slower than that (#15). */

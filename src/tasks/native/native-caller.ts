@@ -2,7 +2,7 @@ import type { JsonRpcId, JsonRpcRequest, JsonRpcResponse } from "../../jsonrpc/m
 import { RPC } from "../../jsonrpc/codes.js";
 import type { MessageSink } from "../../jsonrpc/sink.js";
 import type { UpstreamTaskRef, UpstreamTasks } from "../../upstream/native-tasks/upstream-tasks.js";
-import type { CallClient, CallOptions, CancelOptions, UpstreamCaller } from "../caller.js";
+import type { CallClient, CallOptions, CancelOptions, UpstreamCaller } from "../../upstream/caller.js";
 import { BridgedCall } from "./bridged-call.js";
 
 /**

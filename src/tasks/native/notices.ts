@@ -1,5 +1,5 @@
 import type { JsonRpcErrorObject, JsonRpcNotification } from "../../jsonrpc/message.js";
-import { CANCELLED_CODE } from "../caller.js";
+import { CANCELLED_CODE } from "../../upstream/caller.js";
 
 /**
  * What the bridge tells the task a call runs as (never a client), through the call's sink like

@@ -1,15 +1,16 @@
 import type { LuaScript } from "../scripts.js";
 import { acquireLock } from "./acquire-lock-1.js";
+import { TRANSITION_SCRIPTS } from "./transitions.js";
+import { claimOrphan } from "./claim-orphan-3.js";
+import { endOrphan } from "./end-orphan-3.js";
 import { admitTask } from "./admit-task-1.js";
 import { addInputResponses } from "./add-input-responses-2.js";
 import { createTask } from "./create-task-2.js";
 import { getTask } from "./get-task-2.js";
 import { probeTask } from "./probe-task-2.js";
-import { reapTask } from "./reap-task-3.js";
 import { releaseLease } from "./release-lease-1.js";
 import { renewLease } from "./renew-lease-2.js";
 import { takeInputResponses } from "./take-input-responses-3.js";
-import { transitionTask } from "./transition-task-3.js";
 
 /**
  * Every script the Redis store registers, one file each beside this one (`<name>-<key count>.ts`).
@@ -18,13 +19,14 @@ import { transitionTask } from "./transition-task-3.js";
 export const allScripts: readonly LuaScript[] = [
   createTask,
   getTask,
-  transitionTask,
+  ...Object.values(TRANSITION_SCRIPTS),
   addInputResponses,
   takeInputResponses,
   renewLease,
   releaseLease,
   probeTask,
-  reapTask,
+  endOrphan,
+  claimOrphan,
   acquireLock,
   admitTask,
 ];

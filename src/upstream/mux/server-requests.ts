@@ -1,6 +1,6 @@
 import type { JsonRpcId, JsonRpcRequest } from "../../jsonrpc/message.js";
 import type { MessageSink } from "../../jsonrpc/sink.js";
-import type { CallClient } from "../../tasks/caller.js";
+import type { CallClient } from "../caller.js";
 
 interface Pending {
   upstreamId: JsonRpcId;

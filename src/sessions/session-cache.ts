@@ -1,8 +1,8 @@
-import type { EventBus, SessionRecord } from "../../store/contract.js";
+import type { EventBus, SessionRecord } from "../store/contract.js";
 
 /** Bus channel on which a replica that ends a session names it, so every replica forgets it at once. */
-export { SESSION_ENDED_CHANNEL } from "../../store/channels.js";
-import { SESSION_ENDED_CHANNEL } from "../../store/channels.js";
+export { SESSION_ENDED_CHANNEL } from "../store/channels.js";
+import { SESSION_ENDED_CHANNEL } from "../store/channels.js";
 
 /** Bounds memory when many sessions are active; the oldest entries go first. */
 const MAX_ENTRIES = 10_000;

@@ -3,7 +3,7 @@ import type { Metrics } from "../../observability/metrics.js";
 import { traced, tracingEnabled } from "../../observability/tracing.js";
 import { failure, type JsonRpcId, type JsonRpcNotification, type JsonRpcRequest, type JsonRpcResponse } from "../../jsonrpc/message.js";
 import type { MessageSink } from "../../jsonrpc/sink.js";
-import type { UpstreamConnector, UpstreamEvent } from "../../upstream/connector.js";
+import type { UpstreamConnector, UpstreamEvent } from "../connector.js";
 import { LeftQueueError } from "./bulkhead.js";
 import { ListChangedHub } from "./list-changed.js";
 import { Questions } from "./questions.js";
@@ -16,7 +16,7 @@ export { CANCELLED_BEFORE_START, type CallOptions, type PooledCalls, type RelayO
 // carries that client's Authorization where forwarded, and the session of an upstream task another
 // replica started (#15); taskgate's own messages (initialize, restoring subscriptions and the
 // logging level, list refreshes) and session-wide notifications never do.
-import { onBehalfOf, type CallClient, type UpstreamCaller } from "../../tasks/caller.js";
+import { onBehalfOf, type CallClient, type UpstreamCaller } from "../caller.js";
 import { RPC } from "../../jsonrpc/codes.js";
 
 /** Who is on the other end of a relayed request. */
@@ -75,6 +75,7 @@ export class Relay implements UpstreamCaller {
       byUpstreamId: (id: JsonRpcId) => byUpstreamId.get(id),
       byRelatedTask: (taskId: string) => byRelatedTask.get(taskId),
       only: () => (byFront.size === 1 ? byFront.values().next().value : undefined),
+      all: () => byFront.values(),
       get size() {
         return byFront.size;
       },
@@ -153,11 +154,14 @@ export class Relay implements UpstreamCaller {
         },
       });
       this.afterSuccess(client, request, response);
+      this.questions.ended(call);
       // The response was decoded for this call alone: it takes the caller's id in place, not in a copy.
       response.id = request.id;
       return response;
     } catch (err) {
       if (err instanceof LeftQueueError) return failure(request.id, CANCELLED_BEFORE_START);
+      // Sent and not answered (cancelled, timed out, the connection failed): its handler may still run and ask.
+      if (call.upstreamId !== undefined) this.questions.callLeftRunning();
       return failure(request.id, call.abandoned ? CANCELLED : upstreamFailure(this.connector.name, err));
     } finally {
       slot?.leave();

@@ -1,11 +1,12 @@
 import type { UpstreamConfig } from "../../config/schema.js";
 import type { Logger } from "../../observability/logger.js";
 import type { Metrics } from "../../observability/metrics.js";
-import type { UpstreamConnector } from "../../upstream/connector.js";
-import { StdioPool, type PoolOptions } from "../../upstream/stdio/stdio-pool.js";
+import type { UpstreamConnector } from "../connector.js";
+import { StdioPool, type PoolOptions } from "../stdio/stdio-pool.js";
 import { Bulkhead } from "./bulkhead.js";
 import { ListChangedHub } from "./list-changed.js";
-import { PoolCaller, type PooledProcess } from "./pool-caller.js";
+import { PoolCaller, type PooledProcess, type SharedQuietCalls } from "./pool-caller.js";
+import { QuietLane } from "./quiet-lane.js";
 import { Relay } from "./relay.js";
 import { SessionStreams } from "./session-streams.js";
 import type { QuestionPolicy } from "./unowned.js";
@@ -46,14 +47,17 @@ export function upstreamCalls(u: UpstreamConfig, home: UpstreamConnector, logger
     relay: new Relay(connector, logger.child({ process: id }), `${idPrefix}-p${id}`, metrics, { questions, streams, poolMember: true, listChanged }),
   }));
   metrics.watchPool(u.name, () => pool.counts());
-  const caller = new PoolCaller(pool, bulkheadOf(u, u.poolSize, metrics));
+  const alone = bulkheadOf(u, u.poolSize, metrics);
+  // The quiet lane's bound is maxInFlight, as shared's is; the queue gauge counts both queues.
+  const shared: SharedQuietCalls | undefined = reuse && u.shareQuietCalls ? { lane: new QuietLane(pool), bulkhead: bulkheadOf(u, u.maxInFlight, metrics, alone) } : undefined;
+  const caller = new PoolCaller(pool, alone, shared);
   // What a pool process says outside its call (list_changed, resources/updated) reaches the front sessions' streams.
   const relay = new Relay(home, logger, idPrefix, metrics, { calls: caller, questions, streams, listChanged });
-  return { relay, pool: caller, describe: { isolation: u.isolation, poolSize: u.poolSize, warm: options.warm }, start: () => pool.start(), warmed: () => pool.warmed };
+  return { relay, pool: caller, describe: { isolation: u.isolation, poolSize: u.poolSize, warm: options.warm, ...(reuse ? { shareQuietCalls: u.shareQuietCalls } : {}) }, start: () => pool.start(), warmed: () => pool.warmed };
 }
 
-function bulkheadOf(u: UpstreamConfig, limit: number, metrics: Metrics): Bulkhead {
+function bulkheadOf(u: UpstreamConfig, limit: number, metrics: Metrics, beside?: Bulkhead): Bulkhead {
   const bulkhead = new Bulkhead(u.name, limit, u.queueTimeoutMs, { waited: (seconds) => metrics.queueWaited(u.name, seconds) });
-  metrics.watchQueue(u.name, () => bulkhead.queued);
+  metrics.watchQueue(u.name, beside ? () => bulkhead.queued + beside.queued : () => bulkhead.queued);
   return bulkhead;
 }

@@ -1,9 +1,10 @@
 import type { JsonRpcId, JsonRpcRequest, JsonRpcResponse } from "../../jsonrpc/message.js";
 import type { MessageSink } from "../../jsonrpc/sink.js";
 import type { Logger } from "../../observability/logger.js";
-import { onBehalfOf, type CallClient } from "../../tasks/caller.js";
-import type { UpstreamConnector } from "../../upstream/connector.js";
+import { onBehalfOf, type CallClient } from "../caller.js";
+import type { UpstreamConnector } from "../connector.js";
 import { missingClientCapability } from "./capabilities.js";
+import { Elimination } from "./elimination.js";
 import { ServerRequests } from "./server-requests.js";
 import { answerUnowned, cancelledAnswer, type Outcome, type QuestionPolicy } from "./unowned.js";
 import { RPC } from "../../jsonrpc/codes.js";
@@ -23,6 +24,8 @@ export interface CallIndex {
   byRelatedTask(taskId: string): AskingCall | undefined;
   /** The only call in flight, if exactly one is. */
   only(): AskingCall | undefined;
+  /** Every call in flight. */
+  all(): Iterable<AskingCall>;
   readonly size: number;
 }
 
@@ -35,8 +38,14 @@ export interface CallIndex {
  */
 export class Questions {
   private readonly open: ServerRequests;
-  /** Set once the process must never be given another call (its call was cancelled): all is declined. */
+  /** Set once no question here can be tied to a call (a call was cancelled, or left running): all is declined. */
   private retired = false;
+  /** Set on a process that runs several calls at once (the quiet lane): questions are held, then tied by elimination. */
+  private elimination: Elimination<AskingCall> | undefined;
+  /** Questions heard (pings aside): a run that heard none asked nothing. */
+  asked = 0;
+  /** Calls that ended on taskgate's side while their handler may still run (cancelled, timed out, failed). */
+  leftRunning = 0;
 
   constructor(
     private readonly connector: UpstreamConnector,
@@ -50,9 +59,20 @@ export class Questions {
 
   async route(request: JsonRpcRequest, relatedTo?: JsonRpcId): Promise<void> {
     if (request.method === "ping") return this.reply(request.id, { result: {} });
+    this.asked++;
     if (this.retired) return this.reply(request.id, cancelledAnswer(request.method));
+    if (this.elimination && this.calls.size > 1 && relatedTo === undefined && relatedTaskOf(request) === undefined) {
+      const call = await this.elimination.hold(request.method, this.calls.all());
+      return call ? this.toCall(request, call) : this.reply(request.id, cancelledAnswer(request.method));
+    }
     const call = this.askingCall(request, relatedTo);
     if (!call) return this.unowned(request, relatedTo);
+    return this.toCall(request, call);
+  }
+
+  /** The question goes to the client whose call asked it, unless that call was cancelled. */
+  private async toCall(request: JsonRpcRequest, call: AskingCall): Promise<void> {
+    if (this.retired) return this.reply(request.id, cancelledAnswer(request.method));
     // A cancelled call's question is never shown: answered so the server's handler can unwind.
     if (call.cancelSent || call.abandoned) return this.reply(request.id, cancelledAnswer(request.method));
     const missing = missingClientCapability(request.method, request.params, call.client.capabilities);
@@ -91,9 +111,38 @@ export class Questions {
     for (const open of this.open.takeAll(call)) await this.reply(open.upstreamId, cancelledAnswer(open.method));
   }
 
+  /** From now on several calls run here at once: a question is held until it can be tied to one (elimination.ts). */
+  holdAmbiguous(): void {
+    this.elimination ??= new Elimination(this.logger);
+  }
+
+  /** The call ended with its handler's answer; held questions strike it off. */
+  ended(call: AskingCall): void {
+    this.elimination?.ended(call);
+  }
+
+  /**
+   * A call ended on taskgate's side while its handler may still run (cancelled, timed out, the
+   * connection failed). Where questions are tied by elimination, none can be any more: its
+   * handler may ask at any time, as a call that seems to be elsewhere; so every later question
+   * is declined, and what is held is given up. Questions already shown stay open.
+   */
+  callLeftRunning(): void {
+    this.leftRunning++;
+    if (!this.elimination) return;
+    this.retired = true;
+    this.elimination.giveUp();
+  }
+
+  /** No question was heard and nothing is declined: the process may take more calls. */
+  get quiet(): boolean {
+    return this.asked === 0 && !this.retired;
+  }
+
   /** From now on every question is declined, and what is open is answered as cancelled. */
   async retire(): Promise<void> {
     this.retired = true;
+    this.elimination?.giveUp();
     for (const open of this.open.takeEvery()) await this.reply(open.upstreamId, cancelledAnswer(open.method));
   }
 

@@ -1,9 +1,10 @@
 import { failure, type JsonRpcErrorObject, type JsonRpcId, type JsonRpcRequest, type JsonRpcResponse } from "../../jsonrpc/message.js";
 import type { MessageSink } from "../../jsonrpc/sink.js";
-import type { CallClient } from "../../tasks/caller.js";
-import type { PoolMember, StdioPool } from "../../upstream/stdio/stdio-pool.js";
+import type { CallClient } from "../caller.js";
+import type { PoolMember, StdioPool } from "../stdio/stdio-pool.js";
 import { LeftQueueError, QueueTimeoutError, type Bulkhead, type Ticket } from "./bulkhead.js";
 import { queueNotices } from "./queued.js";
+import { FAST_MS, quietKey, Quietness, type LaneProcess, type QuietLane } from "./quiet-lane.js";
 import { CANCELLED_BEFORE_START, type CallOptions, type PooledCalls, type Relay } from "./relay.js";
 import { RPC } from "../../jsonrpc/codes.js";
 
@@ -18,7 +19,15 @@ interface Slot {
   frontId: JsonRpcId;
   ticket: Ticket;
   member?: PooledProcess;
+  /** Set for a call on the quiet lane: its process is the lane's, shared. */
+  lane?: LaneProcess;
   cancelled?: boolean;
+}
+
+/** The quiet lane of a pool and its own bound (`maxInFlight`). */
+export interface SharedQuietCalls {
+  readonly lane: QuietLane;
+  readonly bulkhead: Bulkhead;
 }
 
 /**
@@ -28,19 +37,30 @@ interface Slot {
  * their turn in the bulkhead's queue. A process whose call ended cleanly (the server answered it,
  * nobody cancelled it) serves the next call; any other is retired: its open questions are answered
  * as cancelled so its handler can unwind, and it is ended after the kill ladder's grace, since its
- * handler may still run and ask (issue 14, point 3).
+ * handler may still run and ask (issue 14, point 3). With `shareQuietCalls` (the default), the
+ * calls of tools that have shown themselves quiet run together on the quiet lane (quiet-lane.ts).
  */
 export class PoolCaller implements PooledCalls {
   private readonly active = new Map<string, Slot>();
+  private readonly quietness = new Quietness();
 
   constructor(
     private readonly pool: StdioPool<PooledProcess>,
     private readonly bulkhead: Bulkhead,
+    /** Set with `shareQuietCalls` (isolation pool). */
+    private readonly shared?: SharedQuietCalls,
   ) {}
 
   async call(client: CallClient, request: JsonRpcRequest, sink: MessageSink, options: CallOptions = {}): Promise<JsonRpcResponse> {
     const key = callKey(client.sessionId, request.id);
     if (this.active.has(key)) return failure(request.id, { code: RPC.INVALID_REQUEST, message: `request id ${String(request.id)} is already in flight` });
+    const tool = this.shared ? quietKey(request) : undefined;
+    if (tool !== undefined && this.quietness.isQuiet(tool)) return this.onLane(key, tool, client, request, sink, options);
+    return this.alone(key, tool, client, request, sink, options);
+  }
+
+  /** On a process of its own, which comes back if the call ended cleanly. */
+  private async alone(key: string, tool: string | undefined, client: CallClient, request: JsonRpcRequest, sink: MessageSink, options: CallOptions): Promise<JsonRpcResponse> {
     const notices = options.trackProgress ? queueNotices(sink) : undefined;
     const slot: Slot = { client, frontId: request.id, ticket: this.bulkhead.enter(notices?.onAhead) };
     this.active.set(key, slot);
@@ -57,8 +77,14 @@ export class PoolCaller implements PooledCalls {
         return failure(request.id, CANCELLED_BEFORE_START);
       }
       notices?.started();
+      const { questions } = member.relay;
+      const asked = questions.asked;
+      const leftRunning = questions.leftRunning;
+      const began = performance.now();
       const response = await member.relay.call(client, request, sink, options);
-      clean = !slot.cancelled && member.connector.isReady();
+      // Not clean when a handler may still run: cancelled, or given up on (a timeout, a failed connection).
+      clean = !slot.cancelled && questions.leftRunning === leftRunning && member.connector.isReady();
+      if (tool !== undefined) this.quietness.ranAlone(tool, { asked: questions.asked !== asked, quiet: clean && "result" in response && performance.now() - began < FAST_MS });
       return response;
     } catch (err) {
       return failure(request.id, this.failed(err));
@@ -70,12 +96,43 @@ export class PoolCaller implements PooledCalls {
     }
   }
 
+  /** On the quiet lane, beside the other quiet calls; a slow run, or a question heard meanwhile, sends its tool back to runs alone. */
+  private async onLane(key: string, tool: string, client: CallClient, request: JsonRpcRequest, sink: MessageSink, options: CallOptions): Promise<JsonRpcResponse> {
+    const { lane, bulkhead } = this.shared as SharedQuietCalls;
+    const notices = options.trackProgress ? queueNotices(sink) : undefined;
+    const slot: Slot = { client, frontId: request.id, ticket: bulkhead.enter(notices?.onAhead) };
+    this.active.set(key, slot);
+    try {
+      if (!slot.ticket.started) await slot.ticket.ready;
+      if (slot.cancelled) return failure(request.id, CANCELLED_BEFORE_START);
+      const taken = lane.enterOpen() ?? (await lane.enter());
+      slot.lane = taken;
+      slot.member = taken.member;
+      if (slot.cancelled) return failure(request.id, CANCELLED_BEFORE_START);
+      notices?.started();
+      const { questions } = taken.member.relay;
+      const asked = questions.asked;
+      const began = performance.now();
+      const response = await taken.member.relay.call(client, request, sink, options);
+      if (questions.asked !== asked || performance.now() - began >= FAST_MS) this.quietness.doubt(tool);
+      return response;
+    } catch (err) {
+      return failure(request.id, this.failed(err));
+    } finally {
+      this.active.delete(key);
+      if (slot.lane) lane.leave(slot.lane);
+      slot.ticket.leave();
+    }
+  }
+
   /** Queued: it leaves the queue, the upstream never sees it. Running: cancelled on its own process. */
   async cancel(client: CallClient, frontId: JsonRpcId, reason?: string, options?: { abandon?: boolean }): Promise<void> {
     const slot = this.active.get(callKey(client.sessionId, frontId));
     if (!slot) return;
     slot.cancelled = true;
     if (slot.ticket.withdraw() || !slot.member) return;
+    // The lane takes no more calls: its handler may go on asking, as if it were another call's.
+    if (slot.lane) this.shared?.lane.close(slot.lane);
     await slot.member.relay.cancel(client, frontId, reason, options);
   }
 
@@ -97,6 +154,7 @@ export class PoolCaller implements PooledCalls {
 
   async close(): Promise<void> {
     await this.pool.close();
+    await this.shared?.lane.closeAll();
     await Promise.allSettled([...this.active.values()].map((slot) => slot.member?.connector.close()));
   }
 

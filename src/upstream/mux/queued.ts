@@ -1,5 +1,5 @@
 import type { MessageSink } from "../../jsonrpc/sink.js";
-import { QUEUED_NOTICE } from "../../tasks/caller.js";
+import { QUEUED_NOTICE } from "../caller.js";
 
 export interface QueueNotices {
   onAhead: (ahead: number) => void;

@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
-import { GatewayError, storeCall } from "../../http/errors.js";
-import { StoreUnavailableError, type SessionRecord, type SessionStore } from "../../store/contract.js";
+import { GatewayError, storeCall } from "../wire/errors.js";
+import { StoreUnavailableError, type SessionRecord, type SessionStore } from "../store/contract.js";
 import type { SessionCache } from "./session-cache.js";
 
 /**

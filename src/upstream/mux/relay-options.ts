@@ -1,14 +1,14 @@
 import type { JsonRpcErrorObject } from "../../jsonrpc/message.js";
 import { RPC } from "../../jsonrpc/codes.js";
 import type { JsonRpcId } from "../../jsonrpc/message.js";
-import { CANCELLED_CODE, type CallClient, type UpstreamCaller } from "../../tasks/caller.js";
-import { UpstreamError } from "../../upstream/connector.js";
+import { CANCELLED_CODE, type CallClient, type UpstreamCaller } from "../caller.js";
+import { UpstreamError } from "../connector.js";
 import type { Bulkhead } from "./bulkhead.js";
 import type { ListChangedHub } from "./list-changed.js";
 import type { SessionStreams } from "./session-streams.js";
 import type { QuestionPolicy } from "./unowned.js";
 
-export type { CallOptions } from "../../tasks/caller.js";
+export type { CallOptions } from "../caller.js";
 
 /** Calls made on processes of their own (`isolation: pool`): the relay hands them over. */
 export interface PooledCalls extends UpstreamCaller {

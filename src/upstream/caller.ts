@@ -1,6 +1,7 @@
 import type { JsonRpcId, JsonRpcRequest, JsonRpcResponse } from "../jsonrpc/message.js";
 import type { MessageSink } from "../jsonrpc/sink.js";
 import { RPC } from "../jsonrpc/codes.js";
+import { forwardedAuthorization } from "../util/forwarded-authorization.js";
 
 /** Who a call is made for: the relay keeps their ids and capabilities apart. */
 export interface CallClient {
@@ -23,14 +24,6 @@ export interface CallClient {
 export function onBehalfOf(client: CallClient): { authorization?: string; session?: string } {
   const out = forwardedAuthorization(client.authorization);
   return client.upstreamSession === undefined ? out : { ...out, session: client.upstreamSession };
-}
-
-/**
- * `{ authorization }` when there is one to forward, else nothing: spread into a request or a
- * client, so the key is absent rather than present and undefined wherever no header is forwarded.
- */
-export function forwardedAuthorization(authorization: string | undefined): { authorization?: string } {
-  return authorization === undefined ? {} : { authorization };
 }
 
 /**
