@@ -2,7 +2,6 @@ import { randomBytes } from "node:crypto";
 import type { JsonRpcErrorObject, JsonRpcId, JsonRpcRequest } from "../jsonrpc/message.js";
 import type { InputRequest } from "../store/contract.js";
 import { retryWhileUnavailable } from "./store-retry.js";
-import { NON_TERMINAL } from "./transitions.js";
 import type { CallClient, UpstreamCaller } from "../upstream/caller.js";
 import type { EngineDeps } from "./types.js";
 import { RPC } from "../jsonrpc/codes.js";
