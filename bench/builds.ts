@@ -41,7 +41,11 @@ let demoHttp: Promise<Server> | undefined;
 
 const PATHS: Path[] = [
   { id: "d", title: "stdio passthrough (echo), default isolation (pool)", rows: async (b, cli) => wires(b, await gateway({ upstreams: [demoStdio()] }, cli)) },
-  { id: "s", title: "stdio passthrough (echo), isolation: shared", rows: async (b, cli) => wires(b, await gateway({ upstreams: [{ ...demoStdio(), isolation: "shared" }] }, cli)) },
+  {
+    id: "s",
+    title: "stdio passthrough (echo), isolation: shared",
+    rows: async (b, cli) => wires(b, await gateway({ upstreams: [{ ...demoStdio(), isolation: "shared" }] }, cli)),
+  },
   {
     id: "a",
     title: "HTTP passthrough (echo)",
@@ -55,7 +59,10 @@ const PATHS: Path[] = [
     title: "tasks/get on a completed task (Redis store)",
     rows: async (b, cli) => {
       redis ??= await startRedis();
-      const gate = await gateway({ store: { redisUrl: redis.url, keyPrefix: `builds-${b}:` }, upstreams: [demoStdio({ echo: { taskSupport: "required" } })] }, cli);
+      const gate = await gateway(
+        { store: { redisUrl: redis.url, keyPrefix: `builds-${b}:` }, upstreams: [demoStdio({ echo: { taskSupport: "required" } })] },
+        cli,
+      );
       const taskId = await createTask(gate.url, "echo", { text: "to be polled" }, `create-${b}`);
       if ((await untilEnded(gate.url, taskId)) !== "completed") throw new Error("the polled task did not complete");
       const verify = (body: string) => body.includes('"status":"completed"');

@@ -22,7 +22,8 @@ const SCENARIOS: readonly Scenario[] = [httpPassthrough, tasksGet, taskThroughpu
 /** `npm run bench`: every scenario in one run, side by side, then the JSON and markdown reports. */
 async function main(): Promise<void> {
   const settings = readSettings(process.env);
-  for (const file of [CLI, HONO_BASELINE, FLOOR_STDIO, FLOOR_HTTP, FLOOR_TASKS_GET]) if (!existsSync(file)) throw new Error(`${file} is missing: build first (npm run bench does)`);
+  for (const file of [CLI, HONO_BASELINE, FLOOR_STDIO, FLOOR_HTTP, FLOOR_TASKS_GET])
+    if (!existsSync(file)) throw new Error(`${file} is missing: build first (npm run bench does)`);
   const pin = pinCores(cpus().length);
   const redis = await startRedis();
   const stamp = new Date().toISOString();
@@ -32,14 +33,27 @@ async function main(): Promise<void> {
     command: settings.command,
     logLevel: settings.logLevel,
     rounds: settings.rounds,
-    machine: describeMachine((await redis.info("server")).get("redis_version") ?? "?", pin.pinning ? `load generator pinned to core ${pin.pinning.load}, servers (taskgate, upstreams, baselines, redis) to core ${pin.pinning.servers} with taskset` : `not pinned: ${pin.reason}`),
+    machine: describeMachine(
+      (await redis.info("server")).get("redis_version") ?? "?",
+      pin.pinning
+        ? `load generator pinned to core ${pin.pinning.load}, servers (taskgate, upstreams, baselines, redis) to core ${pin.pinning.servers} with taskset`
+        : `not pinned: ${pin.reason}`,
+    ),
     load: settings.load,
     scenarios: [],
   };
   mkdirSync(RESULTS, { recursive: true });
   setGatewayLogLevel(settings.logLevel);
   if (settings.profile) enableProfiles(join(RESULTS, "profiles", stamp.replace(/[:.]/g, "-")));
-  const ctx: BenchContext = { redis, load: settings.load, pinning: pin.pinning, inFlightTasks: settings.inFlightTasks, clusterCalls: settings.clusterCalls, clusterWave: settings.clusterWave, rounds: settings.rounds };
+  const ctx: BenchContext = {
+    redis,
+    load: settings.load,
+    pinning: pin.pinning,
+    inFlightTasks: settings.inFlightTasks,
+    clusterCalls: settings.clusterCalls,
+    clusterWave: settings.clusterWave,
+    rounds: settings.rounds,
+  };
   try {
     for (const scenario of SCENARIOS) {
       if (settings.only.length ? !settings.only.includes(scenario.id) : scenario.optIn) continue;
@@ -97,7 +111,7 @@ process.once("SIGTERM", () => bail("SIGTERM"));
 process.once("exit", () => killAllNow());
 
 main().catch((err: unknown) => {
-  process.stderr.write(`bench: ${err instanceof Error ? err.stack ?? err.message : String(err)}\n`);
+  process.stderr.write(`bench: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
   killAllNow();
   removeConfigFiles();
   process.exit(1);

@@ -25,7 +25,15 @@ export interface Settings {
 }
 
 const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"];
-const DEFAULTS = { BENCH_CONNECTIONS: 10, BENCH_WARMUP_S: 2, BENCH_DURATION_S: 6, BENCH_TASKS: 10_000, BENCH_ROUNDS: 3, BENCH_CLUSTER_CALLS: 100_000, BENCH_CLUSTER_WAVE: 30_000 } as const;
+const DEFAULTS = {
+  BENCH_CONNECTIONS: 10,
+  BENCH_WARMUP_S: 2,
+  BENCH_DURATION_S: 6,
+  BENCH_TASKS: 10_000,
+  BENCH_ROUNDS: 3,
+  BENCH_CLUSTER_CALLS: 100_000,
+  BENCH_CLUSTER_WAVE: 30_000,
+} as const;
 
 export function readSettings(env: NodeJS.ProcessEnv): Settings {
   const changed: string[] = [];
@@ -42,7 +50,10 @@ export function readSettings(env: NodeJS.ProcessEnv): Settings {
   const rounds = Math.round(num("BENCH_ROUNDS", 1, 20));
   const clusterCalls = Math.round(num("BENCH_CLUSTER_CALLS", 1, 1_000_000));
   const clusterWave = Math.round(num("BENCH_CLUSTER_WAVE", 1, 100_000));
-  const only = (env.BENCH_ONLY ?? "").split(",").map((s) => s.trim()).filter(Boolean);
+  const only = (env.BENCH_ONLY ?? "")
+    .split(",")
+    .map((s) => s.trim())
+    .filter(Boolean);
   if (only.length) changed.push(`BENCH_ONLY=${only.join(",")}`);
   const profile = env.BENCH_PROFILE === "1";
   if (profile) changed.push("BENCH_PROFILE=1");

@@ -54,9 +54,14 @@ export async function startGateway(config: Config, logger: Logger, parts: Gatewa
   const replicaId = randomBytes(4).toString("hex");
   const stopTracing = await startTracing(config.tracing, replicaId, logger);
   const metrics = new Metrics();
-  const store = observeStore(parts.store ?? createStore({ redisUrl: config.store.redisUrl, cluster: config.store.cluster, keyPrefix: config.store.keyPrefix, logger }), metrics);
+  const store = observeStore(
+    parts.store ?? createStore({ redisUrl: config.store.redisUrl, cluster: config.store.cluster, keyPrefix: config.store.keyPrefix, logger }),
+    metrics,
+  );
   if (store.kind === "memory")
-    logger.warn("NO REDIS CONFIGURED: sessions and tasks live in this process only and are lost when it stops; set store.redisUrl for anything but development");
+    logger.warn(
+      "NO REDIS CONFIGURED: sessions and tasks live in this process only and are lost when it stops; set store.redisUrl for anything but development",
+    );
   const { tasks } = config;
   const engineOptions = {
     replicaId,
@@ -84,16 +89,37 @@ export async function startGateway(config: Config, logger: Logger, parts: Gatewa
     const { relay, pool: caller } = calls[i]!;
     const { maxInputResponsesBytes } = config.limits;
     const { native, hints } = nativeTasks(u, relay, Date.now);
-    engine.addUpstream(u.name, { caller: caller ?? relay, hints, native, retryOnOwnerLoss: (tool) => (Object.hasOwn(u.tools, tool) ? u.tools[tool]?.retryOnOwnerLoss : undefined) });
+    engine.addUpstream(u.name, {
+      caller: caller ?? relay,
+      hints,
+      native,
+      retryOnOwnerLoss: (tool) => (Object.hasOwn(u.tools, tool) ? u.tools[tool]?.retryOnOwnerLoss : undefined),
+    });
     const tasksA = new TasksA({ engine, relay, native, upstream: u, tasks, keepAliveMs, maxInputResponsesBytes, ...(caller ? { caller } : {}) });
     const unaware = new Unaware({ engine, relay, native, upstream: u, tasks, maxInputResponsesBytes, ...(caller ? { caller } : {}) });
     // A cached session must be re-read (pushing its idle expiry out) well before it could expire.
     const sessionCache = new SessionCache(store.bus, Math.min(config.sessions.cacheMs, config.sessions.idleTtlMs / 2));
     const legacy = new LegacyFront(new Sessions(store, u.name, config.sessions.idleTtlMs, sessionCache), relay, keepAliveMs, tasksA, unaware, native);
-    const handlers = tasksBHandlers({ engine, relay, native, upstream: u, tasks, requestState, maxInputResponsesBytes, unaware, ...(caller ? { caller } : {}) });
+    const handlers = tasksBHandlers({
+      engine,
+      relay,
+      native,
+      upstream: u,
+      tasks,
+      requestState,
+      maxInputResponsesBytes,
+      unaware,
+      ...(caller ? { caller } : {}),
+    });
     const modern = new ModernFront(relay, handlers, keepAliveMs, new ToolHeaders(relay, logger.child({ upstream: u.name })));
     const forwardAuthorization = u.http?.forwardAuthorization === true;
-    return { name: u.name, path: u.path, front: new Front(legacy, modern), forwardAuthorization, scopes: unaware.active ? withGatewayToolScopes(scopePolicy(u), tasks.gatewayTools) : scopePolicy(u) };
+    return {
+      name: u.name,
+      path: u.path,
+      front: new Front(legacy, modern),
+      forwardAuthorization,
+      scopes: unaware.active ? withGatewayToolScopes(scopePolicy(u), tasks.gatewayTools) : scopePolicy(u),
+    };
   });
   // The resource URLs name the listener's own address unless auth.oauth.publicUrl is set; its port is known once bound.
   let selfUrl = "";
@@ -128,7 +154,9 @@ export async function startGateway(config: Config, logger: Logger, parts: Gatewa
 function requestStateCodec(secret: string | undefined, store: Store, logger: Logger): RequestStateCodec {
   if (secret !== undefined) return new RequestStateCodec(secret);
   if (store.kind === "redis")
-    logger.warn("tasks.requestStateSecret is not set: MRTR requestState is signed with a key of this process only, so a retry that reaches another replica is refused; set the same secret on every replica");
+    logger.warn(
+      "tasks.requestStateSecret is not set: MRTR requestState is signed with a key of this process only, so a retry that reaches another replica is refused; set the same secret on every replica",
+    );
   return new RequestStateCodec(randomBytes(32).toString("base64url"));
 }
 
@@ -136,7 +164,9 @@ async function securityOf(config: Config, audit: Audit, logger: Logger, selfUrl:
   const auth = await createAuthenticator(config.auth);
   const resources = protectedResources(config, selfUrl, logger);
   if (auth.mode === "none")
-    logger.warn("NO AUTHENTICATION (auth.mode: none): legacy sessions are the only binding and on the 2026-07-28 wire anyone holding a task id may read it; set auth.mode for anything but development");
+    logger.warn(
+      "NO AUTHENTICATION (auth.mode: none): legacy sessions are the only binding and on the 2026-07-28 wire anyone holding a task id may read it; set auth.mode for anything but development",
+    );
   const limits = new CallerLimits(config.limits, audit);
   return { auth, realm: config.auth.realm, audit, limits, listenHost: config.listen.host, ...(resources ? { resources } : {}) };
 }
@@ -145,7 +175,10 @@ async function startConnectors(connectors: UpstreamConnector[], logger: Logger):
   const results = await Promise.allSettled(connectors.map((c) => c.start()));
   results.forEach((r, i) => {
     if (r.status === "rejected")
-      logger.error({ upstream: connectors[i]!.name, reason: String(r.reason?.message ?? r.reason) }, "upstream is not available; retrying in the background, /readyz stays 503 until it is");
+      logger.error(
+        { upstream: connectors[i]!.name, reason: String(r.reason?.message ?? r.reason) },
+        "upstream is not available; retrying in the background, /readyz stays 503 until it is",
+      );
   });
 }
 
@@ -172,7 +205,13 @@ function listen(fetch: (req: Request) => Response | Promise<Response>, hostname:
 }
 
 /** `keep`: upstreams whose sessions hold tasks another replica follows now (#15): not ended. */
-async function shutdown(server: ServerType, engine: TaskEngine, connectors: Array<{ name?: string; close(options?: { keepSession?: boolean }): Promise<void> }>, store: Store, keep: Set<string>): Promise<void> {
+async function shutdown(
+  server: ServerType,
+  engine: TaskEngine,
+  connectors: Array<{ name?: string; close(options?: { keepSession?: boolean }): Promise<void> }>,
+  store: Store,
+  keep: Set<string>,
+): Promise<void> {
   await new Promise<void>((resolve) => {
     server.close(() => resolve());
     if ("closeAllConnections" in server) server.closeAllConnections();

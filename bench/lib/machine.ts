@@ -13,7 +13,14 @@ export interface Machine {
 
 /** What the figures were measured on: they compare only within one run on one machine. */
 export function describeMachine(redisVersion: string, pinning: string): Machine {
-  return { cpu: cpuModel(), cores: cpus().length, node: process.version, redis: redisVersion, pinning, loadAverage: loadavg().map((l) => Math.round(l * 100) / 100) };
+  return {
+    cpu: cpuModel(),
+    cores: cpus().length,
+    node: process.version,
+    redis: redisVersion,
+    pinning,
+    loadAverage: loadavg().map((l) => Math.round(l * 100) / 100),
+  };
 }
 
 function cpuModel(): string {

@@ -25,7 +25,13 @@ export function legacyRequest(sessionId: string, method: string, params: Record<
 }
 
 /** `name` goes in `Mcp-Name`, for the methods that have one (tools/call, tasks/*). */
-export function modernRequest(method: string, name: string | undefined, params: Record<string, unknown>, capabilities: object = {}, id: string = ID_SLOT): WireRequest {
+export function modernRequest(
+  method: string,
+  name: string | undefined,
+  params: Record<string, unknown>,
+  capabilities: object = {},
+  id: string = ID_SLOT,
+): WireRequest {
   const meta = {
     "io.modelcontextprotocol/protocolVersion": MODERN,
     "io.modelcontextprotocol/clientCapabilities": capabilities,
@@ -65,7 +71,12 @@ export function responseIn(text: string): any {
 export async function openSession(url: string): Promise<string> {
   const init = {
     headers: { "content-type": "application/json", accept: ACCEPT },
-    body: JSON.stringify({ jsonrpc: "2.0", id: 0, method: "initialize", params: { protocolVersion: LEGACY, capabilities: {}, clientInfo: { name: "taskgate-bench", version: "1" } } }),
+    body: JSON.stringify({
+      jsonrpc: "2.0",
+      id: 0,
+      method: "initialize",
+      params: { protocolVersion: LEGACY, capabilities: {}, clientInfo: { name: "taskgate-bench", version: "1" } },
+    }),
   };
   const res = await rpc(url, init);
   const id = res.headers.get("mcp-session-id");

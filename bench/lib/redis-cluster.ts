@@ -46,11 +46,23 @@ export async function startRedisCluster(masters = 3): Promise<BenchCluster> {
     const ports = new Set<number>();
     while (ports.size < masters) ports.add(await freePort());
     for (const port of ports) nodes.push(startNode(port, dir));
-    for (const node of nodes) await waitFor(() => node.client.ping().then((r) => r === "PONG", () => false), `cluster node ${node.address}`);
+    for (const node of nodes)
+      await waitFor(
+        () =>
+          node.client.ping().then(
+            (r) => r === "PONG",
+            () => false,
+          ),
+        `cluster node ${node.address}`,
+      );
     const seeds = nodes.map((n) => n.address);
     await run("redis-cli", ["--cluster", "create", ...seeds, "--cluster-replicas", "0", "--cluster-yes"], { timeout: 30_000 });
-    for (const node of nodes) await waitFor(async () => String(await node.client.cluster("INFO")).includes("cluster_state:ok"), `cluster_state:ok on ${node.address}`, 20_000, 200);
-    client = new Cluster(seeds.map((s) => ({ host: "127.0.0.1", port: Number(s.split(":")[1]) })), { enableAutoPipelining: true });
+    for (const node of nodes)
+      await waitFor(async () => String(await node.client.cluster("INFO")).includes("cluster_state:ok"), `cluster_state:ok on ${node.address}`, 20_000, 200);
+    client = new Cluster(
+      seeds.map((s) => ({ host: "127.0.0.1", port: Number(s.split(":")[1]) })),
+      { enableAutoPipelining: true },
+    );
     client.on("error", () => undefined);
     return { seeds, nodes, client, close };
   } catch (err) {
@@ -60,8 +72,26 @@ export async function startRedisCluster(masters = 3): Promise<BenchCluster> {
 }
 
 function startNode(port: number, dir: string): ClusterNode {
-  const args = ["--port", String(port), "--bind", "127.0.0.1", "--cluster-enabled", "yes", "--cluster-config-file", `nodes-${port}.conf`,
-    "--cluster-node-timeout", "5000", "--save", "", "--appendonly", "no", "--dir", dir, "--loglevel", "warning"];
+  const args = [
+    "--port",
+    String(port),
+    "--bind",
+    "127.0.0.1",
+    "--cluster-enabled",
+    "yes",
+    "--cluster-config-file",
+    `nodes-${port}.conf`,
+    "--cluster-node-timeout",
+    "5000",
+    "--save",
+    "",
+    "--appendonly",
+    "no",
+    "--dir",
+    dir,
+    "--loglevel",
+    "warning",
+  ];
   const proc = startProcess(`redis-cluster-${port}`, "redis-server", args);
   const client = new Redis({ host: "127.0.0.1", port, retryStrategy: () => 50, maxRetriesPerRequest: 1 });
   client.on("error", () => undefined);

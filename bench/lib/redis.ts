@@ -20,7 +20,14 @@ export async function startRedis(): Promise<BenchRedis> {
   // Retries quickly while the server is still starting; errors until then are expected.
   const client = new Redis({ host: "127.0.0.1", port, retryStrategy: () => 50, maxRetriesPerRequest: 1 });
   client.on("error", () => undefined);
-  await waitFor(() => client.ping().then((r) => r === "PONG", () => false), "redis-server to answer");
+  await waitFor(
+    () =>
+      client.ping().then(
+        (r) => r === "PONG",
+        () => false,
+      ),
+    "redis-server to answer",
+  );
   const info = async (section: string) => parseInfo(await client.info(section));
   return {
     url: `redis://127.0.0.1:${port}/0`,

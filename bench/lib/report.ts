@@ -36,7 +36,8 @@ function scenarioSection(s: ScenarioResult): string[] {
   if (s.error) lines.push(`error: ${s.error}`, "");
   if (s.measurements.length) {
     lines.push("| | req/s | p50 ms | p99 ms | failed | CPU-µs / req | vs floor: req/s, CPU |", "| --- | ---: | ---: | ---: | ---: | ---: | ---: |");
-    for (const m of s.measurements) lines.push(`| ${m.label} | ${m.requestsPerS} | ${fixed(m.p50Ms)} | ${fixed(m.p99Ms)} | ${m.failures} | ${m.cpuUsPerRequest ?? "-"} | ${vsFloor(m)} |`);
+    for (const m of s.measurements)
+      lines.push(`| ${m.label} | ${m.requestsPerS} | ${fixed(m.p50Ms)} | ${fixed(m.p99Ms)} | ${m.failures} | ${m.cpuUsPerRequest ?? "-"} | ${vsFloor(m)} |`);
     lines.push("");
   }
   for (const [name, value] of Object.entries(s.figures)) lines.push(`- ${name}: ${value}`);

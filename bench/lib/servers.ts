@@ -77,10 +77,15 @@ export async function startFixture(name: string, file: string, args: string[]): 
 }
 
 async function ready(proc: Tracked, what: string, check: () => boolean | Promise<boolean>): Promise<void> {
-  await waitFor(async () => {
-    if (proc.proc.exitCode !== null) throw new GiveUp(`${proc.name} exited`);
-    return check();
-  }, what, 20_000, 100).catch(async (err: Error) => {
+  await waitFor(
+    async () => {
+      if (proc.proc.exitCode !== null) throw new GiveUp(`${proc.name} exited`);
+      return check();
+    },
+    what,
+    20_000,
+    100,
+  ).catch(async (err: Error) => {
     await proc.stop();
     throw new Error(`${err.message}\n${proc.name} said: ${proc.output().slice(-2000)}`);
   });

@@ -28,8 +28,13 @@ const TERMINAL = new Set(["completed", "failed", "cancelled"]);
 
 /** Poll until the task ends; resolves with its final status. */
 export async function untilEnded(url: string, taskId: string, timeoutMs = 20_000, intervalMs = 20): Promise<string> {
-  return waitFor(async () => {
-    const task = await getTask(url, taskId);
-    return TERMINAL.has(task.status) ? (task.status as string) : undefined;
-  }, `task ${taskId} to end`, timeoutMs, intervalMs);
+  return waitFor(
+    async () => {
+      const task = await getTask(url, taskId);
+      return TERMINAL.has(task.status) ? (task.status as string) : undefined;
+    },
+    `task ${taskId} to end`,
+    timeoutMs,
+    intervalMs,
+  );
 }

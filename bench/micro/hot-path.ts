@@ -40,13 +40,25 @@ const steps: [string, () => unknown][] = [
   ["SSE frame of one message", () => `event: message\ndata: ${JSON.stringify(replyObject)}\n\n`],
   ["randomUUID()", () => randomUUID()],
   ["three object spreads of a request", () => ({ ...{ ...{ ...replyObject, a: 1 }, b: 2 }, c: 3 })],
-  ["a closure and a resolved promise chain of 3", () => Promise.resolve(1).then((x) => x + 1).then((x) => x + 1).then((x) => (sink = x))],
+  [
+    "a closure and a resolved promise chain of 3",
+    () =>
+      Promise.resolve(1)
+        .then((x) => x + 1)
+        .then((x) => x + 1)
+        .then((x) => (sink = x)),
+  ],
 ];
 
 function handCheck(value: Record<string, unknown>): boolean {
   const id = value.id;
   const params = value.params;
-  return value.jsonrpc === "2.0" && (typeof id === "string" || (typeof id === "number" && Number.isFinite(id))) && typeof value.method === "string" && (params === undefined || (typeof params === "object" && params !== null && !Array.isArray(params)));
+  return (
+    value.jsonrpc === "2.0" &&
+    (typeof id === "string" || (typeof id === "number" && Number.isFinite(id))) &&
+    typeof value.method === "string" &&
+    (params === undefined || (typeof params === "object" && params !== null && !Array.isArray(params)))
+  );
 }
 
 /** The bytes-through alternative: the reply's own text with only its id replaced. */

@@ -61,10 +61,16 @@ export async function capacity(ctx: BenchContext, out: ScenarioOutput, servers: 
   const renewalDefault = (commandsPerRenewal * held.tasks) / (DEFAULT_LEASE_MS / 3 / 1000);
   const reaperDefault = reaperPerSweep / (DEFAULT_REAPER_INTERVAL_MS / 1000);
   const grownMB = (held.rssMiB - held.restRssMiB) * 1.048576;
-  out.figure(`Redis commands per second with ${held.tasks} held (renewal every ${held.renewIntervalMs} ms, a second replica sweeping every ${DEFAULT_REAPER_INTERVAL_MS} ms)`, round(perS, 0));
+  out.figure(
+    `Redis commands per second with ${held.tasks} held (renewal every ${held.renewIntervalMs} ms, a second replica sweeping every ${DEFAULT_REAPER_INTERVAL_MS} ms)`,
+    round(perS, 0),
+  );
   out.figure(`reaper and the second replica: Redis commands per sweep with ${held.tasks} tasks`, round(reaperPerSweep, 0));
   out.figure("Redis commands per lease renewal of one task", round(commandsPerRenewal, 2));
-  if (held.renewals < held.tasks * 0.95) out.note(`lease renewal fell behind its ${held.renewIntervalMs} ms interval: ${round(held.renewals, 0)} of ${held.tasks} tasks renewed per interval (a loaded machine); the model counts commands per renewal`);
+  if (held.renewals < held.tasks * 0.95)
+    out.note(
+      `lease renewal fell behind its ${held.renewIntervalMs} ms interval: ${round(held.renewals, 0)} of ${held.tasks} tasks renewed per interval (a loaded machine); the model counts commands per renewal`,
+    );
   out.figure("capacity: tasks in flight per GB of taskgate RSS (growth over rest)", grownMB > 0 ? round((held.tasks / grownMB) * 1000, 0) : "-");
   out.figure("capacity: tasks in flight per GB of Redis used_memory", round(1e9 / held.redisBytesPerTask, 0));
   out.figure("capacity: Redis commands/s per 1,000 tasks in flight at the defaults, lease renewal", per1000(renewalDefault));

@@ -39,15 +39,39 @@ export function waveReport(out: ScenarioOutput, wave: number, p: Peak): void {
   for (const c of p.commands) for (const [k, v] of Object.entries(c)) names.set(k, (names.get(k) ?? 0) + v);
   const per1000 = (x: number) => round((x / heldAfter) * 1000, 0);
   const w = `wave ${wave}`;
-  out.figure(`${w}: created`, `${p.size} calls in ${round(p.createdMs / 1000, 1)} s (${round(p.createRate, 0)} a second over 3 replicas${p.retried ? `; ${p.retried} creates answered 503 and were sent again` : ""})`);
-  out.figure(`${w}: held at once, per replica`, `${p.held.join(" + ")} = ${held} after the last create; ${p.heldAfter.join(" + ")} = ${heldAfter} at the end of the window (the calls end ${p.callsEndInS} s later)`);
-  out.figure(`${w}: taskgate RSS per replica`, `${p.rss.join(", ")} MiB as found; ${p.rssAfterGc.map(mib).join(", ")} MiB after a full collection; heap ${p.heapUsed.map(mib).join(", ")} MiB used`);
+  out.figure(
+    `${w}: created`,
+    `${p.size} calls in ${round(p.createdMs / 1000, 1)} s (${round(p.createRate, 0)} a second over 3 replicas${p.retried ? `; ${p.retried} creates answered 503 and were sent again` : ""})`,
+  );
+  out.figure(
+    `${w}: held at once, per replica`,
+    `${p.held.join(" + ")} = ${held} after the last create; ${p.heldAfter.join(" + ")} = ${heldAfter} at the end of the window (the calls end ${p.callsEndInS} s later)`,
+  );
+  out.figure(
+    `${w}: taskgate RSS per replica`,
+    `${p.rss.join(", ")} MiB as found; ${p.rssAfterGc.map(mib).join(", ")} MiB after a full collection; heap ${p.heapUsed.map(mib).join(", ")} MiB used`,
+  );
   out.figure(`${w}: each replica's stdio upstream (the demo server holding its calls), RSS`, `${p.upstreamRss.map((x) => round(x, 1)).join(", ")} MiB`);
   out.figure(`${w}: Redis used_memory per shard`, `${p.shards.map(mib).join(", ")} MiB (${round(sum(p.shards) / 1024 / 1024, 1)} MiB in all)`);
-  out.figure(`${w}: Redis commands a second over one lease period (${round(p.windowS, 1)} s, only renewals and the reaper running), per shard`, `${perShard.map((x) => round(x, 0)).join(", ")} = ${round(all, 0)}`);
-  out.figure(`${w}: of which lease renewal (${PER_RENEWAL} commands per held call every ${DEFAULT_RENEW_EVERY_S} s), and the rest (reaper sweeps, lock, hints)`, `${round(renewal, 0)} and ${round(all - renewal, 0)} a second`);
-  out.figure(`${w}: Redis commands a second per 1,000 held calls`, `${per1000(all)} (renewal ${per1000(renewal)}, reaper and the rest ${per1000(all - renewal)})`);
-  out.figure(`${w}: commands over the window by name`, [...names].sort((a, b) => b[1] - a[1]).map(([k, v]) => `${k} ${v}`).join(", "));
+  out.figure(
+    `${w}: Redis commands a second over one lease period (${round(p.windowS, 1)} s, only renewals and the reaper running), per shard`,
+    `${perShard.map((x) => round(x, 0)).join(", ")} = ${round(all, 0)}`,
+  );
+  out.figure(
+    `${w}: of which lease renewal (${PER_RENEWAL} commands per held call every ${DEFAULT_RENEW_EVERY_S} s), and the rest (reaper sweeps, lock, hints)`,
+    `${round(renewal, 0)} and ${round(all - renewal, 0)} a second`,
+  );
+  out.figure(
+    `${w}: Redis commands a second per 1,000 held calls`,
+    `${per1000(all)} (renewal ${per1000(renewal)}, reaper and the rest ${per1000(all - renewal)})`,
+  );
+  out.figure(
+    `${w}: commands over the window by name`,
+    [...names]
+      .sort((a, b) => b[1] - a[1])
+      .map(([k, v]) => `${k} ${v}`)
+      .join(", "),
+  );
 }
 
 /**
@@ -67,7 +91,9 @@ export async function checkOutcomes(out: ScenarioOutput, redis: BenchCluster, se
   const count = (k: string) => counts.set(k, (counts.get(k) ?? 0) + 1);
   for (let i = 0; i < ids.length; i += 2_000) {
     const batch = ids.slice(i, i + 2_000);
-    const read = await Promise.all(batch.map((id) => Promise.all([redis.client.hget(`${prefix}{t:${id}}`, "status"), redis.client.get(`${prefix}{t:${id}}:out`)])));
+    const read = await Promise.all(
+      batch.map((id) => Promise.all([redis.client.hget(`${prefix}{t:${id}}`, "status"), redis.client.get(`${prefix}{t:${id}}:out`)])),
+    );
     read.forEach(([status, outcome], j) => count(verdict(status, outcome, expected.get(batch[j]!)!.seconds)));
   }
   const stored = await redis.client.zcard(`${prefix}{all}:tasks`);

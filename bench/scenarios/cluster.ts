@@ -93,28 +93,36 @@ async function runWave(redis: BenchCluster, servers: Server[], from: number, siz
   const started = Date.now();
   const endAt = started + (size / rate) * 1000 * 1.5 + MARGIN_MS;
   let retried = 0;
-  await pool(Array.from({ length: size }, (_, i) => from + i), CREATE_CONCURRENCY, async (n) => {
-    const replica = n % servers.length;
-    const url = servers[replica]!.url;
-    // Tenths of a second, so the result text ("Slept 41.3 s") tells the calls apart.
-    const seconds = Math.max(1, Math.round((endAt - Date.now()) / 100) / 10);
-    for (let attempt = 1; ; attempt++) {
-      try {
-        expected.set(await createTask(url, "sleep", { seconds, progressIntervalMs: 3_600_000 }, `r-${n}-${attempt}`), { seconds, replica });
-        return;
-      } catch (err) {
-        // A 503 (a store call past its deadline) or a connection dropped under load: sent again as a
-        // client would; a task its first try made anyway shows as a task beyond the handles.
-        if (attempt >= CREATE_ATTEMPTS || !/answered 503|fetch failed/.test(String((err as Error).message))) throw err;
-        retried++;
-        await sleep(250 * attempt);
+  await pool(
+    Array.from({ length: size }, (_, i) => from + i),
+    CREATE_CONCURRENCY,
+    async (n) => {
+      const replica = n % servers.length;
+      const url = servers[replica]!.url;
+      // Tenths of a second, so the result text ("Slept 41.3 s") tells the calls apart.
+      const seconds = Math.max(1, Math.round((endAt - Date.now()) / 100) / 10);
+      for (let attempt = 1; ; attempt++) {
+        try {
+          expected.set(await createTask(url, "sleep", { seconds, progressIntervalMs: 3_600_000 }, `r-${n}-${attempt}`), { seconds, replica });
+          return;
+        } catch (err) {
+          // A 503 (a store call past its deadline) or a connection dropped under load: sent again as a
+          // client would; a task its first try made anyway shows as a task beyond the handles.
+          if (attempt >= CREATE_ATTEMPTS || !/answered 503|fetch failed/.test(String((err as Error).message))) throw err;
+          retried++;
+          await sleep(250 * attempt);
+        }
       }
-    }
-  });
+    },
+  );
   const createdMs = Date.now() - started;
   const held = await inFlight(servers);
   const rss = servers.map((s) => rssMiB(s.proc.pid));
-  const upstreamRss = servers.map((s) => childPids(s.proc.pid).map(rssMiB).reduce((a, b) => a + b, 0));
+  const upstreamRss = servers.map((s) =>
+    childPids(s.proc.pid)
+      .map(rssMiB)
+      .reduce((a, b) => a + b, 0),
+  );
   const shards = await Promise.all(redis.nodes.map(async (n) => Number((await n.info("memory")).get("used_memory"))));
   const before = await clusterCommandCalls(redis.nodes);
   const windowStart = Date.now();
@@ -124,8 +132,18 @@ async function runWave(redis: BenchCluster, servers: Server[], from: number, siz
   const heldAfter = await inFlight(servers);
   const heap = await Promise.all(servers.map((s) => readProbe(s.proc)));
   return {
-    size, createdMs, createRate: size / (createdMs / 1000), retried, held, heldAfter, rss, upstreamRss, shards, windowS,
-    heapUsed: heap.map((h) => h.heapUsed), rssAfterGc: heap.map((h) => h.rss),
+    size,
+    createdMs,
+    createRate: size / (createdMs / 1000),
+    retried,
+    held,
+    heldAfter,
+    rss,
+    upstreamRss,
+    shards,
+    windowS,
+    heapUsed: heap.map((h) => h.heapUsed),
+    rssAfterGc: heap.map((h) => h.rss),
     commands: redis.nodes.map((_, i) => delta(before[i]!, after[i]!)),
     callsEndInS: round((endAt - Date.now()) / 1000, 0),
   };
@@ -161,7 +179,12 @@ async function standing(servers: Server[]): Promise<string[]> {
   return Promise.all(
     servers.map(async (s) => {
       const text = await metricsOf(s);
-      const [held, created, answered, lost] = ["taskgate_tasks_in_flight", "taskgate_tasks_created_total", "taskgate_upstream_call_duration_seconds_count", "taskgate_lease_losses_total"].map((n) => gauge(text, n));
+      const [held, created, answered, lost] = [
+        "taskgate_tasks_in_flight",
+        "taskgate_tasks_created_total",
+        "taskgate_upstream_call_duration_seconds_count",
+        "taskgate_lease_losses_total",
+      ].map((n) => gauge(text, n));
       return `${held} held, ${created} created, ${answered} answered by the upstream, ${lost} leases lost`;
     }),
   );
@@ -185,4 +208,3 @@ async function untilDrained(servers: Server[], size: number): Promise<string[] |
 function mib(bytes: number): number {
   return round(bytes / 1024 / 1024, 1);
 }
-

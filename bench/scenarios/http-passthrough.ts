@@ -34,13 +34,37 @@ export const httpPassthrough: Scenario = {
       servers.push(gate);
       const floor = await startHttpFloor(demo.url);
       servers.push(floor);
-      const direct: LoadSpec = { label: `direct, legacy (${LEGACY} session)`, url: demo.url, request: legacyRequest(await openSession(demo.url), "tools/call", echoParams), cpuPid: demo.proc.pid };
-      const floorSpec: LoadSpec = { label: `${FLOOR_LABEL} hono + undici relay, legacy`, url: floor.url, request: legacyRequest(await openSession(floor.url), "tools/call", echoParams), cpuPid: floor.proc.pid };
-      const legacy: LoadSpec = { label: "through taskgate, legacy", url: gate.url, request: legacyRequest(await openSession(gate.url), "tools/call", echoParams), cpuPid: gate.proc.pid };
-      const modern: LoadSpec = { label: `through taskgate, modern (${MODERN})`, url: gate.url, request: modernRequest("tools/call", "echo", echoParams), cpuPid: gate.proc.pid };
+      const direct: LoadSpec = {
+        label: `direct, legacy (${LEGACY} session)`,
+        url: demo.url,
+        request: legacyRequest(await openSession(demo.url), "tools/call", echoParams),
+        cpuPid: demo.proc.pid,
+      };
+      const floorSpec: LoadSpec = {
+        label: `${FLOOR_LABEL} hono + undici relay, legacy`,
+        url: floor.url,
+        request: legacyRequest(await openSession(floor.url), "tools/call", echoParams),
+        cpuPid: floor.proc.pid,
+      };
+      const legacy: LoadSpec = {
+        label: "through taskgate, legacy",
+        url: gate.url,
+        request: legacyRequest(await openSession(gate.url), "tools/call", echoParams),
+        cpuPid: gate.proc.pid,
+      };
+      const modern: LoadSpec = {
+        label: `through taskgate, modern (${MODERN})`,
+        url: gate.url,
+        request: modernRequest("tools/call", "echo", echoParams),
+        cpuPid: gate.proc.pid,
+      };
       const loaded = await rows(ctx, out, [direct, floorSpec, legacy, modern], ctx.load.connections);
       const single = await rows(ctx, out, [direct, floorSpec, legacy, modern], 1);
-      for (const [wire, i] of [["legacy", 2], ["modern", 3]] as const) judge(out, wire, [loaded[0]!, loaded[i]!], [single[0]!, single[i]!]);
+      for (const [wire, i] of [
+        ["legacy", 2],
+        ["modern", 3],
+      ] as const)
+        judge(out, wire, [loaded[0]!, loaded[i]!], [single[0]!, single[i]!]);
     } finally {
       await Promise.all(servers.map((s) => s.proc.stop()));
     }

@@ -38,15 +38,18 @@ export const inFlight: Scenario = {
     try {
       await ctx.redis.client.flushall();
       retried = 0;
-      const gate = await startGateway({
-        store: { redisUrl: ctx.redis.url, keyPrefix: KEY_PREFIX },
-        // The reaper probes every live task once per sweep (one EVALSHA each, in pages): with its
-        // default 5 s interval a sweep fell inside the measured window and was counted as renewal.
-        tasks: { leaseMs: LEASE_MS, defaultTtlMs: 600_000, reaperIntervalMs: REAPER_INTERVAL_MS },
-        // Every caller is one principal without auth; the scenario holds more than the default allows.
-        limits: { maxActiveTasksPerPrincipal: 0 },
-        upstreams: [heldUpstream()],
-      }, probeLaunch(ctx.redis.url, true));
+      const gate = await startGateway(
+        {
+          store: { redisUrl: ctx.redis.url, keyPrefix: KEY_PREFIX },
+          // The reaper probes every live task once per sweep (one EVALSHA each, in pages): with its
+          // default 5 s interval a sweep fell inside the measured window and was counted as renewal.
+          tasks: { leaseMs: LEASE_MS, defaultTtlMs: 600_000, reaperIntervalMs: REAPER_INTERVAL_MS },
+          // Every caller is one principal without auth; the scenario holds more than the default allows.
+          limits: { maxActiveTasksPerPrincipal: 0 },
+          upstreams: [heldUpstream()],
+        },
+        probeLaunch(ctx.redis.url, true),
+      );
       servers.push(gate);
       await sleep(500);
       const baseRedis = await usedMemory(ctx);
@@ -61,8 +64,20 @@ export const inFlight: Scenario = {
       const held = await memory(ctx, out, gate, { redisBytes: baseRedis, heapUsed: rest.heapUsed }, first[0]!);
       const atFull = await renewal(ctx, gate, ctx.inFlightTasks);
       leaseFigures(out, [atSmall, atFull]);
-      if (retried) out.note(`${retried} creates answered 503 (store call past its deadline on a loaded machine) and were sent again; a task may exist for some of them`);
-      const model = { tasks: ctx.inFlightTasks, restRssMiB, ...held, renewalCommands: atFull.commands, renewals: atFull.evalsha, renewIntervalMs: RENEW_INTERVAL_MS, leaseMs: LEASE_MS, keyPrefix: KEY_PREFIX, sampleId: first[0]!, url: gate.url };
+      if (retried)
+        out.note(`${retried} creates answered 503 (store call past its deadline on a loaded machine) and were sent again; a task may exist for some of them`);
+      const model = {
+        tasks: ctx.inFlightTasks,
+        restRssMiB,
+        ...held,
+        renewalCommands: atFull.commands,
+        renewals: atFull.evalsha,
+        renewIntervalMs: RENEW_INTERVAL_MS,
+        leaseMs: LEASE_MS,
+        keyPrefix: KEY_PREFIX,
+        sampleId: first[0]!,
+        url: gate.url,
+      };
       await capacity(ctx, out, servers, model);
     } finally {
       await Promise.all(servers.map((s) => s.proc.stop()));
@@ -102,7 +117,13 @@ async function usedMemory(ctx: BenchContext): Promise<number> {
   return Number((await ctx.redis.info("memory")).get("used_memory"));
 }
 
-async function memory(ctx: BenchContext, out: ScenarioOutput, gate: Server, rest: { redisBytes: number; heapUsed: number }, sampleId: string): Promise<{ rssMiB: number; redisBytesPerTask: number }> {
+async function memory(
+  ctx: BenchContext,
+  out: ScenarioOutput,
+  gate: Server,
+  rest: { redisBytes: number; heapUsed: number },
+  sampleId: string,
+): Promise<{ rssMiB: number; redisBytesPerTask: number }> {
   const n = ctx.inFlightTasks;
   const rss = rssMiB(gate.proc.pid);
   const heap = await readProbe(gate.proc);
@@ -112,7 +133,15 @@ async function memory(ctx: BenchContext, out: ScenarioOutput, gate: Server, rest
   out.figure("tasks in flight", n);
   out.figure("a sampled task's status", String(sample.status));
   out.figure(`taskgate RSS with ${n} in flight`, `${rss} MiB as found, ${mib(heap.rss)} MiB after a full collection`);
-  out.figure(`taskgate heap with ${n} in flight, after a full collection`, `${mib(heap.heapUsed)} MiB used of ${mib(heap.heapTotal)} MiB, ${mib(heap.external)} MiB external; ${round((heap.heapUsed - rest.heapUsed) / n / 1024, 1)} KiB of heap per call; V8 has committed ${Object.entries(heap.spaces).filter(([, v]) => v > 0).map(([k, v]) => `${k} ${v}`).join(", ")} MiB`);
+  out.figure(
+    `taskgate heap with ${n} in flight, after a full collection`,
+    `${mib(heap.heapUsed)} MiB used of ${mib(heap.heapTotal)} MiB, ${mib(heap.external)} MiB external; ${round((heap.heapUsed - rest.heapUsed) / n / 1024, 1)} KiB of heap per call; V8 has committed ${Object.entries(
+      heap.spaces,
+    )
+      .filter(([, v]) => v > 0)
+      .map(([k, v]) => `${k} ${v}`)
+      .join(", ")} MiB`,
+  );
   if (upstream.length) out.figure("the stdio upstream's RSS (the demo server holding the calls)", `${upstream.join(", ")} MiB`);
   out.figure("Redis used_memory per task", `${round(perTask, 0)} bytes`);
   out.target("RSS with the tasks in flight", `${rss} MiB = ${round(rss * 1.048576, 1)} MB`, rss * 1.048576 <= 250);
@@ -136,9 +165,17 @@ function leaseFigures(out: ScenarioOutput, runs: [Renewal, Renewal]): void {
   for (const r of runs)
     out.figure(
       `per renewal interval (${RENEW_INTERVAL_MS} ms) with ${r.tasks} tasks`,
-      `${r.roundTrips} Redis round trips; Redis ran ${r.evalsha} EVALSHA, ${r.commands} commands in all, in ${r.reads} socket reads (${Object.entries(r.calls).map(([k, v]) => `${k} ${v}`).join(", ") || "nothing"})`,
+      `${r.roundTrips} Redis round trips; Redis ran ${r.evalsha} EVALSHA, ${r.commands} commands in all, in ${r.reads} socket reads (${
+        Object.entries(r.calls)
+          .map(([k, v]) => `${k} ${v}`)
+          .join(", ") || "nothing"
+      })`,
     );
   const [small, full] = runs;
   const constant = full.roundTrips > 0 && full.roundTrips <= small.roundTrips + 0.5;
-  out.target("lease renewal round trips per interval", `${small.roundTrips} → ${full.roundTrips} per interval (${small.tasks} → ${full.tasks} tasks)`, constant);
+  out.target(
+    "lease renewal round trips per interval",
+    `${small.roundTrips} → ${full.roundTrips} per interval (${small.tasks} → ${full.tasks} tasks)`,
+    constant,
+  );
 }

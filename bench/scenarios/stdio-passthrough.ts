@@ -28,7 +28,10 @@ export const stdioPassthrough: Scenario = {
     try {
       const gate = await startGateway({ store: { redisUrl: ctx.redis.url, keyPrefix: "bench-d:" }, upstreams: [demoStdio()] });
       servers.push(gate);
-      const shared = await startGateway({ store: { redisUrl: ctx.redis.url, keyPrefix: "bench-d-shared:" }, upstreams: [{ ...demoStdio(), isolation: "shared" }] });
+      const shared = await startGateway({
+        store: { redisUrl: ctx.redis.url, keyPrefix: "bench-d-shared:" },
+        upstreams: [{ ...demoStdio(), isolation: "shared" }],
+      });
       servers.push(shared);
       const proxy = await startMcpProxy();
       servers.push(proxy);
@@ -39,20 +42,49 @@ export const stdioPassthrough: Scenario = {
       const modern = modernRequest("tools/call", "echo", echoParams);
       const legacyPool = legacyRequest(await openSession(gate.url), "tools/call", echoParams);
       const grown = await settlePool(gate, legacyPool, ctx.load);
-      const [floorRow, tgLegacy, tgModern, shLegacy, shModern] = await measureTogether([
-        { label: `${FLOOR_LABEL} hono relay to the stdio echo server`, url: floor.url, request: legacyRequest("unused", "tools/call", echoParams), cpuPid: floor.proc.pid },
-        { label: `taskgate, legacy (${LEGACY} session)`, url: gate.url, request: legacyPool, cpuPid: gate.proc.pid },
-        { label: `taskgate, modern (${MODERN})`, url: gate.url, request: modern, cpuPid: gate.proc.pid },
-        { label: `taskgate isolation: shared, legacy (${LEGACY} session)`, url: shared.url, request: legacyRequest(await openSession(shared.url), "tools/call", echoParams), cpuPid: shared.proc.pid },
-        { label: `taskgate isolation: shared, modern (${MODERN})`, url: shared.url, request: modern, cpuPid: shared.proc.pid },
-      ], ctx.load, ctx.rounds);
+      const [floorRow, tgLegacy, tgModern, shLegacy, shModern] = await measureTogether(
+        [
+          {
+            label: `${FLOOR_LABEL} hono relay to the stdio echo server`,
+            url: floor.url,
+            request: legacyRequest("unused", "tools/call", echoParams),
+            cpuPid: floor.proc.pid,
+          },
+          { label: `taskgate, legacy (${LEGACY} session)`, url: gate.url, request: legacyPool, cpuPid: gate.proc.pid },
+          { label: `taskgate, modern (${MODERN})`, url: gate.url, request: modern, cpuPid: gate.proc.pid },
+          {
+            label: `taskgate isolation: shared, legacy (${LEGACY} session)`,
+            url: shared.url,
+            request: legacyRequest(await openSession(shared.url), "tools/call", echoParams),
+            cpuPid: shared.proc.pid,
+          },
+          { label: `taskgate isolation: shared, modern (${MODERN})`, url: shared.url, request: modern, cpuPid: shared.proc.pid },
+        ],
+        ctx.load,
+        ctx.rounds,
+      );
       const poolRss = { ...upstreamRss(gate), before: grown };
       const sharedRss = upstreamRss(shared);
       out.add(floorRow!);
       for (const row of [tgLegacy!, tgModern!, shLegacy!, shModern!]) out.add(againstFloor(row, floorRow!));
-      const pxLegacy = out.add(await measure({ label: "mcp-proxy, legacy", url: proxy.url, request: legacyRequest(await openSession(proxy.url), "tools/call", echoParams), cpuPid: proxy.proc.pid }, ctx.load));
+      const pxLegacy = out.add(
+        await measure(
+          {
+            label: "mcp-proxy, legacy",
+            url: proxy.url,
+            request: legacyRequest(await openSession(proxy.url), "tools/call", echoParams),
+            cpuPid: proxy.proc.pid,
+          },
+          ctx.load,
+        ),
+      );
       const pxModern = await optional(out, () => measure({ label: "mcp-proxy, modern", url: proxy.url, request: modern, cpuPid: proxy.proc.pid }, ctx.load));
-      const bare = out.add(await measure({ label: "bare hono POST /rpc", url: `${hono.url}/rpc`, request: legacyRequest("unused", "tools/call", echoParams), cpuPid: hono.proc.pid }, ctx.load));
+      const bare = out.add(
+        await measure(
+          { label: "bare hono POST /rpc", url: `${hono.url}/rpc`, request: legacyRequest("unused", "tools/call", echoParams), cpuPid: hono.proc.pid },
+          ctx.load,
+        ),
+      );
       compare(out, "legacy", tgLegacy!, pxLegacy, bare);
       if (pxModern) compare(out, "modern", tgModern!, pxModern, bare);
       isolation(out, [tgLegacy!, tgModern!], [shLegacy!, shModern!], poolRss, sharedRss);
@@ -64,14 +96,26 @@ export const stdioPassthrough: Scenario = {
 };
 
 function compare(out: ScenarioOutput, wire: string, taskgate: Measurement, proxy: Measurement, bare: Measurement): void {
-  out.figure(`${wire}: taskgate vs mcp-proxy`, `${times(ratio(taskgate, proxy))} throughput, p50 ${addedMs(taskgate, proxy, "p50Ms")} ms, p99 ${addedMs(taskgate, proxy, "p99Ms")} ms`);
-  out.figure(`${wire}: taskgate vs bare hono`, `${times(ratio(taskgate, bare))} throughput, p50 +${addedMs(taskgate, bare, "p50Ms")} ms, p99 +${addedMs(taskgate, bare, "p99Ms")} ms`);
+  out.figure(
+    `${wire}: taskgate vs mcp-proxy`,
+    `${times(ratio(taskgate, proxy))} throughput, p50 ${addedMs(taskgate, proxy, "p50Ms")} ms, p99 ${addedMs(taskgate, proxy, "p99Ms")} ms`,
+  );
+  out.figure(
+    `${wire}: taskgate vs bare hono`,
+    `${times(ratio(taskgate, bare))} throughput, p50 +${addedMs(taskgate, bare, "p50Ms")} ms, p99 +${addedMs(taskgate, bare, "p99Ms")} ms`,
+  );
 }
 
 /** The upstream processes a taskgate holds (home and pool), after the load: how many, and their RSS together. */
 function upstreamRss(gate: Server): { count: number; mib: number } {
   const rss = childPids(gate.proc.pid).map(rssMiB);
-  return { count: rss.length, mib: round(rss.reduce((a, b) => a + b, 0), 1) };
+  return {
+    count: rss.length,
+    mib: round(
+      rss.reduce((a, b) => a + b, 0),
+      1,
+    ),
+  };
 }
 
 /**
@@ -93,11 +137,26 @@ async function settlePool(gate: Server, request: WireRequest, load: LoadSettings
 
 const MAX_SETTLE_ROUNDS = 10;
 
-function isolation(out: ScenarioOutput, pool: Measurement[], shared: Measurement[], poolRss: { count: number; mib: number; before: number }, sharedRss: { count: number; mib: number }): void {
+function isolation(
+  out: ScenarioOutput,
+  pool: Measurement[],
+  shared: Measurement[],
+  poolRss: { count: number; mib: number; before: number },
+  sharedRss: { count: number; mib: number },
+): void {
   const [legacy, modern] = [0, 1].map((i) => ratio(pool[i]!, shared[i]!));
-  out.figure("legacy: pool (default) vs isolation: shared", `${times(legacy!)} throughput, p50 ${addedMs(pool[0]!, shared[0]!, "p50Ms")} ms, p99 ${addedMs(pool[0]!, shared[0]!, "p99Ms")} ms`);
-  out.figure("modern: pool (default) vs isolation: shared", `${times(modern!)} throughput, p50 ${addedMs(pool[1]!, shared[1]!, "p50Ms")} ms, p99 ${addedMs(pool[1]!, shared[1]!, "p99Ms")} ms`);
-  out.figure("upstream processes and their RSS, pool (default)", `${poolRss.count} processes (home + pool; ${poolRss.before} when the measured window began), ${poolRss.mib} MiB together`);
+  out.figure(
+    "legacy: pool (default) vs isolation: shared",
+    `${times(legacy!)} throughput, p50 ${addedMs(pool[0]!, shared[0]!, "p50Ms")} ms, p99 ${addedMs(pool[0]!, shared[0]!, "p99Ms")} ms`,
+  );
+  out.figure(
+    "modern: pool (default) vs isolation: shared",
+    `${times(modern!)} throughput, p50 ${addedMs(pool[1]!, shared[1]!, "p50Ms")} ms, p99 ${addedMs(pool[1]!, shared[1]!, "p99Ms")} ms`,
+  );
+  out.figure(
+    "upstream processes and their RSS, pool (default)",
+    `${poolRss.count} processes (home + pool; ${poolRss.before} when the measured window began), ${poolRss.mib} MiB together`,
+  );
   out.figure("upstream processes and their RSS, isolation: shared", `${sharedRss.count} process, ${sharedRss.mib} MiB`);
   out.target("stdio pool (default) vs shared (legacy)", times(legacy!), legacy! >= 0.9);
 }

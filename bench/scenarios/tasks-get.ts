@@ -31,10 +31,13 @@ export const tasksGet: Scenario = {
     try {
       const hono = await startHono();
       servers.push(hono);
-      const gate = await startGateway({
-        store: { redisUrl: ctx.redis.url, keyPrefix: "bench-b:" },
-        upstreams: [demoStdio({ echo: { taskSupport: "required" } })],
-      }, probeLaunch(ctx.redis.url));
+      const gate = await startGateway(
+        {
+          store: { redisUrl: ctx.redis.url, keyPrefix: "bench-b:" },
+          upstreams: [demoStdio({ echo: { taskSupport: "required" } })],
+        },
+        probeLaunch(ctx.redis.url),
+      );
       servers.push(gate);
       const taskId = await createTask(gate.url, "echo", { text: "to be polled" }, "create-b");
       const status = await untilEnded(gate.url, taskId);
@@ -44,17 +47,51 @@ export const tasksGet: Scenario = {
       servers.push(floor);
       const request = modernRequest("tasks/get", taskId, { taskId }, WITH_TASKS);
       const completed = (b: string) => b.includes('"status":"completed"');
-      const trivial = out.add(await measure({ label: "hono GET /json", url: `${hono.url}/json`, method: "GET", verify: (b) => b.includes('"ok":true'), cpuPid: hono.proc.pid }, ctx.load));
+      const trivial = out.add(
+        await measure(
+          { label: "hono GET /json", url: `${hono.url}/json`, method: "GET", verify: (b) => b.includes('"ok":true'), cpuPid: hono.proc.pid },
+          ctx.load,
+        ),
+      );
       // Same routing, decoding and reply as a poll, without the store: splits the poll's cost in two.
       const discover = modernRequest("server/discover", undefined, {});
-      const local = out.add(await measure({ label: "taskgate server/discover (answered from memory)", url: gate.url, request: discover, verify: (b) => b.includes('"result"'), cpuPid: gate.proc.pid }, ctx.load));
+      const local = out.add(
+        await measure(
+          {
+            label: "taskgate server/discover (answered from memory)",
+            url: gate.url,
+            request: discover,
+            verify: (b) => b.includes('"result"'),
+            cpuPid: gate.proc.pid,
+          },
+          ctx.load,
+        ),
+      );
       const modernCount = countAround(ctx, gate);
       const legacyCount = countAround(ctx, gate);
-      const [floorRow, polls, legacyPolls] = await measureTogether([
-        { label: `${FLOOR_LABEL} hono + ioredis, one Lua script`, url: floor.url, request, verify: completed, cpuPid: floor.proc.pid },
-        { label: `taskgate tasks/get (completed task), modern (${MODERN})`, url: gate.url, request, verify: completed, cpuPid: gate.proc.pid, around: modernCount.around },
-        { label: `taskgate tasks/get (completed task), legacy (${LEGACY} session)`, url: gate.url, request: legacyRequest(legacyTask.sessionId, "tasks/get", { taskId: legacyTask.taskId }), verify: completed, cpuPid: gate.proc.pid, around: legacyCount.around },
-      ], ctx.load, ctx.rounds);
+      const [floorRow, polls, legacyPolls] = await measureTogether(
+        [
+          { label: `${FLOOR_LABEL} hono + ioredis, one Lua script`, url: floor.url, request, verify: completed, cpuPid: floor.proc.pid },
+          {
+            label: `taskgate tasks/get (completed task), modern (${MODERN})`,
+            url: gate.url,
+            request,
+            verify: completed,
+            cpuPid: gate.proc.pid,
+            around: modernCount.around,
+          },
+          {
+            label: `taskgate tasks/get (completed task), legacy (${LEGACY} session)`,
+            url: gate.url,
+            request: legacyRequest(legacyTask.sessionId, "tasks/get", { taskId: legacyTask.taskId }),
+            verify: completed,
+            cpuPid: gate.proc.pid,
+            around: legacyCount.around,
+          },
+        ],
+        ctx.load,
+        ctx.rounds,
+      );
       out.add(floorRow!);
       for (const row of [polls!, legacyPolls!]) out.add(againstFloor(row, floorRow!));
       const r = ratio(polls!, trivial);
@@ -64,7 +101,10 @@ export const tasksGet: Scenario = {
       const roundTrips = perPoll(modernCount.counts.redisCommands, polls!);
       out.figure("Redis commands per poll (a script's own commands included)", describeCalls(modernCount.counts, polls!));
       out.figure("Redis socket writes per poll (concurrent polls share one)", `${perPoll(modernCount.counts.redisWrites, polls!)}`);
-      out.figure("legacy tasks/get: Redis round trips per poll", `${perPoll(legacyCount.counts.redisCommands, legacyPolls!)} (commands ${describeCalls(legacyCount.counts, legacyPolls!)})`);
+      out.figure(
+        "legacy tasks/get: Redis round trips per poll",
+        `${perPoll(legacyCount.counts.redisCommands, legacyPolls!)} (commands ${describeCalls(legacyCount.counts, legacyPolls!)})`,
+      );
       out.target("Redis round trips per poll", `${roundTrips}`, Math.abs(roundTrips - 1) <= 0.05);
       const cpu = polls!.cpuUsPerRequest;
       if (cpu) out.figure("capacity: tasks/get polls per second per core of taskgate (10⁶ / CPU-µs per poll, modern)", round(1e6 / cpu, 0));
@@ -112,7 +152,10 @@ function perPoll(count: number, m: Measurement): number {
 /** A completed Dialect A task on a 2025-11-25 session, for the legacy tasks/get row. */
 async function legacyTaskOf(url: string): Promise<{ sessionId: string; taskId: string }> {
   const sessionId = await openSession(url);
-  const { message } = await rpc(url, legacyRequest(sessionId, "tools/call", { name: "echo", arguments: { text: "to be polled" }, task: { ttl: 3_600_000 } }, "create-b-legacy"));
+  const { message } = await rpc(
+    url,
+    legacyRequest(sessionId, "tools/call", { name: "echo", arguments: { text: "to be polled" }, task: { ttl: 3_600_000 } }, "create-b-legacy"),
+  );
   const taskId = message?.result?.task?.taskId;
   if (typeof taskId !== "string") throw new Error(`a 2025-11-25 task call did not make a task: ${JSON.stringify(message).slice(0, 300)}`);
   await waitFor(async () => {

@@ -18,7 +18,10 @@ server.registerTool(
       await new Promise((resolve) => setTimeout(resolve, Math.min(1000, (seconds - step + 1) * 1000)));
       if (extra.signal.aborted) throw new Error("cancelled");
       if (token !== undefined)
-        await extra.sendNotification({ method: "notifications/progress", params: { progressToken: token, progress: step, message: `Report ${Math.min(step, seconds)}s of ${seconds}s` } });
+        await extra.sendNotification({
+          method: "notifications/progress",
+          params: { progressToken: token, progress: step, message: `Report ${Math.min(step, seconds)}s of ${seconds}s` },
+        });
     }
     return { content: [{ type: "text", text: `Report ready after ${seconds} s` }] };
   },

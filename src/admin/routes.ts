@@ -12,11 +12,14 @@ import { taskView } from "./view.js";
 
 const Status = z.enum(["working", "input_required", "completed", "failed", "cancelled"]);
 const ListQuery = z.object({
-  status: z.string().optional().transform((s, ctx) => {
-    const parsed = z.array(Status).safeParse(s ? s.split(",") : []);
-    if (!parsed.success) ctx.addIssue({ code: "custom", message: `status must be a comma-separated list of ${Status.options.join(", ")}` });
-    return parsed.data ?? [];
-  }),
+  status: z
+    .string()
+    .optional()
+    .transform((s, ctx) => {
+      const parsed = z.array(Status).safeParse(s ? s.split(",") : []);
+      if (!parsed.success) ctx.addIssue({ code: "custom", message: `status must be a comma-separated list of ${Status.options.join(", ")}` });
+      return parsed.data ?? [];
+    }),
   upstream: z.string().min(1).optional(),
   tool: z.string().min(1).optional(),
   cursor: z.string().min(1).optional(),
@@ -31,7 +34,9 @@ const ListQuery = z.object({
 export function buildAdminApp(engine: TaskEngine, token: string, logger: Logger, recentWindowMs: number): Hono {
   const app = new Hono();
   app.get("/", (c) => c.redirect("/status"));
-  app.get("/status", (c) => c.html(STATUS_PAGE_HTML, 200, { "content-security-policy": "default-src 'none'; script-src 'self'; connect-src 'self'; style-src 'unsafe-inline'" }));
+  app.get("/status", (c) =>
+    c.html(STATUS_PAGE_HTML, 200, { "content-security-policy": "default-src 'none'; script-src 'self'; connect-src 'self'; style-src 'unsafe-inline'" }),
+  );
   app.get("/status.js", (c) => c.body(STATUS_PAGE_SCRIPT, 200, { "content-type": "text/javascript; charset=utf-8" }));
   app.use("/api/*", requireToken(token));
   app.get("/api/tasks", async (c) => {

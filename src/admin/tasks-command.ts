@@ -47,7 +47,12 @@ export async function tasksCommand(argv: string[], env: Record<string, string | 
     return 2;
   }
   const base = (values["admin-url"] ?? env[ADMIN_URL_ENV] ?? DEFAULT_ADMIN_URL).replace(/\/+$/, "");
-  const request = verb === "list" ? listRequest(base, values) : verb === "get" ? { url: `${base}/api/tasks/${encodeURIComponent(id!)}`, method: "GET" } : { url: `${base}/api/tasks/${encodeURIComponent(id!)}/cancel`, method: "POST" };
+  const request =
+    verb === "list"
+      ? listRequest(base, values)
+      : verb === "get"
+        ? { url: `${base}/api/tasks/${encodeURIComponent(id!)}`, method: "GET" }
+        : { url: `${base}/api/tasks/${encodeURIComponent(id!)}/cancel`, method: "POST" };
   let res: Response;
   try {
     res = await fetch(request.url, { method: request.method, headers: { authorization: `Bearer ${token}` } });

@@ -71,4 +71,3 @@ export function reason(err: unknown): string {
   if (err instanceof errors.JWKSNoMatchingKey) return "no key matches the token";
   return "the token is not a valid JWT";
 }
-

@@ -22,14 +22,18 @@ const Introspection = z
       .int()
       .nonnegative()
       .default(60_000)
-      .describe("How long an introspection answer is reused (never past the token's exp). Longer: fewer calls to the issuer, but a revoked token keeps working that long. 0: ask every time."),
+      .describe(
+        "How long an introspection answer is reused (never past the token's exp). Longer: fewer calls to the issuer, but a revoked token keeps working that long. 0: ask every time.",
+      ),
     maxEntries: z.number().int().positive().default(10_000).describe("Introspection answers kept at most; the oldest go first."),
   })
   .strict();
 
 export const OAuthAuth = z
   .object({
-    issuer: HttpUrl.optional().describe("The authorization server's issuer identifier (exact `iss`); its metadata is read from RFC 8414 or OpenID discovery. Required in oauth mode."),
+    issuer: HttpUrl.optional().describe(
+      "The authorization server's issuer identifier (exact `iss`); its metadata is read from RFC 8414 or OpenID discovery. Required in oauth mode.",
+    ),
     publicUrl: HttpUrl.optional().describe(
       "Base URL clients reach taskgate at (e.g. https://mcp.example.com); each upstream's resource is this plus its path. Omitted: the main listener's own URL, right only when clients connect to it directly.",
     ),
@@ -39,7 +43,11 @@ export const OAuthAuth = z
       .optional()
       .describe("Accepted `aud` values. Omitted: the endpoint's resource URL (RFC 8707), so a token issued for another resource is refused."),
     jwksUrl: HttpUrl.optional().describe("JWKS URL; omitted: the issuer metadata's jwks_uri."),
-    algorithms: z.array(OAuthAlgorithm).min(1).default(["RS256", "ES256"]).describe("Accepted JWS algorithms (pinned; symmetric ones and `none` are never accepted)."),
+    algorithms: z
+      .array(OAuthAlgorithm)
+      .min(1)
+      .default(["RS256", "ES256"])
+      .describe("Accepted JWS algorithms (pinned; symmetric ones and `none` are never accepted)."),
     principalClaim: z.string().min(1).default("sub").describe("The claim (or introspection member) that names the principal."),
     clockToleranceMs: z.number().int().nonnegative().default(5_000).describe("Allowed clock skew for exp and nbf."),
     jwksCooldownMs: z
@@ -47,11 +55,16 @@ export const OAuthAuth = z
       .int()
       .nonnegative()
       .default(30_000)
-      .describe("Least time between two JWKS fetches caused by an unknown `kid`; shorter picks up a rotated key sooner, but lets forged kids cost more fetches."),
+      .describe(
+        "Least time between two JWKS fetches caused by an unknown `kid`; shorter picks up a rotated key sooner, but lets forged kids cost more fetches.",
+      ),
     jwksMaxAgeMs: z.number().int().positive().default(600_000).describe("Keys older than this are fetched again on the next token."),
     fetchTimeoutMs: z.number().int().positive().default(5_000).describe("Timeout of each request to the issuer (metadata, JWKS, introspection)."),
     introspection: Introspection.optional().describe("Token introspection for opaque (non-JWT) tokens; omitted: only JWT access tokens are accepted."),
-    scopesSupported: z.array(z.string().min(1)).optional().describe("scopes_supported in the resource metadata. Omitted: the scopes configured for that upstream."),
+    scopesSupported: z
+      .array(z.string().min(1))
+      .optional()
+      .describe("scopes_supported in the resource metadata. Omitted: the scopes configured for that upstream."),
   })
   .strict()
   .prefault({});

@@ -44,7 +44,8 @@ function walk(node: Node, path: string, required: boolean): ReferenceRow[] {
   const rows: ReferenceRow[] = [];
   const described = path !== "" && (node.description !== undefined || !isSection(node));
   if (described) rows.push(row(node, path, required));
-  if (node.properties) for (const [key, child] of Object.entries(node.properties)) rows.push(...walk(child, path ? `${path}.${key}` : key, node.required?.includes(key) ?? false));
+  if (node.properties)
+    for (const [key, child] of Object.entries(node.properties)) rows.push(...walk(child, path ? `${path}.${key}` : key, node.required?.includes(key) ?? false));
   if (node.items?.properties) rows.push(...walk(node.items, `${path}[]`, true).filter((r) => r.key !== `${path}[]`));
   const values = typeof node.additionalProperties === "object" ? node.additionalProperties : undefined;
   if (values?.properties) rows.push(...walk(values, `${path}.<name>`, true).filter((r) => r.key !== `${path}.<name>`));

@@ -12,8 +12,7 @@ const TaskSupport = z.enum(["forbidden", "optional", "required"]);
 const UnawareClients = z.enum(["block", "handle"]);
 /** When a tool the upstream marks `optional` runs as the upstream's own task (#15). */
 const NativeTasks = z.enum(["auto", "off"]);
-const unawareOverride = (scope: string) =>
-  UnawareClients.optional().describe(`Overrides tasks.unawareClients for ${scope}.`);
+const unawareOverride = (scope: string) => UnawareClients.optional().describe(`Overrides tasks.unawareClients for ${scope}.`);
 
 const ToolPolicy = z
   .object({
@@ -23,10 +22,15 @@ const ToolPolicy = z
     retryOnOwnerLoss: z
       .boolean()
       .optional()
-      .describe("Run the call again on a live replica when its owner stops (needs tasks.maxAttempts > 1). Omitted: the upstream's readOnlyHint/idempotentHint annotations decide."),
+      .describe(
+        "Run the call again on a live replica when its owner stops (needs tasks.maxAttempts > 1). Omitted: the upstream's readOnlyHint/idempotentHint annotations decide.",
+      ),
     unawareClients: unawareOverride("this tool"),
     nativeTasks: NativeTasks.optional().describe("Overrides upstreams[].nativeTasks for this tool."),
-    scopes: z.array(z.string().min(1)).default([]).describe("Scopes a token must hold to call this tool (auth modes oauth and jwt); checked before the call reaches the upstream."),
+    scopes: z
+      .array(z.string().min(1))
+      .default([])
+      .describe("Scopes a token must hold to call this tool (auth modes oauth and jwt); checked before the call reaches the upstream."),
   })
   .strict();
 
@@ -36,8 +40,18 @@ const StdioUpstream = z
     args: z.array(z.string()).default([]).describe("Its arguments, passed as given (no shell)."),
     env: z.record(z.string(), z.string()).default({}).describe("Added to taskgate's own environment."),
     cwd: z.string().optional().describe("Working directory of the process; taskgate's own when omitted."),
-    maxLineBytes: z.number().int().positive().default(16 * 1024 * 1024).describe("Longest JSON-RPC line accepted from the upstream."),
-    restartInitialDelayMs: z.number().int().nonnegative().default(200).describe("First delay before restarting a process that exited; doubles on each failure."),
+    maxLineBytes: z
+      .number()
+      .int()
+      .positive()
+      .default(16 * 1024 * 1024)
+      .describe("Longest JSON-RPC line accepted from the upstream."),
+    restartInitialDelayMs: z
+      .number()
+      .int()
+      .nonnegative()
+      .default(200)
+      .describe("First delay before restarting a process that exited; doubles on each failure."),
     restartMaxDelayMs: z.number().int().positive().default(10_000).describe("Longest delay between restarts."),
     shutdownGraceMs: z.number().int().nonnegative().default(2_000).describe("Between closing stdin, SIGTERM and SIGKILL."),
   })
@@ -54,7 +68,9 @@ const HttpUpstream = z
     forwardAuthorization: z
       .boolean()
       .default(false)
-      .describe("Send each client's own Authorization header (over a static one) with what taskgate sends for that client's calls; taskgate's own requests carry only `headers`. HTTP only (refused under stdio). Never logged or stored."),
+      .describe(
+        "Send each client's own Authorization header (over a static one) with what taskgate sends for that client's calls; taskgate's own requests carry only `headers`. HTTP only (refused under stdio). Never logged or stored.",
+      ),
   })
   .strict();
 
@@ -69,25 +85,56 @@ const Upstream = z
     generation: z
       .enum(["auto", "legacy", "modern"])
       .default("auto")
-      .describe("Which protocol generation to speak with the upstream. auto: an initialize session (2025-11-25 or older) when the upstream accepts one, else the stateless 2026-07-28 wire when it names that version or answers server/discover; a server that speaks both keeps the session (README: Upstream generations). legacy: only the session. modern: only the 2026-07-28 wire."),
+      .describe(
+        "Which protocol generation to speak with the upstream. auto: an initialize session (2025-11-25 or older) when the upstream accepts one, else the stateless 2026-07-28 wire when it names that version or answers server/discover; a server that speaks both keeps the session (README: Upstream generations). legacy: only the session. modern: only the 2026-07-28 wire.",
+      ),
     isolation: z
       .enum(["pool", "shared", "per-call"])
       .default("pool")
-      .describe("stdio only (HTTP ties questions to their call by the call's own stream). pool: each tools/call, prompts/get and resources/read runs alone on a process of a pool of poolSize, reused after a call that ended cleanly, replaced after a cancelled or abandoned one; everything else stays on one home process. shared: one process for everything (for servers that keep state between calls); a question that cannot be tied to one call is refused. per-call: like pool, but a process is never reused."),
-    poolSize: z.number().int().min(1).max(64).default(8).describe("stdio, isolation pool or per-call: most processes running calls at once, besides the home process; also the bulkhead (calls beyond it queue)."),
+      .describe(
+        "stdio only (HTTP ties questions to their call by the call's own stream). pool: each tools/call, prompts/get and resources/read runs alone on a process of a pool of poolSize, reused after a call that ended cleanly, replaced after a cancelled or abandoned one; everything else stays on one home process. shared: one process for everything (for servers that keep state between calls); a question that cannot be tied to one call is refused. per-call: like pool, but a process is never reused.",
+      ),
+    poolSize: z
+      .number()
+      .int()
+      .min(1)
+      .max(64)
+      .default(8)
+      .describe(
+        "stdio, isolation pool or per-call: most processes running calls at once, besides the home process; also the bulkhead (calls beyond it queue).",
+      ),
     shareQuietCalls: z
       .boolean()
       .default(true)
       .describe(
         "isolation: pool only. true: a tool whose calls ran alone 5 times in a row, each under 1 s, ended cleanly and asking nothing, has its calls run together on one process of the pool (the quiet lane, bounded by maxInFlight), as shared would, at shared's cost; a question heard there is held until the lane's other calls end and tied to the one left (README: Isolation). false: every call runs alone on a process, always.",
       ),
-    perCallPool: z.number().int().min(0).max(64).default(2).describe("With isolation: per-call, how many initialized processes are kept warm for the next calls (pool keeps one)."),
+    perCallPool: z
+      .number()
+      .int()
+      .min(0)
+      .max(64)
+      .default(2)
+      .describe("With isolation: per-call, how many initialized processes are kept warm for the next calls (pool keeps one)."),
     unawareClients: unawareOverride("this upstream's tools"),
     nativeTasks: NativeTasks.default("auto").describe(
       "An upstream that runs tools/call as tasks of its own (2025-11-25 `tasks.requests.tools.call`): a tool it marks `required` is always called as its task and bridged to the front (advertised as required). One it marks `optional`: auto: called as its task when the front call becomes a task (taskgate then follows the upstream's task instead of holding the call); off: never (taskgate runs it as a task of its own, as for any blocking server). Tools marked forbidden or not at all are never called as its tasks.",
     ),
-    maxInFlight: z.number().int().min(1).max(10_000).default(64).describe("HTTP upstreams, isolation: shared, and the quiet lane of isolation: pool: most tools/call, prompts/get and resources/read in flight at once; calls beyond it queue (a pooled stdio upstream's calls that run alone use poolSize)."),
-    queueTimeoutMs: z.number().int().positive().default(60_000).describe("How long a call may wait in the queue for a free slot before it fails with a clear error."),
+    maxInFlight: z
+      .number()
+      .int()
+      .min(1)
+      .max(10_000)
+      .default(64)
+      .describe(
+        "HTTP upstreams, isolation: shared, and the quiet lane of isolation: pool: most tools/call, prompts/get and resources/read in flight at once; calls beyond it queue (a pooled stdio upstream's calls that run alone use poolSize).",
+      ),
+    queueTimeoutMs: z
+      .number()
+      .int()
+      .positive()
+      .default(60_000)
+      .describe("How long a call may wait in the queue for a free slot before it fails with a clear error."),
     roots: z
       .array(
         z
@@ -120,14 +167,23 @@ export const ConfigSchema = z
   .object({
     listen: z
       .object({
-        host: z.string().min(1).default("127.0.0.1").describe("Address of the main listener (clients, /livez, /readyz, /metrics). 0.0.0.0 in the container image."),
+        host: z
+          .string()
+          .min(1)
+          .default("127.0.0.1")
+          .describe("Address of the main listener (clients, /livez, /readyz, /metrics). 0.0.0.0 in the container image."),
         port: z.number().int().min(0).max(65535).default(8080).describe("Port of the main listener; 0 picks a free one."),
       })
       .strict()
       .prefault({}),
     http: z
       .object({
-        maxBodyBytes: z.number().int().positive().default(4 * 1024 * 1024).describe("Largest request body accepted (413 beyond)."),
+        maxBodyBytes: z
+          .number()
+          .int()
+          .positive()
+          .default(4 * 1024 * 1024)
+          .describe("Largest request body accepted (413 beyond)."),
         maxJsonDepth: z
           .number()
           .int()
@@ -138,17 +194,23 @@ export const ConfigSchema = z
         allowedOrigins: z
           .array(z.string())
           .default([])
-          .describe('Origins of web pages allowed to call, answered with CORS headers; "*" allows all. Empty: on a loopback listener loopback pages (localhost, 127.0.0.1, [::1], any port), elsewhere none. Requests without Origin always pass.'),
+          .describe(
+            'Origins of web pages allowed to call, answered with CORS headers; "*" allows all. Empty: on a loopback listener loopback pages (localhost, 127.0.0.1, [::1], any port), elsewhere none. Requests without Origin always pass.',
+          ),
         sseKeepAliveMs: z
           .number()
           .int()
           .nonnegative()
           .default(15_000)
-          .describe("A keep-alive comment on open SSE streams this often, so idle proxies keep them; a plain call still running after this is answered on SSE (when the client accepts it) so it gets them too. 0: none."),
+          .describe(
+            "A keep-alive comment on open SSE streams this often, so idle proxies keep them; a plain call still running after this is answered on SSE (when the client accepts it) so it gets them too. 0: none.",
+          ),
         allowedHosts: z
           .array(z.string())
           .default([])
-          .describe("Host header values accepted (DNS rebinding). Empty: when listening on loopback only localhost, 127.0.0.1 and [::1] (any port); otherwise any."),
+          .describe(
+            "Host header values accepted (DNS rebinding). Empty: when listening on loopback only localhost, 127.0.0.1 and [::1] (any port); otherwise any.",
+          ),
       })
       .strict()
       .prefault({}),
@@ -160,43 +222,91 @@ export const ConfigSchema = z
           .min(1)
           .optional()
           .describe("Redis Cluster seed nodes (host:port or redis://[user:pass@]host:port); instead of redisUrl."),
-        keyPrefix: z.string().default("taskgate:").describe("Prefix of every Redis key and channel; several gateways may share one Redis with different prefixes. No braces."),
+        keyPrefix: z
+          .string()
+          .default("taskgate:")
+          .describe("Prefix of every Redis key and channel; several gateways may share one Redis with different prefixes. No braces."),
       })
       .strict()
       .prefault({}),
     sessions: z
       .object({
-        idleTtlMs: z.number().int().positive().default(24 * 3600 * 1000).describe("A legacy-era session unused this long expires."),
+        idleTtlMs: z
+          .number()
+          .int()
+          .positive()
+          .default(24 * 3600 * 1000)
+          .describe("A legacy-era session unused this long expires."),
         cacheMs: z
           .number()
           .int()
           .nonnegative()
           .default(1000)
-          .describe("How long a replica reuses a session record it read, instead of asking the store on every call (at most half of idleTtlMs). An ended session is dropped on every replica at once by a pub/sub hint; if that hint is lost, another replica may accept the ended session for up to this long. 0: read the store on every call."),
+          .describe(
+            "How long a replica reuses a session record it read, instead of asking the store on every call (at most half of idleTtlMs). An ended session is dropped on every replica at once by a pub/sub hint; if that hint is lost, another replica may accept the ended session for up to this long. 0: read the store on every call.",
+          ),
       })
       .strict()
       .prefault({}),
     tasks: z
       .object({
-        detachAfterMs: z.number().int().nonnegative().default(3000).describe("A tools/call still running after this becomes a task (dialect B, policy optional)."),
+        detachAfterMs: z
+          .number()
+          .int()
+          .nonnegative()
+          .default(3000)
+          .describe("A tools/call still running after this becomes a task (dialect B, policy optional)."),
         defaultTtlMs: z.number().int().positive().default(3_600_000).describe("A task's TTL, counted from creation, when the client asks for none."),
         maxTtlMs: z.number().int().positive().default(86_400_000).describe("A requested TTL is clamped to this."),
         pollIntervalMs: z.number().int().positive().default(1000).describe("The pollInterval suggested to clients."),
         defaultTaskSupport: TaskSupport.default("optional").describe("Task policy of tools without one in upstreams[].tools."),
         leaseMs: z.number().int().positive().default(15_000).describe("An owner's lease on a detached call; renewed every third of it."),
-        cancelGraceMs: z.number().int().nonnegative().default(3_000).describe("After tasks/cancel, how long a result may still win before the call is abandoned."),
-        inputTimeoutMs: z.number().int().positive().optional().describe("How long an upstream question of a task waits for the client's answer; then the task fails with a message naming this setting. Never longer than the task's TTL (the default)."),
+        cancelGraceMs: z
+          .number()
+          .int()
+          .nonnegative()
+          .default(3_000)
+          .describe("After tasks/cancel, how long a result may still win before the call is abandoned."),
+        inputTimeoutMs: z
+          .number()
+          .int()
+          .positive()
+          .optional()
+          .describe(
+            "How long an upstream question of a task waits for the client's answer; then the task fails with a message naming this setting. Never longer than the task's TTL (the default).",
+          ),
         statusWriteIntervalMs: z.number().int().positive().default(250).describe("Upstream progress is written to statusMessage at most this often."),
         reaperIntervalMs: z.number().int().positive().default(5_000).describe("How often one replica looks for tasks whose owner stopped renewing its lease."),
-        maxAttempts: z.number().int().min(1).max(10).default(1).describe("Runs of one call at most. 1: a task whose owner stopped is failed; more: tools safe to repeat run again on a live replica."),
+        maxAttempts: z
+          .number()
+          .int()
+          .min(1)
+          .max(10)
+          .default(1)
+          .describe("Runs of one call at most. 1: a task whose owner stopped is failed; more: tools safe to repeat run again on a live replica."),
         drainMs: z
           .number()
           .int()
           .nonnegative()
           .default(25_000)
-          .describe("On SIGTERM/SIGINT, how long owned calls may still finish before they are failed (or released for a re-run). Keep it under the orchestrator's grace period (30 s by default)."),
-        mrtrTimeoutMs: z.number().int().positive().default(300_000).describe("How long a call parked by an MRTR round (a question before it detached, 2026-07-28) waits for the client's retry; its requestState expires then and the upstream's question gets an error. Never longer than the task's TTL."),
-        requestStateSecret: z.string().min(32).optional().describe("HMAC-SHA256 key signing MRTR requestState; every replica must share it. Omitted: a random key per process, so a retry reaching another replica is refused."),
+          .describe(
+            "On SIGTERM/SIGINT, how long owned calls may still finish before they are failed (or released for a re-run). Keep it under the orchestrator's grace period (30 s by default).",
+          ),
+        mrtrTimeoutMs: z
+          .number()
+          .int()
+          .positive()
+          .default(300_000)
+          .describe(
+            "How long a call parked by an MRTR round (a question before it detached, 2026-07-28) waits for the client's retry; its requestState expires then and the upstream's question gets an error. Never longer than the task's TTL.",
+          ),
+        requestStateSecret: z
+          .string()
+          .min(32)
+          .optional()
+          .describe(
+            "HMAC-SHA256 key signing MRTR requestState; every replica must share it. Omitted: a random key per process, so a retry reaching another replica is refused.",
+          ),
         unawareClients: UnawareClients.default("block").describe(
           "A tools/call from a caller that declared no task support. block: it runs as a plain call (a required tool is refused). handle: past detachAfterMs (at once for a required tool) it detaches into a task and is answered with a CallToolResult naming the gateway tools that follow it.",
         ),
@@ -223,12 +333,19 @@ export const ConfigSchema = z
           .min(0)
           .max(400)
           .default(20)
-          .describe("How far V8 lets its old generation grow past what the last full collection kept before it collects again, in percent (V8's --heap-growing-percent). Held calls live long: under V8's own heuristic (0) a burst of creates grows the heap to several times its live data and keeps it (10,000 held calls: 332 MiB RSS, against 179 MiB at 20). Lower: less memory, more full collections."),
+          .describe(
+            "How far V8 lets its old generation grow past what the last full collection kept before it collects again, in percent (V8's --heap-growing-percent). Held calls live long: under V8's own heuristic (0) a burst of creates grows the heap to several times its live data and keeps it (10,000 held calls: 332 MiB RSS, against 179 MiB at 20). Lower: less memory, more full collections.",
+          ),
       })
       .strict()
       .prefault({}),
     log: z
-      .object({ level: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info").describe("Least severe level written (JSON lines on stderr); debug adds one line per request.") })
+      .object({
+        level: z
+          .enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"])
+          .default("info")
+          .describe("Least severe level written (JSON lines on stderr); debug adds one line per request."),
+      })
       .strict()
       .prefault({}),
     metrics: z
@@ -237,7 +354,10 @@ export const ConfigSchema = z
       .prefault({}),
     tracing: z
       .object({
-        otlpEndpoint: z.url({ protocol: /^https?$/ }).optional().describe("OTLP/HTTP traces URL (e.g. http://collector:4318/v1/traces). Omitted: tracing is off (the OpenTelemetry API's no-op)."),
+        otlpEndpoint: z
+          .url({ protocol: /^https?$/ })
+          .optional()
+          .describe("OTLP/HTTP traces URL (e.g. http://collector:4318/v1/traces). Omitted: tracing is off (the OpenTelemetry API's no-op)."),
         serviceName: z.string().min(1).default("taskgate").describe("The service.name resource attribute of every span."),
         headers: z.record(z.string(), z.string()).default({}).describe("Extra headers sent with every OTLP export (e.g. a collector's API key)."),
       })
@@ -245,15 +365,27 @@ export const ConfigSchema = z
       .prefault({}),
     admin: z
       .object({
-        port: z.number().int().min(0).max(65535).optional().describe("Port of the admin listener (task list, cancel, status page). Omitted: no admin listener."),
+        port: z
+          .number()
+          .int()
+          .min(0)
+          .max(65535)
+          .optional()
+          .describe("Port of the admin listener (task list, cancel, status page). Omitted: no admin listener."),
         host: z.string().min(1).default("127.0.0.1").describe("Address of the admin listener; keep it private."),
-        token: z.string().min(16).optional().describe("Bearer token the admin listener requires (at least 16 characters; TASKGATE_ADMIN_TOKEN). Required when admin.port is set."),
+        token: z
+          .string()
+          .min(16)
+          .optional()
+          .describe("Bearer token the admin listener requires (at least 16 characters; TASKGATE_ADMIN_TOKEN). Required when admin.port is set."),
         recentWindowMs: z
           .number()
           .int()
           .positive()
           .default(15 * 60_000)
-          .describe("How far back the status page lists ended tasks (completed, failed, cancelled) and counts them. Tasks are found only while they live (their TTL), and one refresh examines at most 2,000 of the newest: a longer window shows more only if they are still there."),
+          .describe(
+            "How far back the status page lists ended tasks (completed, failed, cancelled) and counts them. Tasks are found only while they live (their TTL), and one refresh examines at most 2,000 of the newest: a longer window shows more only if they are still there.",
+          ),
       })
       .strict()
       .prefault({}),
@@ -284,15 +416,16 @@ export const ConfigSchema = z
           ctx.addIssue({
             code: "custom",
             path: ["upstreams", i, "http", "forwardAuthorization"],
-            message: "would hand tokens issued for taskgate to another resource (token passthrough); give the upstream its own credentials in http.headers, or, if it is the same resource, list its URL in auth.oauth.audience",
+            message:
+              "would hand tokens issued for taskgate to another resource (token passthrough); give the upstream its own credentials in http.headers, or, if it is the same resource, list its URL in auth.oauth.audience",
           });
       });
     if (c.auth.mode !== "oauth" && c.auth.mode !== "jwt")
       c.upstreams.forEach((u, i) => {
-        if (hasScopes(u)) ctx.addIssue({ code: "custom", path: ["upstreams", i, "scopes"], message: "scopes need auth.mode oauth or jwt (only tokens carry scopes)" });
+        if (hasScopes(u))
+          ctx.addIssue({ code: "custom", path: ["upstreams", i, "scopes"], message: "scopes need auth.mode oauth or jwt (only tokens carry scopes)" });
       });
-    if (c.tasks.defaultTtlMs > c.tasks.maxTtlMs)
-      ctx.addIssue({ code: "custom", path: ["tasks", "defaultTtlMs"], message: "must not exceed tasks.maxTtlMs" });
+    if (c.tasks.defaultTtlMs > c.tasks.maxTtlMs) ctx.addIssue({ code: "custom", path: ["tasks", "defaultTtlMs"], message: "must not exceed tasks.maxTtlMs" });
   });
 
 function hasScopes(u: { scopes: { required: string[]; methods: Record<string, string[]> }; tools: Record<string, { scopes: string[] }> }): boolean {

@@ -33,7 +33,10 @@ const JwtAuth = z
     secret: z.string().min(32).optional().describe("HS256 shared secret (at least 32 characters); `${ENV}` form recommended."),
     publicKey: z.string().optional().describe("RS256/ES256 public key, PEM (SPKI)."),
     publicKeyFile: z.string().optional().describe("File holding publicKey; read once at start."),
-    jwks: z.object({ keys: z.array(z.record(z.string(), z.unknown())).describe("The set's JSON Web Keys.") }).optional().describe("A JSON Web Key Set, inline."),
+    jwks: z
+      .object({ keys: z.array(z.record(z.string(), z.unknown())).describe("The set's JSON Web Keys.") })
+      .optional()
+      .describe("A JSON Web Key Set, inline."),
     jwksFile: z.string().optional().describe("File holding a JSON Web Key Set; read once at start."),
     algorithms: z.array(JwtAlgorithm).min(1).optional().describe("Accepted algorithms; default HS256 with a secret, else RS256 and ES256."),
     issuer: z.string().min(1).optional().describe("Required `iss`, when set."),
@@ -57,7 +60,10 @@ const HeaderAuth = z
 
 export const AuthSchema = z
   .object({
-    mode: z.enum(["none", "bearer", "jwt", "header", "oauth"]).default("none").describe("none is for development only and is warned about at start; oauth: tokens from an identity provider, discoverable by MCP clients."),
+    mode: z
+      .enum(["none", "bearer", "jwt", "header", "oauth"])
+      .default("none")
+      .describe("none is for development only and is warned about at start; oauth: tokens from an identity provider, discoverable by MCP clients."),
     realm: z.string().min(1).default("taskgate").describe("The realm named in WWW-Authenticate."),
     bearer: BearerAuth,
     jwt: JwtAuth,
@@ -82,10 +88,24 @@ export const AuthSchema = z
 export const LimitsSchema = z
   .object({
     maxActiveTasksPerPrincipal: z.number().int().nonnegative().default(10_000).describe("Non-terminal tasks one principal may hold; 0 = no limit."),
-    maxInputResponsesBytes: z.number().int().positive().default(256 * 1024).describe("Largest inputResponses (JSON) one tasks/update or answer may carry."),
-    maxResultBytes: z.number().int().positive().default(4 * 1024 * 1024).describe("Largest result (JSON) stored for a task; a larger one fails the task."),
+    maxInputResponsesBytes: z
+      .number()
+      .int()
+      .positive()
+      .default(256 * 1024)
+      .describe("Largest inputResponses (JSON) one tasks/update or answer may carry."),
+    maxResultBytes: z
+      .number()
+      .int()
+      .positive()
+      .default(4 * 1024 * 1024)
+      .describe("Largest result (JSON) stored for a task; a larger one fails the task."),
     maxSseStreamsPerPrincipal: z.number().int().nonnegative().default(100).describe("Open SSE streams one principal may hold on one replica; 0 = no limit."),
-    taskRequestsPerSecond: z.number().nonnegative().default(0).describe("tasks/* requests one principal may make per second on one replica (token bucket); 0 = no limit."),
+    taskRequestsPerSecond: z
+      .number()
+      .nonnegative()
+      .default(0)
+      .describe("tasks/* requests one principal may make per second on one replica (token bucket); 0 = no limit."),
     taskRequestBurst: z.number().int().positive().default(50).describe("Bucket size for taskRequestsPerSecond."),
   })
   .strict()

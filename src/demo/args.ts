@@ -12,11 +12,23 @@ export const DEMO_USAGE = "usage: demo-server [--http PORT] [--host HOST] [--nat
  * `--tasks-extension` the one that runs `research` as a task of the tasks extension.
  */
 export function parseDemoArgs(argv: string[]): DemoArgs {
-  let values: { http?: string | undefined; host?: string | undefined; "native-tasks"?: boolean | undefined; modern?: boolean | undefined; "tasks-extension"?: boolean | undefined };
+  let values: {
+    http?: string | undefined;
+    host?: string | undefined;
+    "native-tasks"?: boolean | undefined;
+    modern?: boolean | undefined;
+    "tasks-extension"?: boolean | undefined;
+  };
   try {
     ({ values } = parseArgs({
       args: argv,
-      options: { http: { type: "string" }, host: { type: "string" }, "native-tasks": { type: "boolean" }, modern: { type: "boolean" }, "tasks-extension": { type: "boolean" } },
+      options: {
+        http: { type: "string" },
+        host: { type: "string" },
+        "native-tasks": { type: "boolean" },
+        modern: { type: "boolean" },
+        "tasks-extension": { type: "boolean" },
+      },
       strict: true,
       allowPositionals: false,
     }));
@@ -24,7 +36,8 @@ export function parseDemoArgs(argv: string[]): DemoArgs {
     return { ok: false, problem: `${(err as Error).message}\n${DEMO_USAGE}` };
   }
   if (values["tasks-extension"] === true && values.modern !== true) return { ok: false, problem: `--tasks-extension needs --modern\n${DEMO_USAGE}` };
-  if (values["native-tasks"] === true && values.modern === true) return { ok: false, problem: `--native-tasks and --modern are two different servers\n${DEMO_USAGE}` };
+  if (values["native-tasks"] === true && values.modern === true)
+    return { ok: false, problem: `--native-tasks and --modern are two different servers\n${DEMO_USAGE}` };
   const modern = values.modern === true ? { modern: true, ...(values["tasks-extension"] === true ? { tasksExtension: true } : {}) } : {};
   const mode = values["native-tasks"] === true ? { nativeTasks: true } : modern;
   if (values.http === undefined) {

@@ -27,7 +27,13 @@ const ASK_PREFIX = "demo://ask/";
  */
 export function addAskingPromptAndResource(server: Server): void {
   server.setRequestHandler(ListPromptsRequestSchema, () => ({
-    prompts: [{ name: PROMPT, description: "Asks the client to confirm, then greets the given name.", arguments: [{ name: "name", description: "Whom to greet.", required: true }] }],
+    prompts: [
+      {
+        name: PROMPT,
+        description: "Asks the client to confirm, then greets the given name.",
+        arguments: [{ name: "name", description: "Whom to greet.", required: true }],
+      },
+    ],
   }));
   server.setRequestHandler(GetPromptRequestSchema, (request, extra) => {
     if (request.params.name !== PROMPT) throw new McpError(ErrorCode.InvalidParams, `Unknown prompt: ${request.params.name}`);
@@ -35,7 +41,9 @@ export function addAskingPromptAndResource(server: Server): void {
   });
   server.setRequestHandler(ListResourcesRequestSchema, () => ({ resources: [] }));
   server.setRequestHandler(ListResourceTemplatesRequestSchema, () => ({
-    resourceTemplates: [{ uriTemplate: `${ASK_PREFIX}{topic}`, name: "ask", description: "Asks the client about the topic, then returns the answer.", mimeType: "text/plain" }],
+    resourceTemplates: [
+      { uriTemplate: `${ASK_PREFIX}{topic}`, name: "ask", description: "Asks the client about the topic, then returns the answer.", mimeType: "text/plain" },
+    ],
   }));
   server.setRequestHandler(ReadResourceRequestSchema, (request, extra) => readAsk(request.params.uri, extra));
 }

@@ -25,12 +25,11 @@ type Extra = RequestHandlerExtra<ServerRequest, ServerNotification>;
 export function createDemoServer(log: (line: string) => void): Server {
   const server = new Server(DEMO_SERVER_INFO, {
     capabilities: { tools: { listChanged: true }, prompts: { listChanged: true }, resources: { listChanged: true } },
-    instructions: "A blocking demo server: echo, sleep, deploy (asks first), fail, crash, hang, routed (an x-mcp-header argument), change-lists; the prompt confirm-greeting and the resources demo://ask/{topic} ask first too.",
+    instructions:
+      "A blocking demo server: echo, sleep, deploy (asks first), fail, crash, hang, routed (an x-mcp-header argument), change-lists; the prompt confirm-greeting and the resources demo://ask/{topic} ask first too.",
   });
   server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: demoTools.map(toListedTool) }));
-  server.setRequestHandler(CallToolRequestSchema, (request, extra) =>
-    callTool(request.params.name, request.params.arguments ?? {}, toolContext(extra, log)),
-  );
+  server.setRequestHandler(CallToolRequestSchema, (request, extra) => callTool(request.params.name, request.params.arguments ?? {}, toolContext(extra, log)));
   addAskingPromptAndResource(server);
   return server;
 }
@@ -59,7 +58,6 @@ function toolContext(extra: Extra, log: (line: string) => void): ToolContext {
     // extra.sendRequest relates the question to this call, so over HTTP it travels on the call's
     // own SSE stream; the signal makes a cancelled call stop waiting for the answer.
     notify: (method) => extra.sendNotification({ method } as ServerNotification),
-    elicit: (params) =>
-      extra.sendRequest({ method: "elicitation/create", params }, ElicitResultSchema, { signal: extra.signal }),
+    elicit: (params) => extra.sendRequest({ method: "elicitation/create", params }, ElicitResultSchema, { signal: extra.signal }),
   };
 }

@@ -21,7 +21,12 @@ export interface DemoHttpServer {
  * Streamable HTTP in stateful mode: one transport (and one MCP server object) per session,
  * created by an initialize request without a session id and found by Mcp-Session-Id afterwards.
  */
-export async function listenDemoHttp(port: number, host: string, log: (line: string) => void, factory: ServerFactory = () => createDemoServer(log)): Promise<DemoHttpServer> {
+export async function listenDemoHttp(
+  port: number,
+  host: string,
+  log: (line: string) => void,
+  factory: ServerFactory = () => createDemoServer(log),
+): Promise<DemoHttpServer> {
   const sessions = new Map<string, StreamableHTTPServerTransport>();
   const http = createServer((req, res) => {
     route(req, res, sessions, factory).catch((err: unknown) => {
@@ -38,12 +43,7 @@ export async function listenDemoHttp(port: number, host: string, log: (line: str
   return { port: address.port, host, close: () => closeAll(http, sessions) };
 }
 
-async function route(
-  req: IncomingMessage,
-  res: ServerResponse,
-  sessions: Map<string, StreamableHTTPServerTransport>,
-  factory: ServerFactory,
-): Promise<void> {
+async function route(req: IncomingMessage, res: ServerResponse, sessions: Map<string, StreamableHTTPServerTransport>, factory: ServerFactory): Promise<void> {
   if (new URL(req.url ?? "/", "http://localhost").pathname !== DEMO_HTTP_PATH) return sendError(res, 404, -32601, "Not found");
   if (!["POST", "GET", "DELETE"].includes(req.method ?? "")) return sendError(res, 405, -32601, "Method not allowed");
   const sessionId = req.headers["mcp-session-id"];

@@ -36,7 +36,14 @@ export class Front {
   post(req: FrontRequest): Promise<Response> {
     if (isModern(req)) {
       const headers = { protocolVersion: req.protocolVersion, method: req.mcpMethod, name: req.mcpName };
-      return this.modern.post({ message: req.message, accepts: req.accepts, headers, header: req.header, principal: req.principal, ...forwardedAuthorization(req.authorization) });
+      return this.modern.post({
+        message: req.message,
+        accepts: req.accepts,
+        headers,
+        header: req.header,
+        principal: req.principal,
+        ...forwardedAuthorization(req.authorization),
+      });
     }
     return this.legacy.post(req);
   }

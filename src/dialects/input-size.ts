@@ -6,5 +6,6 @@ import { GatewayError } from "../wire/errors.js";
  */
 export function checkInputSize(value: unknown, maxBytes: number): void {
   const bytes = Buffer.byteLength(JSON.stringify(value) ?? "");
-  if (bytes > maxBytes) throw new GatewayError("invalid_params", `the answers are ${bytes} bytes, over the limit of ${maxBytes} (limits.maxInputResponsesBytes)`);
+  if (bytes > maxBytes)
+    throw new GatewayError("invalid_params", `the answers are ${bytes} bytes, over the limit of ${maxBytes} (limits.maxInputResponsesBytes)`);
 }

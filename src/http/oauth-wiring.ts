@@ -22,7 +22,9 @@ export function protectedResources(config: Config, selfUrl: () => string, logger
   const { mode, oauth } = config.auth;
   if (mode !== "oauth" || oauth.issuer === undefined) return undefined;
   if (oauth.publicUrl === undefined && !LOOPBACK.has(config.listen.host))
-    logger.warn("auth.oauth.publicUrl is not set: resource URLs and token audiences name the listener's own address, which clients behind a proxy or load balancer do not use; set it to the URL clients connect to");
+    logger.warn(
+      "auth.oauth.publicUrl is not set: resource URLs and token audiences name the listener's own address, which clients behind a proxy or load balancer do not use; set it to the URL clients connect to",
+    );
   const byPath = new Map(config.upstreams.map((u) => [u.path, u]));
   return new ProtectedResources({
     publicUrl: () => oauth.publicUrl ?? selfUrl(),

@@ -78,7 +78,16 @@ function setRequestId(c: Context, reqId: string): void {
  * last message is sent for a streamed one. A request refused before its body was read counts
  * under its HTTP method, on the wire its headers name.
  */
-function recordOperation(metrics: Metrics, upstream: string, httpMethod: string, headers: Headers, context: LogContext, tag: ReplyTag | undefined, status: number, started: number): void {
+function recordOperation(
+  metrics: Metrics,
+  upstream: string,
+  httpMethod: string,
+  headers: Headers,
+  context: LogContext,
+  tag: ReplyTag | undefined,
+  status: number,
+  started: number,
+): void {
   const method = context.method ?? httpMethod;
   const tool = context.tool ?? "";
   const wire = context.wire ?? wireOfHeaders(headers);

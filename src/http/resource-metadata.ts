@@ -61,7 +61,10 @@ export class ProtectedResources {
   mount(app: Hono<any>, paths: readonly string[]): void {
     const serve = (route: string, path: string) => {
       app.get(route, (c) => c.json(this.metadata(path), 200, CORS));
-      app.options(route, () => new Response(null, { status: 204, headers: { ...CORS, "access-control-allow-methods": "GET", "access-control-allow-headers": "*" } }));
+      app.options(
+        route,
+        () => new Response(null, { status: 204, headers: { ...CORS, "access-control-allow-methods": "GET", "access-control-allow-headers": "*" } }),
+      );
     };
     // Before the listener is bound the URL may be unknown; only a configured one has a prefix.
     const known = this.options.publicUrl();

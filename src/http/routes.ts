@@ -66,7 +66,14 @@ export interface Health {
  * (POST a message, GET the session stream, DELETE the session). Request handling is a short list of
  * steps — origin, accept, content type, size, decode — each answering with the errors table.
  */
-export function buildHttpApp(endpoints: readonly Endpoint[], health: Health, options: HttpOptions, logger: Logger, metrics: Metrics, security: Security): Hono<CallerEnv> {
+export function buildHttpApp(
+  endpoints: readonly Endpoint[],
+  health: Health,
+  options: HttpOptions,
+  logger: Logger,
+  metrics: Metrics,
+  security: Security,
+): Hono<CallerEnv> {
   const app = new Hono<CallerEnv>();
   // Prometheus scrapes the main listener, like /livez; `metrics.enabled: false` turns it off.
   if (options.metricsEnabled) app.get("/metrics", async () => new Response(await metrics.render(), { headers: { "content-type": metrics.contentType } }));
@@ -76,7 +83,10 @@ export function buildHttpApp(endpoints: readonly Endpoint[], health: Health, opt
     const upstreams = health.upstreams?.() ?? {};
     return c.json(problems.length ? { status: "not ready", problems, upstreams } : { status: "ready", upstreams }, problems.length ? 503 : 200);
   });
-  security.resources?.mount(app, endpoints.map((e) => e.path));
+  security.resources?.mount(
+    app,
+    endpoints.map((e) => e.path),
+  );
   for (const endpoint of endpoints) {
     app.use(endpoint.path, observeRequests(endpoint.name, metrics, logger));
     mount(app, endpoint, options, logger, security, health);
@@ -93,7 +103,14 @@ export function buildHttpApp(endpoints: readonly Endpoint[], health: Health, opt
  * Steps in order: Host, Origin, CORS, authentication (the principal), then per method. Every entry point
  * below receives `principal` from the one auth step; a new one binds by passing it on.
  */
-function mount(app: Hono<CallerEnv>, { path, front, forwardAuthorization, scopes = NO_SCOPES }: Endpoint, options: HttpOptions, logger: Logger, security: Security, health: Health): void {
+function mount(
+  app: Hono<CallerEnv>,
+  { path, front, forwardAuthorization, scopes = NO_SCOPES }: Endpoint,
+  options: HttpOptions,
+  logger: Logger,
+  security: Security,
+  health: Health,
+): void {
   const tooLarge = () => new GatewayError("payload_too_large", `the limit is ${options.maxBodyBytes} bytes`).toResponse();
   const { limits } = security;
   const resource = security.resources?.challengeFor(path);
@@ -105,15 +122,19 @@ function mount(app: Hono<CallerEnv>, { path, front, forwardAuthorization, scopes
   app.use(path, authGuard(security.auth, security.realm, security.audit, { resource, requiredScopes: scopes.required }));
   app.post(path, jsonContentType, bodySizeLimit(options.maxBodyBytes, tooLarge), async (c) => {
     const accepts = parseAccept(c.req.header("accept"));
-    if (!accepts.json && !accepts.sse)
-      return new GatewayError("not_acceptable", "Accept must include application/json or text/event-stream").toResponse();
+    if (!accepts.json && !accepts.sse) return new GatewayError("not_acceptable", "Accept must include application/json or text/event-stream").toResponse();
     const decoded = decodeMessage(await c.req.text(), { maxDepth: options.maxJsonDepth });
     if (!decoded.ok) return new GatewayError(decoded.kind, decoded.detail).toResponse(decoded.id);
     const id: JsonRpcId | null = "id" in decoded.message ? decoded.message.id : null;
     const principal = c.get("principal");
     const key = limitKey(principal, c.req.header("mcp-session-id"));
     const method = "method" in decoded.message ? decoded.message.method : "";
-    noteRequest(c.get("logContext"), decoded.message, wireOf(decoded.message, c.req.header("mcp-session-id"), c.req.header("mcp-protocol-version")), c.req.header("mcp-session-id"));
+    noteRequest(
+      c.get("logContext"),
+      decoded.message,
+      wireOf(decoded.message, c.req.header("mcp-session-id"), c.req.header("mcp-protocol-version")),
+      c.req.header("mcp-session-id"),
+    );
     // Per method and per tool, before anything reaches the upstream or the task store.
     const refused = insufficientScope(scopesFor(scopes, decoded.message, c.req.header("mcp-name")), c.get("scopes"), security.realm, resource);
     if (refused) {
@@ -126,25 +147,31 @@ function mount(app: Hono<CallerEnv>, { path, front, forwardAuthorization, scopes
       const limited = limits.rate(key, method);
       if (limited) return limited;
       if (LONG_STREAMS.has(method)) limits.checkStreams(key);
-      return keepReply(c, limits.track(key, await front.post({
-        message: decoded.message,
-        accepts,
-        sessionId: c.req.header("mcp-session-id"),
-        protocolVersion: c.req.header("mcp-protocol-version"),
-        mcpMethod: c.req.header("mcp-method"),
-        mcpName: c.req.header("mcp-name"),
-        header: (name) => c.req.header(name),
-        // A getter: the signal exists only for the few calls that wait on it (tasks/result), since
-        // creating it makes @hono/node-server build an AbortController for the request.
-        get signal() {
-          return c.req.raw.signal;
-        },
-        principal,
-        // Read only where the upstream forwards it, so elsewhere the secret goes no further than auth.
-        // Off by default: MCP authorization (Token Handling) forbids passing through a token issued
-        // to taskgate itself; the switch is for an upstream that is the token's audience (README).
-        ...(forwardAuthorization ? forwardedAuthorization(c.req.header("authorization")) : {}),
-      })));
+      return keepReply(
+        c,
+        limits.track(
+          key,
+          await front.post({
+            message: decoded.message,
+            accepts,
+            sessionId: c.req.header("mcp-session-id"),
+            protocolVersion: c.req.header("mcp-protocol-version"),
+            mcpMethod: c.req.header("mcp-method"),
+            mcpName: c.req.header("mcp-name"),
+            header: (name) => c.req.header(name),
+            // A getter: the signal exists only for the few calls that wait on it (tasks/result), since
+            // creating it makes @hono/node-server build an AbortController for the request.
+            get signal() {
+              return c.req.raw.signal;
+            },
+            principal,
+            // Read only where the upstream forwards it, so elsewhere the secret goes no further than auth.
+            // Off by default: MCP authorization (Token Handling) forbids passing through a token issued
+            // to taskgate itself; the switch is for an upstream that is the token's audience (README).
+            ...(forwardAuthorization ? forwardedAuthorization(c.req.header("authorization")) : {}),
+          }),
+        ),
+      );
     } catch (err) {
       if (!isUnexpected(err)) return keepReply(c, wireError(err).toResponse(id));
       logger.error({ err, ...c.get("logContext") }, "unexpected error while relaying a message");

@@ -41,7 +41,12 @@ export function scopesFor(policy: ScopePolicy, message: JsonRpcMessage | undefin
  * The challenge names every scope the operation needs, so a client asking again for those keeps
  * what it had. Modes whose credentials carry no scopes grant none.
  */
-export function insufficientScope(needed: readonly string[], granted: ReadonlySet<string> | undefined, realm: string, resource: ResourceChallenge | undefined): GatewayError | undefined {
+export function insufficientScope(
+  needed: readonly string[],
+  granted: ReadonlySet<string> | undefined,
+  realm: string,
+  resource: ResourceChallenge | undefined,
+): GatewayError | undefined {
   const missing = needed.filter((s) => !granted?.has(s));
   if (missing.length === 0) return undefined;
   const challenge = [

@@ -29,6 +29,9 @@ export function tooDeep(value: unknown, maxDepth: number): string[] | undefined 
 
 /** The place named in the error: the first few keys, enough to find the field. */
 export function describeDeep(path: readonly string[], maxDepth: number): string {
-  const shown = path.slice(0, 4).map((k) => k.slice(0, 40)).join(".");
+  const shown = path
+    .slice(0, 4)
+    .map((k) => k.slice(0, 40))
+    .join(".");
   return `${shown}${path.length > 4 ? ".…" : ""}: nested deeper than ${maxDepth} levels (objects and arrays)`;
 }

@@ -38,14 +38,11 @@ export interface JsonRpcFailure {
 export type JsonRpcResponse = JsonRpcSuccess | JsonRpcFailure;
 export type JsonRpcMessage = JsonRpcRequest | JsonRpcNotification | JsonRpcResponse;
 
-export const isRequest = (m: JsonRpcMessage): m is JsonRpcRequest =>
-  "method" in m && "id" in m && m.id !== undefined && m.id !== null;
+export const isRequest = (m: JsonRpcMessage): m is JsonRpcRequest => "method" in m && "id" in m && m.id !== undefined && m.id !== null;
 
-export const isNotification = (m: JsonRpcMessage): m is JsonRpcNotification =>
-  "method" in m && !("id" in m && m.id !== undefined && m.id !== null);
+export const isNotification = (m: JsonRpcMessage): m is JsonRpcNotification => "method" in m && !("id" in m && m.id !== undefined && m.id !== null);
 
-export const isResponse = (m: JsonRpcMessage): m is JsonRpcResponse =>
-  !("method" in m) && ("result" in m || "error" in m);
+export const isResponse = (m: JsonRpcMessage): m is JsonRpcResponse => !("method" in m) && ("result" in m || "error" in m);
 
 export const isFailure = (m: JsonRpcResponse): m is JsonRpcFailure => "error" in m;
 

@@ -8,8 +8,22 @@ export type { Logger };
  * line of defence: taskgate itself never logs credentials, headers or tool arguments.
  */
 export const REDACTED_PATHS = [
-  "authorization", "*.authorization", "headers", "*.headers", "token", "*.token",
-  "secret", "*.secret", "password", "*.password", "cookie", "*.cookie", "arguments", "*.arguments", "adminToken", "*.adminToken",
+  "authorization",
+  "*.authorization",
+  "headers",
+  "*.headers",
+  "token",
+  "*.token",
+  "secret",
+  "*.secret",
+  "password",
+  "*.password",
+  "cookie",
+  "*.cookie",
+  "arguments",
+  "*.arguments",
+  "adminToken",
+  "*.adminToken",
 ];
 
 /** JSON lines on stderr, so stdout stays free (the demo server speaks MCP on it). */

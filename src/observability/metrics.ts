@@ -13,7 +13,6 @@ type OperationLabel = "upstream" | "mcp_method_name" | "gen_ai_tool_name" | "err
 /** Raw name combinations remembered for a one-lookup path; past this many, new ones go through the guard each time. */
 const MAX_CACHED_KEYS = 5000;
 
-
 /**
  * Every Prometheus series taskgate exports, behind named hooks, one registry per instance (no
  * global state: two gateways in one process, as in tests, keep their own counts). Label values
@@ -44,17 +43,67 @@ export class Metrics {
   constructor({ processMetrics = true }: { processMetrics?: boolean } = {}) {
     const registers = [this.registry];
     if (processMetrics) collectDefaultMetrics({ register: this.registry });
-    this.created = new Counter({ name: "taskgate_tasks_created_total", help: "Tasks created (detached calls), by upstream and tool.", labelNames: ["upstream", "tool"], registers });
-    this.ended = new Counter({ name: "taskgate_tasks_ended_total", help: "Tasks that reached a terminal status on this replica, by upstream, tool and status (completed, failed, cancelled).", labelNames: ["upstream", "tool", "status"], registers });
+    this.created = new Counter({
+      name: "taskgate_tasks_created_total",
+      help: "Tasks created (detached calls), by upstream and tool.",
+      labelNames: ["upstream", "tool"],
+      registers,
+    });
+    this.ended = new Counter({
+      name: "taskgate_tasks_ended_total",
+      help: "Tasks that reached a terminal status on this replica, by upstream, tool and status (completed, failed, cancelled).",
+      labelNames: ["upstream", "tool", "status"],
+      registers,
+    });
     const inFlight = () => this.inFlight();
-    new Gauge({ name: "taskgate_tasks_in_flight", help: "Detached upstream calls this replica owns right now.", registers, collect() { this.set(inFlight()); } });
-    this.detach = new Histogram({ name: "taskgate_detach_seconds", help: "From the start of a tools/call to the task handle being written (the client's wait before detaching).", labelNames: ["upstream"], buckets: BUCKETS, registers });
-    this.upstreamCalls = new Histogram({ name: "taskgate_upstream_call_duration_seconds", help: "Every request sent upstream, until its answer, by upstream, method and outcome (ok, error).", labelNames: ["upstream", "method", "outcome"], buckets: BUCKETS, registers });
-    this.tasksGetSeconds = new Histogram({ name: "taskgate_tasks_get_duration_seconds", help: "tasks/get requests on the front side, until the answer.", labelNames: ["upstream"], buckets: BUCKETS, registers });
-    this.passthroughSeconds = new Histogram({ name: "taskgate_passthrough_duration_seconds", help: "Requests relayed to the upstream while the client waits (not task calls), by method; its _count is the number of requests.", labelNames: ["upstream", "method"], buckets: BUCKETS, registers });
-    this.storeErrors = new Counter({ name: "taskgate_store_errors_total", help: "Store operations that failed (store unreachable or a script error), by operation.", labelNames: ["operation"], registers });
+    new Gauge({
+      name: "taskgate_tasks_in_flight",
+      help: "Detached upstream calls this replica owns right now.",
+      registers,
+      collect() {
+        this.set(inFlight());
+      },
+    });
+    this.detach = new Histogram({
+      name: "taskgate_detach_seconds",
+      help: "From the start of a tools/call to the task handle being written (the client's wait before detaching).",
+      labelNames: ["upstream"],
+      buckets: BUCKETS,
+      registers,
+    });
+    this.upstreamCalls = new Histogram({
+      name: "taskgate_upstream_call_duration_seconds",
+      help: "Every request sent upstream, until its answer, by upstream, method and outcome (ok, error).",
+      labelNames: ["upstream", "method", "outcome"],
+      buckets: BUCKETS,
+      registers,
+    });
+    this.tasksGetSeconds = new Histogram({
+      name: "taskgate_tasks_get_duration_seconds",
+      help: "tasks/get requests on the front side, until the answer.",
+      labelNames: ["upstream"],
+      buckets: BUCKETS,
+      registers,
+    });
+    this.passthroughSeconds = new Histogram({
+      name: "taskgate_passthrough_duration_seconds",
+      help: "Requests relayed to the upstream while the client waits (not task calls), by method; its _count is the number of requests.",
+      labelNames: ["upstream", "method"],
+      buckets: BUCKETS,
+      registers,
+    });
+    this.storeErrors = new Counter({
+      name: "taskgate_store_errors_total",
+      help: "Store operations that failed (store unreachable or a script error), by operation.",
+      labelNames: ["operation"],
+      registers,
+    });
     this.leaseRenewals = new Counter({ name: "taskgate_lease_renewals_total", help: "Leases renewed by this replica's owner loop.", registers });
-    this.leaseLosses = new Counter({ name: "taskgate_lease_losses_total", help: "Detached calls this replica abandoned because their lease was lost.", registers });
+    this.leaseLosses = new Counter({
+      name: "taskgate_lease_losses_total",
+      help: "Detached calls this replica abandoned because their lease was lost.",
+      registers,
+    });
     this.reaper = new Counter({ name: "taskgate_reaper_actions_total", help: "Tasks the reaper acted on, by action.", labelNames: ["action"], registers });
     this.sse = new Gauge({ name: "taskgate_sse_streams_open", help: "Server-sent-event responses open on the front side.", registers });
     // OpenTelemetry semantic conventions for MCP, metric mcp.server.operation.duration
@@ -76,7 +125,13 @@ export class Metrics {
         for (const [upstream, read] of queues) this.set({ upstream }, read());
       },
     });
-    this.queueWait = new Histogram({ name: "taskgate_upstream_queue_wait_seconds", help: "How long each call waited for a free slot on its upstream (0 when one was free), until it started or gave up.", labelNames: ["upstream"], buckets: BUCKETS, registers });
+    this.queueWait = new Histogram({
+      name: "taskgate_upstream_queue_wait_seconds",
+      help: "How long each call waited for a free slot on its upstream (0 when one was free), until it started or gave up.",
+      labelNames: ["upstream"],
+      buckets: BUCKETS,
+      registers,
+    });
     new Gauge({
       name: "taskgate_upstream_pool_processes",
       help: "Processes of a pooled stdio upstream by state: idle (ready), busy (running a call), starting, stopping (being ended after a cancelled or abandoned call). The home process is not counted.",

@@ -61,10 +61,12 @@ export class SessionCache {
 
   private listen(): void {
     if (this.subscribing || this.ttlMs <= 0) return;
-    this.subscribing = this.bus.subscribe(SESSION_ENDED_CHANNEL, (id) => this.entries.delete(id)).then(
-      () => (this.listening = true),
-      // Without the subscription the cache serves nothing fresh; the next call tries again.
-      () => (this.subscribing = undefined),
-    );
+    this.subscribing = this.bus
+      .subscribe(SESSION_ENDED_CHANNEL, (id) => this.entries.delete(id))
+      .then(
+        () => (this.listening = true),
+        // Without the subscription the cache serves nothing fresh; the next call tries again.
+        () => (this.subscribing = undefined),
+      );
   }
 }

@@ -44,9 +44,7 @@ export interface InputRequest {
 }
 
 /** How the upstream call ended: its result (even with isError) or its JSON-RPC error. */
-export type TaskOutcome =
-  | { result: Record<string, unknown> }
-  | { error: { code: number; message: string; data?: unknown } };
+export type TaskOutcome = { result: Record<string, unknown> } | { error: { code: number; message: string; data?: unknown } };
 
 /** One detached `tools/call`. All its keys share one hash tag; all expire `ttlMs` after `createdAt`. */
 export interface TaskRecord {
@@ -111,7 +109,10 @@ export interface TaskFilter {
   tool?: string;
 }
 
-export type NewTask = Omit<TaskRecord, "revision" | "cancelRequested" | "inputRequests" | "inputResponses" | "outcome" | "lastUpdatedAt" | "parked" | "attempt"> & {
+export type NewTask = Omit<
+  TaskRecord,
+  "revision" | "cancelRequested" | "inputRequests" | "inputResponses" | "outcome" | "lastUpdatedAt" | "parked" | "attempt"
+> & {
   parked?: boolean;
 };
 
@@ -197,7 +198,12 @@ export interface TaskStore {
    * tasks/update: store the answers whose keys are outstanding right now and ignore the rest
    * (never issued, already answered). Returns the keys accepted, or undefined for an unknown task.
    */
-  addInputResponses(id: string, principal: string, responses: Record<string, unknown>, now: number): Promise<{ accepted: string[]; task: TaskRecord } | undefined>;
+  addInputResponses(
+    id: string,
+    principal: string,
+    responses: Record<string, unknown>,
+    now: number,
+  ): Promise<{ accepted: string[]; task: TaskRecord } | undefined>;
   /**
    * The owner takes the answers waiting for delivery, atomically removing them from inputResponses
    * and their keys from inputRequests; an input_required task with nothing left outstanding goes
@@ -205,7 +211,12 @@ export interface TaskStore {
    * `waitingFor` keys (questions the owner has not answered upstream yet) are returned again:
    * a take whose reply was lost (the store crashed after running it) is then retried safely.
    */
-  takeInputResponses(id: string, leaseToken: string, now: number, waitingFor?: readonly string[]): Promise<{ ok: true; responses: Record<string, unknown>; task: TaskRecord } | { ok: false; reason: "not_found" | "stale_lease" }>;
+  takeInputResponses(
+    id: string,
+    leaseToken: string,
+    now: number,
+    waitingFor?: readonly string[],
+  ): Promise<{ ok: true; responses: Record<string, unknown>; task: TaskRecord } | { ok: false; reason: "not_found" | "stale_lease" }>;
   /** Renew many leases in ONE round trip; tells per task whether it is still held and what waits. */
   renewLeases(leases: ReadonlyArray<{ taskId: string; token: string }>, leaseMs: number): Promise<LeaseState[]>;
   /**

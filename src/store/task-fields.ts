@@ -23,12 +23,22 @@ export function expiresAt(task: Pick<NewTask, "createdAt" | "ttlMs">): number {
 /** A new task's fields: revision 1, nothing asked or answered yet. */
 export function newTaskFields(task: NewTask): FieldPairs {
   const pairs: FieldPairs = [
-    ["id", task.id], ["principal", task.principal], ["dialect", task.dialect], ["upstream", task.upstream],
-    ["tool", task.tool], ["status", task.status], ["createdAt", String(task.createdAt)],
-    ["lastUpdatedAt", String(task.createdAt)], ["ttlMs", String(task.ttlMs)],
-    ["pollIntervalMs", String(task.pollIntervalMs)], ["revision", "1"], ["owner", task.owner],
-    ["cancelRequested", "0"], ["clientCapabilities", JSON.stringify(task.clientCapabilities)],
-    [EXPIRES_AT, String(expiresAt(task))], ["attempt", "1"],
+    ["id", task.id],
+    ["principal", task.principal],
+    ["dialect", task.dialect],
+    ["upstream", task.upstream],
+    ["tool", task.tool],
+    ["status", task.status],
+    ["createdAt", String(task.createdAt)],
+    ["lastUpdatedAt", String(task.createdAt)],
+    ["ttlMs", String(task.ttlMs)],
+    ["pollIntervalMs", String(task.pollIntervalMs)],
+    ["revision", "1"],
+    ["owner", task.owner],
+    ["cancelRequested", "0"],
+    ["clientCapabilities", JSON.stringify(task.clientCapabilities)],
+    [EXPIRES_AT, String(expiresAt(task))],
+    ["attempt", "1"],
   ];
   if (task.requestParams !== undefined) pairs.push(["requestParams", JSON.stringify(task.requestParams)]);
   if (task.statusMessage !== undefined) pairs.push(["statusMessage", task.statusMessage]);
@@ -90,20 +100,40 @@ export function encodeAnswer(value: unknown): string {
   return JSON.stringify(value ?? null);
 }
 
-const int = z.string().regex(/^-?\d+$/).transform(Number);
+const int = z
+  .string()
+  .regex(/^-?\d+$/)
+  .transform(Number);
 // Built once: a schema built inside a transform would be rebuilt on every read of a task.
 const CapabilitiesJson = z.record(z.string(), z.unknown());
 const Scalars = z.object({
-  id: z.string(), principal: z.string(), dialect: z.enum(["A", "B", "U"]), upstream: z.string(), tool: z.string(),
+  id: z.string(),
+  principal: z.string(),
+  dialect: z.enum(["A", "B", "U"]),
+  upstream: z.string(),
+  tool: z.string(),
   status: z.enum(["working", "input_required", "completed", "failed", "cancelled"]),
-  statusMessage: z.string().optional(), createdAt: int, lastUpdatedAt: int, ttlMs: int, pollIntervalMs: int,
-  revision: int, owner: z.string(), upstreamRequestId: z.string().optional(), frontSession: z.string().optional(),
+  statusMessage: z.string().optional(),
+  createdAt: int,
+  lastUpdatedAt: int,
+  ttlMs: int,
+  pollIntervalMs: int,
+  revision: int,
+  owner: z.string(),
+  upstreamRequestId: z.string().optional(),
+  frontSession: z.string().optional(),
   cancelRequested: z.enum(["0", "1"]).transform((v) => v === "1"),
-  parked: z.literal("1").optional().transform((v) => v === "1"),
+  parked: z
+    .literal("1")
+    .optional()
+    .transform((v) => v === "1"),
   clientCapabilities: z.string().transform((json) => CapabilitiesJson.parse(JSON.parse(json))),
   // Tasks written before attempts were counted read as the first.
   attempt: int.default(1),
-  requestParams: z.string().transform((json) => CapabilitiesJson.parse(JSON.parse(json))).optional(),
+  requestParams: z
+    .string()
+    .transform((json) => CapabilitiesJson.parse(JSON.parse(json)))
+    .optional(),
   upstreamTaskId: z.string().optional(),
   upstreamSession: z.string().optional(),
 });

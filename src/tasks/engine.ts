@@ -140,7 +140,13 @@ export class TaskEngine {
    * then stops the upstream call. A terminal task is returned as `terminal` (the caller's -32602).
    */
   async cancelNow(taskId: string, principal: string): Promise<{ task: TaskRecord } | { terminal: TaskRecord } | undefined> {
-    const change = { kind: "cancel" as const, cancelRequested: true as const, principal, statusMessage: "Client cancelled task execution.", now: this.deps.clock() };
+    const change = {
+      kind: "cancel" as const,
+      cancelRequested: true as const,
+      principal,
+      statusMessage: "Client cancelled task execution.",
+      now: this.deps.clock(),
+    };
     const result = await this.deps.store.transitionTask(taskId, change);
     if (!result.ok) return result.reason === "not_found" ? this.audited(taskId, principal, undefined) : { terminal: result.task };
     this.deps.metrics.taskEnded(result.task.upstream, result.task.tool, "cancelled");
@@ -263,4 +269,3 @@ function newTask(call: AdmittedCall, now: number, owner: string, rerunnable: boo
     ...(rerunnable ? { requestParams: { name: tool, ...(args !== undefined ? { arguments: args } : {}) } } : {}),
   };
 }
-

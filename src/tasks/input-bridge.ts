@@ -45,7 +45,10 @@ export class InputBridge {
     const change = { kind: "start-input" as const, addInputRequests: { [key]: inputRequestOf(request) }, leaseToken: this.token, now: this.deps.clock() };
     // A store that is briefly away must not turn the question into an error for the upstream:
     // keep trying while the question is pending (it times out, or the call ends, otherwise).
-    void retryWhileUnavailable(() => this.deps.store.transitionTask(this.taskId, { ...change, now: this.deps.clock() }), () => this.pending.has(key)).then(
+    void retryWhileUnavailable(
+      () => this.deps.store.transitionTask(this.taskId, { ...change, now: this.deps.clock() }),
+      () => this.pending.has(key),
+    ).then(
       (r) => (r === undefined ? undefined : r.ok ? this.startClock(key, r.task.parked) : this.refuse(key, "the task can no longer take input")),
       () => this.refuse(key, "the task could not record the question"),
     );

@@ -104,7 +104,10 @@ export class OwnedCall implements MessageSink {
     // Retried while the store is away: an answer taken by a take whose reply was lost comes back.
     const input = this.input;
     if (!input) return;
-    void retryWhileUnavailable(() => input.deliver(), () => input.waiting && !this.lost).catch((err: unknown) => this.deps.logger.warn({ err, taskId: this.task.id }, "could not deliver input answers"));
+    void retryWhileUnavailable(
+      () => input.deliver(),
+      () => input.waiting && !this.lost,
+    ).catch((err: unknown) => this.deps.logger.warn({ err, taskId: this.task.id }, "could not deliver input answers"));
   }
 
   /** Follow the running upstream call to its end; `maxDurationMs` bounds it. */
@@ -216,7 +219,10 @@ export class OwnedCall implements MessageSink {
     if (this.lost) return;
     let again = false;
     const attempt = () => this.write(end, again).finally(() => (again = true));
-    const written = await retryWhileUnavailable(() => attempt().then(() => true), () => !this.lost);
+    const written = await retryWhileUnavailable(
+      () => attempt().then(() => true),
+      () => !this.lost,
+    );
     if (!written) this.deps.logger.warn({ taskId: this.task.id }, "outcome not written: the lease was lost while the store was unavailable");
   }
 
@@ -259,7 +265,9 @@ export class OwnedCall implements MessageSink {
     // Dialect A counts an isError result as failed (https://modelcontextprotocol.io/specification/2025-11-25/basic/utilities/tasks, Task Status); dialect B as completed (https://github.com/modelcontextprotocol/ext-tasks/blob/main/specification/draft/tasks.md).
     if (this.task.dialect === "A" && response.result.isError === true)
       return { to: "failed", outcome: { result: response.result }, statusMessage: "The tool reported an error" };
-    return progress === undefined ? { to: "completed", outcome: { result: response.result } } : { to: "completed", outcome: { result: response.result }, statusMessage: progress };
+    return progress === undefined
+      ? { to: "completed", outcome: { result: response.result } }
+      : { to: "completed", outcome: { result: response.result }, statusMessage: progress };
   }
 
   private async writeStatus(statusMessage: string): Promise<void> {
@@ -281,9 +289,10 @@ export class OwnedCall implements MessageSink {
     if (binding.ttlMs !== undefined) this.ttlMs = binding.ttlMs;
     const change: TaskChange & { kind: "bind-upstream-task" } = { kind: "bind-upstream-task", upstreamTask: binding.ref, leaseToken: this.token, now: 0 };
     if (binding.ttlMs !== undefined) change.ttlMs = binding.ttlMs;
-    void retryWhileUnavailable(() => this.deps.store.transitionTask(this.task.id, { ...change, now: this.deps.clock() }), () => !this.lost && !this.ending).catch((err: unknown) =>
-      this.deps.logger.warn({ err, taskId: this.task.id }, "could not store the upstream task a call runs as"),
-    );
+    void retryWhileUnavailable(
+      () => this.deps.store.transitionTask(this.task.id, { ...change, now: this.deps.clock() }),
+      () => !this.lost && !this.ending,
+    ).catch((err: unknown) => this.deps.logger.warn({ err, taskId: this.task.id }, "could not store the upstream task a call runs as"));
   }
 
   private inputBridge(): InputBridge {
@@ -293,7 +302,11 @@ export class OwnedCall implements MessageSink {
       const ttlLeft = task.createdAt + this.ttlMs - deps.clock();
       const bound = (ms: number | undefined) => Math.max(1, Math.min(ms ?? ttlLeft, ttlLeft));
       const { inputTimeoutMs, mrtrTimeoutMs } = deps.options;
-      const timeouts = { taskMs: bound(inputTimeoutMs), taskMsConfigured: inputTimeoutMs !== undefined && inputTimeoutMs <= ttlLeft, parkedMs: bound(mrtrTimeoutMs) };
+      const timeouts = {
+        taskMs: bound(inputTimeoutMs),
+        taskMsConfigured: inputTimeoutMs !== undefined && inputTimeoutMs <= ttlLeft,
+        parkedMs: bound(mrtrTimeoutMs),
+      };
       this.input = new InputBridge(task.id, this.token, this, deps, timeouts, (reason) => this.inputTimedOut(reason));
     }
     return this.input;

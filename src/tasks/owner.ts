@@ -82,7 +82,10 @@ export class Owner {
     if (calls.length === 0) return;
     const { store, clock, options, logger } = this.deps;
     try {
-      const states = await store.renewLeases(calls.map((c) => ({ taskId: c.task.id, token: c.token })), options.leaseMs);
+      const states = await store.renewLeases(
+        calls.map((c) => ({ taskId: c.task.id, token: c.token })),
+        options.leaseMs,
+      );
       const now = clock();
       this.deps.metrics.leaseRenewed(states.filter((s) => s.held).length);
       for (const state of states) {

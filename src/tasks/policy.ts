@@ -44,7 +44,12 @@ export function handlesUnaware(tasks: Config["tasks"], upstream: UpstreamConfig)
 }
 
 /** The policy with what the upstream declares for the tool, when it runs tasks of its own (#15). */
-export async function policyOf(tasks: Config["tasks"], upstream: UpstreamConfig, tool: string, native: { tasks: UpstreamTasks } | undefined): Promise<ToolPolicy> {
+export async function policyOf(
+  tasks: Config["tasks"],
+  upstream: UpstreamConfig,
+  tool: string,
+  native: { tasks: UpstreamTasks } | undefined,
+): Promise<ToolPolicy> {
   const support = native ? await native.tasks.support(tool).catch(() => undefined) : undefined;
   return toolPolicy(tasks, upstream, tool, support);
 }

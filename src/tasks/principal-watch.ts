@@ -43,10 +43,12 @@ export async function watchPrincipal(store: Store, principal: string, onChange: 
     if (!stopped && !followed.has(taskId))
       followed.set(
         taskId,
-        bus.subscribe(taskChannel(taskId), () => void push(taskId)).catch(() => {
-          followed.delete(taskId);
-          return async () => undefined;
-        }),
+        bus
+          .subscribe(taskChannel(taskId), () => void push(taskId))
+          .catch(() => {
+            followed.delete(taskId);
+            return async () => undefined;
+          }),
       );
   };
   const list = async () => {

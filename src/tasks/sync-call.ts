@@ -82,7 +82,13 @@ export class SyncCalls {
    * repeated retry changes nothing), routed to the owner, then the next round. Undefined when
    * the parked call is gone (expired).
    */
-  async resume(ticket: ParkTicket, principal: string, requestId: JsonRpcId, responses: Record<string, unknown>, { detachAfterMs }: SyncOptions): Promise<SyncOutcome | undefined> {
+  async resume(
+    ticket: ParkTicket,
+    principal: string,
+    requestId: JsonRpcId,
+    responses: Record<string, unknown>,
+    { detachAfterMs }: SyncOptions,
+  ): Promise<SyncOutcome | undefined> {
     const { parkId, target } = ticket;
     const now = this.deps.clock();
     const written = await this.deps.store.addInputResponses(parkId, principal, responses, now);

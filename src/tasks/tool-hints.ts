@@ -70,7 +70,8 @@ export class ToolHints {
       const request = { jsonrpc: "2.0" as const, id: `hints-${++this.seq}`, method: "tools/list", params };
       const response: JsonRpcResponse = await this.caller.call(CLIENT, request, { send: () => false });
       if ("error" in response) throw new Error(`tools/list failed: ${response.error.message}`);
-      for (const tool of (response.result.tools as Array<{ name?: unknown; annotations?: RepeatHints; execution?: { taskSupport?: unknown } }> | undefined) ?? [])
+      for (const tool of (response.result.tools as Array<{ name?: unknown; annotations?: RepeatHints; execution?: { taskSupport?: unknown } }> | undefined) ??
+        [])
         if (typeof tool.name === "string") tools.set(tool.name, factsOf(tool));
       cursor = response.result.nextCursor;
       if (typeof cursor !== "string") break;

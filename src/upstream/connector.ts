@@ -1,11 +1,5 @@
 import type { UpstreamGeneration } from "./negotiate.js";
-import type {
-  JsonRpcErrorObject,
-  JsonRpcId,
-  JsonRpcNotification,
-  JsonRpcRequest,
-  JsonRpcResponse,
-} from "../jsonrpc/message.js";
+import type { JsonRpcErrorObject, JsonRpcId, JsonRpcNotification, JsonRpcRequest, JsonRpcResponse } from "../jsonrpc/message.js";
 
 /**
  * What the rest of taskgate sees of one upstream MCP server, whatever carries it (stdio, HTTP).

@@ -1,11 +1,5 @@
 import { isFailure, type JsonRpcResponse } from "../jsonrpc/message.js";
-import {
-  GATEWAY_CLIENT_CAPABILITIES,
-  GATEWAY_CLIENT_INFO,
-  UPSTREAM_PROTOCOL_VERSION,
-  UpstreamError,
-  type InitializeResultLike,
-} from "./connector.js";
+import { GATEWAY_CLIENT_CAPABILITIES, GATEWAY_CLIENT_INFO, UPSTREAM_PROTOCOL_VERSION, UpstreamError, type InitializeResultLike } from "./connector.js";
 
 /** The `initialize` taskgate makes itself: it is the one client of the upstream session. */
 export function initializeParams(protocolVersion: string = UPSTREAM_PROTOCOL_VERSION): Record<string, unknown> {
@@ -35,8 +29,7 @@ function shapeProblem(result: Record<string, unknown>): string | undefined {
   if (typeof result.protocolVersion !== "string") return "protocolVersion is not a string";
   if (!isObject(result.capabilities)) return "capabilities is not an object";
   const info = result.serverInfo;
-  if (!isObject(info) || typeof info.name !== "string" || typeof info.version !== "string")
-    return "serverInfo needs a name and a version";
+  if (!isObject(info) || typeof info.name !== "string" || typeof info.version !== "string") return "serverInfo needs a name and a version";
   return undefined;
 }
 

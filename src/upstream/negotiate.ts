@@ -47,7 +47,11 @@ export async function negotiate(exchange: Exchange, setting: GenerationSetting, 
   if (setting === "modern" || (setting === "auto" && remembered === "modern")) {
     const modern = await discover(exchange, name);
     if ("result" in modern) return modern;
-    if (setting === "modern") throw new UpstreamError(`upstream '${name}' does not speak protocol ${MODERN_PROTOCOL_VERSION} (upstreams[].generation: modern): ${modern.why}`, "protocol");
+    if (setting === "modern")
+      throw new UpstreamError(
+        `upstream '${name}' does not speak protocol ${MODERN_PROTOCOL_VERSION} (upstreams[].generation: modern): ${modern.why}`,
+        "protocol",
+      );
   }
   return initializeFollowing(exchange, setting, name);
 }
@@ -87,9 +91,13 @@ async function discover(exchange: Exchange, name: string): Promise<Negotiated | 
   const result = response.result;
   const versions = Array.isArray(result.supportedVersions) ? result.supportedVersions : [];
   if (!versions.includes(MODERN_PROTOCOL_VERSION)) return { why: `it supports ${JSON.stringify(versions)}` };
-  if (!isObject(result.capabilities)) throw new UpstreamError(`upstream '${name}' sent an unusable server/discover result: capabilities is not an object`, "protocol");
+  if (!isObject(result.capabilities))
+    throw new UpstreamError(`upstream '${name}' sent an unusable server/discover result: capabilities is not an object`, "protocol");
   const info = isObject(result.serverInfo) ? result.serverInfo : isObject(result._meta) ? result._meta[META_SERVER_INFO] : undefined;
-  const serverInfo = isObject(info) && typeof info.name === "string" && typeof info.version === "string" ? (info as InitializeResultLike["serverInfo"]) : { name, version: "unknown" };
+  const serverInfo =
+    isObject(info) && typeof info.name === "string" && typeof info.version === "string"
+      ? (info as InitializeResultLike["serverInfo"])
+      : { name, version: "unknown" };
   const instructions = typeof result.instructions === "string" ? { instructions: result.instructions } : {};
   return { generation: "modern", result: { protocolVersion: MODERN_PROTOCOL_VERSION, capabilities: result.capabilities, serverInfo, ...instructions } };
 }
@@ -101,7 +109,8 @@ function modernOrThrow(outcome: Negotiated | { why: string }, name: string): Neg
 
 /** An HTTP 4xx to `initialize` without a JSON-RPC answer: a refusal like any other, so `auto` may still probe. */
 function refusedByTransport(err: unknown): JsonRpcResponse {
-  if (err instanceof UpstreamError && err.reason === "protocol") return { jsonrpc: "2.0", id: null, error: { code: RPC.INVALID_REQUEST, message: err.message } };
+  if (err instanceof UpstreamError && err.reason === "protocol")
+    return { jsonrpc: "2.0", id: null, error: { code: RPC.INVALID_REQUEST, message: err.message } };
   throw err;
 }
 

@@ -59,7 +59,8 @@ export class SessionCore {
     this.inbound = new Inbound(options.logger, this.pending, link, () => this.ready);
     this.modern = new ModernCalls(options.name, {
       send: (method, params, opts) => this.call(method, params, opts),
-      ask: (request, relatedTo) => this.ready && this.inbound.listener !== undefined && (this.inbound.emit({ kind: "request", message: request, relatedTo }), true),
+      ask: (request, relatedTo) =>
+        this.ready && this.inbound.listener !== undefined && (this.inbound.emit({ kind: "request", message: request, relatedTo }), true),
       cancel: (id, reason) => this.cancelUpstream(id, reason),
     });
   }
@@ -233,7 +234,8 @@ export class SessionCore {
   private async notifyModern(notification: Omit<JsonRpcNotification, "jsonrpc">): Promise<void> {
     const requestId = notification.params?.requestId;
     const reason = typeof notification.params?.reason === "string" ? notification.params.reason : undefined;
-    if (notification.method === "notifications/cancelled" && (typeof requestId === "string" || typeof requestId === "number")) this.modern.cancel(requestId, reason);
+    if (notification.method === "notifications/cancelled" && (typeof requestId === "string" || typeof requestId === "number"))
+      this.modern.cancel(requestId, reason);
     else this.options.logger.debug({ method: notification.method }, "not sent: the 2026-07-28 upstream takes no such notification");
   }
 }

@@ -37,7 +37,10 @@ describe("redis cluster layout", () => {
       expect(masters).toBe(3);
       expect(slots.size).toBeGreaterThan(1);
       // Renewal of every lease still answers per task, across nodes.
-      const states = await store.renewLeases(tasks.map((t) => ({ taskId: t.id, token: LEASE.token })), 10_000);
+      const states = await store.renewLeases(
+        tasks.map((t) => ({ taskId: t.id, token: LEASE.token })),
+        10_000,
+      );
       expect(states.every((s) => s.held)).toBe(true);
     } finally {
       raw.disconnect();

@@ -49,7 +49,10 @@ describe("redis store: the reaper's live index", () => {
       for (let i = 0; i < 7; i++) await store.createTask({ ...inShard(), createdAt: createdAt + i }, { ...LEASE, token: `live-${i}` });
       const orphan = { ...inShard(), createdAt: createdAt + 10 };
       await store.createTask(orphan, { owner: "gone", token: "short", leaseMs: 100 });
-      const found = await waitFor(async () => (await store.findOrphans(Date.now(), 10)).find((t) => t.id === orphan.id), { timeoutMs: 5_000, what: "the orphan" });
+      const found = await waitFor(async () => (await store.findOrphans(Date.now(), 10)).find((t) => t.id === orphan.id), {
+        timeoutMs: 5_000,
+        what: "the orphan",
+      });
       expect(found.id).toBe(orphan.id);
     } finally {
       await store.close();
@@ -95,7 +98,12 @@ describe("redis store: the operators' index", () => {
     const gone = tasks[2] as (typeof tasks)[number];
     await raw.del(store.keys.task(gone.id));
     const listed = await store.listAllTasks({}, { limit: 10 });
-    expect(listed?.tasks.map((t) => t.id)).toEqual(tasks.filter((t) => t !== gone).reverse().map((t) => t.id));
+    expect(listed?.tasks.map((t) => t.id)).toEqual(
+      tasks
+        .filter((t) => t !== gone)
+        .reverse()
+        .map((t) => t.id),
+    );
     expect(await raw.zscore(store.keys.allTasksShardOf(gone.id), gone.id)).toBeNull();
   });
 });

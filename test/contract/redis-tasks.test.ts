@@ -69,7 +69,10 @@ it("renews the leases of 200 tasks in one round trip", async () => {
   // One round trip is one write to a socket: a pipeline is flushed in a single write, where one
   // request per task would make 200 of them.
   const writes = vi.spyOn(Socket.prototype, "write");
-  const states = await store.renewLeases(tasks.map((t) => ({ taskId: t.id, token: LEASE.token })), 10_000);
+  const states = await store.renewLeases(
+    tasks.map((t) => ({ taskId: t.id, token: LEASE.token })),
+    10_000,
+  );
   expect(writes).toHaveBeenCalledTimes(1);
   expect(states.map((s) => s.held)).toEqual(tasks.map(() => true));
 });
@@ -88,9 +91,13 @@ it("keeps working after the server forgot its scripts (SCRIPT FLUSH, or a restar
     await raw.script("FLUSH");
     if (step === "read") expect(await store.getTask(id, "alice")).toMatchObject({ id, revision: 1 });
     if (step === "renew") {
-      const states = await store.renewLeases([id, ...more.map((t) => t.id)].map((taskId) => ({ taskId, token: LEASE.token })), 10_000);
+      const states = await store.renewLeases(
+        [id, ...more.map((t) => t.id)].map((taskId) => ({ taskId, token: LEASE.token })),
+        10_000,
+      );
       expect(states.map((s) => s.held)).toEqual([true, true, true, true]);
     }
-    if (step === "change") expect(await store.transitionTask(id, { kind: "set-status-message", statusMessage: "on", now: Date.now() })).toMatchObject({ ok: true });
+    if (step === "change")
+      expect(await store.transitionTask(id, { kind: "set-status-message", statusMessage: "on", now: Date.now() })).toMatchObject({ ok: true });
   }
 });

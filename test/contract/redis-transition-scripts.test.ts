@@ -221,7 +221,9 @@ describe("create, answer and take", () => {
 
   const answer = (id: string, principal: string) => {
     const k = keys.taskKeys(id);
-    return scripts.run(addInputResponses, [k.hash, k.outcome], [principal, Date.now(), keys.taskChannel(id), "q1", '"yes"', "q9", '"no"']) as Promise<unknown[]>;
+    return scripts.run(addInputResponses, [k.hash, k.outcome], [principal, Date.now(), keys.taskChannel(id), "q1", '"yes"', "q9", '"no"']) as Promise<
+      unknown[]
+    >;
   };
   const take = (id: string, token: string) => {
     const k = keys.taskKeys(id);

@@ -57,7 +57,11 @@ export function describeTaskInputs(current: () => Store): void {
       expect(first).toMatchObject({ ok: true, responses: { a: { action: "accept" } } });
       // The owner never saw that reply: it still waits for a, and asks again.
       const again = await current().takeInputResponses(id, LEASE.token, Date.now(), ["a", "b"]);
-      expect(again).toMatchObject({ ok: true, responses: { a: { action: "accept" } }, task: { revision: first.ok ? first.task.revision : -1, inputResponses: {} } });
+      expect(again).toMatchObject({
+        ok: true,
+        responses: { a: { action: "accept" } },
+        task: { revision: first.ok ? first.task.revision : -1, inputResponses: {} },
+      });
       expect(again.ok && again.task.inputRequests).toEqual({ b: ASK.b });
       expect(await current().takeInputResponses(id, LEASE.token, Date.now())).toMatchObject({ ok: true, responses: {} });
     });
@@ -79,13 +83,24 @@ export function describeTaskInputs(current: () => Store): void {
     });
 
     it("renews several leases at once and tells, per task, what waits for the owner", async () => {
-      const ids = await Promise.all([0, 1, 2].map((i) => current().createTask(newTask(), { ...LEASE, token: `t${i}` }).then((t) => t.id)));
+      const ids = await Promise.all(
+        [0, 1, 2].map((i) =>
+          current()
+            .createTask(newTask(), { ...LEASE, token: `t${i}` })
+            .then((t) => t.id),
+        ),
+      );
       const [answered, cancelled, released] = ids as [string, string, string];
       await current().transitionTask(answered, { kind: "start-input", addInputRequests: { k: ASK.b }, now: Date.now() });
       await current().addInputResponses(answered, "alice", { k: { roots: [] } }, Date.now());
       await current().transitionTask(cancelled, { kind: "request-cancel", principal: "alice", now: Date.now() });
       await current().releaseLease(released, "t2");
-      const leases = [{ taskId: answered, token: "t0" }, { taskId: cancelled, token: "t1" }, { taskId: released, token: "t2" }, { taskId: cancelled, token: "t0" }];
+      const leases = [
+        { taskId: answered, token: "t0" },
+        { taskId: cancelled, token: "t1" },
+        { taskId: released, token: "t2" },
+        { taskId: cancelled, token: "t0" },
+      ];
       expect(await current().renewLeases(leases, 5_000)).toEqual([
         { taskId: answered, held: true, cancelRequested: false, hasInputResponses: true },
         { taskId: cancelled, held: true, cancelRequested: true, hasInputResponses: false },
@@ -97,7 +112,13 @@ export function describeTaskInputs(current: () => Store): void {
 
     it("lets a lease run out after leaseMs unless it is renewed", async () => {
       const short = { ...LEASE, leaseMs: 300 };
-      const [lapsing, renewed] = await Promise.all([0, 1].map(() => current().createTask(newTask(), short).then((t) => t.id))) as [string, string];
+      const [lapsing, renewed] = (await Promise.all(
+        [0, 1].map(() =>
+          current()
+            .createTask(newTask(), short)
+            .then((t) => t.id),
+        ),
+      )) as [string, string];
       expect(await current().renewLeases([{ taskId: renewed, token: LEASE.token }], 60_000)).toMatchObject([{ held: true }]);
       // Both end unfenced first: a fenced change of a terminal task writes nothing, and its answer
       // only tells whether the fence still holds (the fence is checked before the status).

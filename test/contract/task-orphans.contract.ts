@@ -60,7 +60,14 @@ export function describeOrphans(current: () => Store): void {
       await orphaned(store, orphan.id);
       const lease = { owner: "replica-2", token: "tok-new", leaseMs: 10_000 };
       const claimed = await store.claimTask(orphan.id, lease, "Attempt 2 of 3", Date.now());
-      expect(claimed.ok && claimed.task).toMatchObject({ status: "working", owner: "replica-2", attempt: 2, inputRequests: {}, inputResponses: {}, statusMessage: "Attempt 2 of 3" });
+      expect(claimed.ok && claimed.task).toMatchObject({
+        status: "working",
+        owner: "replica-2",
+        attempt: 2,
+        inputRequests: {},
+        inputResponses: {},
+        statusMessage: "Attempt 2 of 3",
+      });
       expect(await store.claimTask(orphan.id, { ...lease, token: "tok-other" }, "again", Date.now())).toMatchObject({ ok: false, reason: "stale_lease" });
       const [renewed] = await store.renewLeases([{ taskId: orphan.id, token: "tok-new" }], 10_000);
       expect(renewed?.held).toBe(true);

@@ -24,7 +24,16 @@ export function newTask(overrides: Partial<NewTask> = {}): NewTask {
 
 /** What createTask must have stored for `task`. */
 export function created(task: NewTask): TaskRecord {
-  return { ...task, lastUpdatedAt: task.createdAt, revision: 1, cancelRequested: false, inputRequests: {}, inputResponses: {}, parked: task.parked ?? false, attempt: 1 };
+  return {
+    ...task,
+    lastUpdatedAt: task.createdAt,
+    revision: 1,
+    cancelRequested: false,
+    inputRequests: {},
+    inputResponses: {},
+    parked: task.parked ?? false,
+    attempt: 1,
+  };
 }
 
 /** The task half of the store contract: records, transitions, expiry (inputs and leases: task-input.contract.ts). */
@@ -122,7 +131,12 @@ function describeTransitions(current: () => Store): void {
     const task = newTask();
     await current().createTask(task, LEASE);
     const now = task.createdAt + 5;
-    const moved = await current().transitionTask(task.id, { kind: "start-input", addInputRequests: { q: { method: "roots/list" } }, leaseToken: LEASE.token, now });
+    const moved = await current().transitionTask(task.id, {
+      kind: "start-input",
+      addInputRequests: { q: { method: "roots/list" } },
+      leaseToken: LEASE.token,
+      now,
+    });
     const expected = { ...created(task), status: "input_required", revision: 2, lastUpdatedAt: now, inputRequests: { q: { method: "roots/list" } } };
     expect(moved).toEqual({ ok: true, task: expected });
     expect(await current().getTask(task.id, "alice")).toEqual(expected);
@@ -165,9 +179,15 @@ function describeTransitions(current: () => Store): void {
     const stale = { kind: "fail" as const, now: Date.now() };
     expect(await current().transitionTask(task.id, { ...stale, leaseToken: "other" })).toEqual({ ok: false, reason: "stale_lease", task: created(task) });
     await current().releaseLease(task.id, "other"); // not its token: the lease stays
-    expect((await current().transitionTask(task.id, { kind: "set-status-message", statusMessage: "still mine", leaseToken: LEASE.token, now: Date.now() })).ok).toBe(true);
+    expect(
+      (await current().transitionTask(task.id, { kind: "set-status-message", statusMessage: "still mine", leaseToken: LEASE.token, now: Date.now() })).ok,
+    ).toBe(true);
     await current().releaseLease(task.id, LEASE.token);
-    expect(await current().transitionTask(task.id, { ...stale, leaseToken: LEASE.token })).toMatchObject({ ok: false, reason: "stale_lease", task: { status: "working" } });
+    expect(await current().transitionTask(task.id, { ...stale, leaseToken: LEASE.token })).toMatchObject({
+      ok: false,
+      reason: "stale_lease",
+      task: { status: "working" },
+    });
   });
 
   it("reads a change by another principal exactly like one of an unknown task", async () => {
@@ -180,7 +200,8 @@ function describeTransitions(current: () => Store): void {
 
   it("sets, keeps and clears the statusMessage", async () => {
     const { id } = await current().createTask(newTask(), LEASE);
-    const change = (statusMessage: string | null) => current().transitionTask(id, { kind: "set-status-message", statusMessage, leaseToken: LEASE.token, now: Date.now() });
+    const change = (statusMessage: string | null) =>
+      current().transitionTask(id, { kind: "set-status-message", statusMessage, leaseToken: LEASE.token, now: Date.now() });
     expect(await change("Running tests (128/342)")).toMatchObject({ ok: true, task: { statusMessage: "Running tests (128/342)", revision: 2 } });
     // Another transition keeps it.
     const bound = await current().transitionTask(id, { kind: "bind-upstream-task", upstreamTask: { taskId: "up" }, leaseToken: LEASE.token, now: Date.now() });
@@ -196,7 +217,7 @@ function describeOutcomes(current: () => Store): void {
     const { id } = await current().createTask(newTask(), LEASE);
     const result = {
       content: [],
-      structuredContent: { empty: {}, list: [], nested: { a: [{ b: {} }, [], [[]]] }, big: 2 ** 60, tiny: 1e-300, none: null, text: "ünï ✓ \"{}\"" },
+      structuredContent: { empty: {}, list: [], nested: { a: [{ b: {} }, [], [[]]] }, big: 2 ** 60, tiny: 1e-300, none: null, text: 'ünï ✓ "{}"' },
       isError: false,
     };
     const done = await current().transitionTask(id, { kind: "complete", outcome: { result }, leaseToken: LEASE.token, now: Date.now() });

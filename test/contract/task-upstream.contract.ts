@@ -35,9 +35,21 @@ export function describeUpstreamTasks(current: () => Store): void {
     it("shortens a task's life, counted from its creation, and never lengthens it", async () => {
       const task = newTask({ createdAt: Date.now() - 60_000, ttlMs: 600_000 });
       await current().createTask(task, LEASE);
-      const longer = await current().transitionTask(task.id, { kind: "bind-upstream-task", upstreamTask: { taskId: "up-ttl" }, ttlMs: 900_000, leaseToken: LEASE.token, now: Date.now() });
+      const longer = await current().transitionTask(task.id, {
+        kind: "bind-upstream-task",
+        upstreamTask: { taskId: "up-ttl" },
+        ttlMs: 900_000,
+        leaseToken: LEASE.token,
+        now: Date.now(),
+      });
       expect(longer).toMatchObject({ ok: true, task: { ttlMs: 600_000 } });
-      const shorter = await current().transitionTask(task.id, { kind: "bind-upstream-task", upstreamTask: { taskId: "up-ttl" }, ttlMs: 60_400, leaseToken: LEASE.token, now: Date.now() });
+      const shorter = await current().transitionTask(task.id, {
+        kind: "bind-upstream-task",
+        upstreamTask: { taskId: "up-ttl" },
+        ttlMs: 60_400,
+        leaseToken: LEASE.token,
+        now: Date.now(),
+      });
       expect(shorter).toMatchObject({ ok: true, task: { ttlMs: 60_400 } });
       await waitFor(async () => (await current().getTask(task.id, null)) === undefined, { timeoutMs: 3_000, what: "the task to expire at its shorter end" });
       expect(Date.now()).toBeGreaterThanOrEqual(task.createdAt + 60_400);
@@ -46,14 +58,24 @@ export function describeUpstreamTasks(current: () => Store): void {
     it("shortens the life of an outcome written earlier too", async () => {
       const task = newTask({ createdAt: Date.now() - 60_000, ttlMs: 600_000 });
       await current().createTask(task, LEASE);
-      await current().transitionTask(task.id, { kind: "complete", outcome: { result: { content: [] } }, ttlMs: 60_300, leaseToken: LEASE.token, now: Date.now() });
+      await current().transitionTask(task.id, {
+        kind: "complete",
+        outcome: { result: { content: [] } },
+        ttlMs: 60_300,
+        leaseToken: LEASE.token,
+        now: Date.now(),
+      });
       await waitFor(async () => (await current().getTask(task.id, null)) === undefined, { timeoutMs: 3_000, what: "the ended task to expire" });
     });
 
     it("refuses a ttlMs that is not a positive integer", async () => {
       const { id } = await current().createTask(newTask(), LEASE);
-      await expect(current().transitionTask(id, { kind: "bind-upstream-task", upstreamTask: { taskId: "up-ttl" }, ttlMs: 0, now: Date.now() })).rejects.toBeInstanceOf(RangeError);
-      await expect(current().transitionTask(id, { kind: "bind-upstream-task", upstreamTask: { taskId: "up-ttl" }, ttlMs: 1.5, now: Date.now() })).rejects.toBeInstanceOf(RangeError);
+      await expect(
+        current().transitionTask(id, { kind: "bind-upstream-task", upstreamTask: { taskId: "up-ttl" }, ttlMs: 0, now: Date.now() }),
+      ).rejects.toBeInstanceOf(RangeError);
+      await expect(
+        current().transitionTask(id, { kind: "bind-upstream-task", upstreamTask: { taskId: "up-ttl" }, ttlMs: 1.5, now: Date.now() }),
+      ).rejects.toBeInstanceOf(RangeError);
     });
   });
 }

@@ -37,11 +37,14 @@ describe("the admin overview on Redis", () => {
     const hanging = await start("hang");
     const sleeping = await start("sleep", { seconds: 30, progressIntervalMs: 100 });
     const [completed, failed] = [await start("echo", { text: "ok" }), await start("crash", { message: "no space left" })];
-    const seen = await waitFor(async () => {
-      const o = await overview();
-      const sleeper = o.inFlight.find((t: any) => t.taskId === sleeping);
-      return o.recent.length === 2 && sleeper?.progress ? o : undefined;
-    }, { timeoutMs: 10_000, what: "both ended tasks and a progress in the overview" });
+    const seen = await waitFor(
+      async () => {
+        const o = await overview();
+        const sleeper = o.inFlight.find((t: any) => t.taskId === sleeping);
+        return o.recent.length === 2 && sleeper?.progress ? o : undefined;
+      },
+      { timeoutMs: 10_000, what: "both ended tasks and a progress in the overview" },
+    );
     expect(seen.windowMs).toBe(WINDOW_MS);
     expect(seen.truncated).toBe(false);
     expect(seen.counts).toEqual({ demo: { working: 2, completed: 1, failed: 1 } });

@@ -43,7 +43,8 @@ describe("the admin API on its own listener, and `taskgate tasks`", () => {
   it("lists tasks of every principal by status, upstream and tool; shows one; cancels one", async () => {
     const legacyHang = await legacyTask(gw.mcpUrl, "hang");
     const modernHang = (await modern(gw.mcpUrl, "tools/call", { name: "hang", arguments: {} }, { capabilities: WITH_TASKS })).body.result.taskId as string;
-    const echoed = (await modern(gw.mcpUrl, "tools/call", { name: "echo", arguments: { text: "hi" } }, { capabilities: WITH_TASKS })).body.result.taskId as string;
+    const echoed = (await modern(gw.mcpUrl, "tools/call", { name: "echo", arguments: { text: "hi" } }, { capabilities: WITH_TASKS })).body.result
+      .taskId as string;
     await waitFor(async () => (await admin(adminUrl, `/api/tasks/${echoed}`)).body.status === "completed", { what: "echo to complete" });
 
     const working = (await admin(adminUrl, "/api/tasks?status=working,input_required&upstream=demo&tool=hang")).body.tasks;
@@ -54,7 +55,14 @@ describe("the admin API on its own listener, and `taskgate tasks`", () => {
     expect((await admin(adminUrl, "/api/tasks?status=sleeping")).status).toBe(400);
 
     const one = await admin(adminUrl, `/api/tasks/${echoed}`);
-    expect(one.body).toMatchObject({ taskId: echoed, status: "completed", upstream: "demo", tool: "echo", dialect: "B", outcome: { result: { content: [{ text: expect.stringContaining("hi") }] } } });
+    expect(one.body).toMatchObject({
+      taskId: echoed,
+      status: "completed",
+      upstream: "demo",
+      tool: "echo",
+      dialect: "B",
+      outcome: { result: { content: [{ text: expect.stringContaining("hi") }] } },
+    });
     expect((await admin(adminUrl, "/api/tasks/01JUNKNOWNTASKIDxxxxxxxxxxxxxxxxx")).status).toBe(404);
 
     // Dialect A: cancelled before the answer (the 2025-11-25 tasks utility, https://modelcontextprotocol.io/specification/2025-11-25/basic/utilities/tasks). Dialect B: cooperative, cancelled once the owner stops the call.
@@ -82,7 +90,10 @@ describe("the admin API on its own listener, and `taskgate tasks`", () => {
     await waitFor(async () => (await admin(adminUrl, `/api/tasks/${taskId}`)).body.status === "cancelled", { what: "the task to be cancelled" });
 
     expect(await cli(["get", "01JUNKNOWNTASKIDxxxxxxxxxxxxxxxxx"], env)).toMatchObject({ code: 1, output: expect.stringContaining("404") });
-    expect(await cli(["list"], { TASKGATE_ADMIN_URL: adminUrl, TASKGATE_ADMIN_TOKEN: "wrong-token-wrong-token" })).toMatchObject({ code: 1, output: expect.stringContaining("401") });
+    expect(await cli(["list"], { TASKGATE_ADMIN_URL: adminUrl, TASKGATE_ADMIN_TOKEN: "wrong-token-wrong-token" })).toMatchObject({
+      code: 1,
+      output: expect.stringContaining("401"),
+    });
     expect(await cli(["list"], { TASKGATE_ADMIN_URL: adminUrl })).toMatchObject({ code: 2, output: expect.stringContaining("admin token") });
     expect((await cli(["frobnicate"], env)).code).toBe(2);
   });

@@ -12,13 +12,22 @@ const jwt = (claims: Record<string, unknown>, exp: number | string = "5m") =>
 
 /** A POST with a Host header of our choosing (fetch sets its own). */
 function postWithHost(url: string, host: string): Promise<{ status: number; body: any }> {
-  const body = JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "t", version: "1" } } });
+  const body = JSON.stringify({
+    jsonrpc: "2.0",
+    id: 1,
+    method: "initialize",
+    params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "t", version: "1" } },
+  });
   return new Promise((resolve, reject) => {
-    const req = request(url, { method: "POST", headers: { host, "content-type": "application/json", accept: "application/json, text/event-stream" } }, (res) => {
-      let text = "";
-      res.on("data", (c: Buffer) => (text += c.toString()));
-      res.on("end", () => resolve({ status: res.statusCode ?? 0, body: text.startsWith("{") ? JSON.parse(text) : text }));
-    });
+    const req = request(
+      url,
+      { method: "POST", headers: { host, "content-type": "application/json", accept: "application/json, text/event-stream" } },
+      (res) => {
+        let text = "";
+        res.on("data", (c: Buffer) => (text += c.toString()));
+        res.on("end", () => resolve({ status: res.statusCode ?? 0, body: text.startsWith("{") ? JSON.parse(text) : text }));
+      },
+    );
     req.on("error", reject);
     req.end(body);
   });
@@ -31,7 +40,10 @@ describe("auth modes jwt and header, and the Host check, on real gateways", () =
   beforeAll(async () => {
     [jwtGw, untrusted, trusted] = await Promise.all([
       // The secret comes from the environment, as a deployment would pass it.
-      startGateway({ auth: { mode: "jwt", jwt: { secret: "${TEST_JWT_SECRET}", audience: "taskgate", issuer: "https://id.example" } }, upstreams }, { TEST_JWT_SECRET: SECRET }),
+      startGateway(
+        { auth: { mode: "jwt", jwt: { secret: "${TEST_JWT_SECRET}", audience: "taskgate", issuer: "https://id.example" } }, upstreams },
+        { TEST_JWT_SECRET: SECRET },
+      ),
       startGateway({ auth: { mode: "header", header: { name: "x-user", trustedProxies: ["10.20.30.40"] } }, upstreams }),
       startGateway({ auth: { mode: "header", header: { name: "x-user", trustedProxies: ["127.0.0.1", "::1"] } }, upstreams }),
     ]);
@@ -49,7 +61,10 @@ describe("auth modes jwt and header, and the Host check, on real gateways", () =
     const audience = await discover(jwtGw, { authorization: `Bearer ${await jwt({ ...good, aud: "other" })}` });
     expect(audience.status).toBe(401);
     expect(audience.headers.get("www-authenticate")).toContain("'aud' claim");
-    const forged = await new SignJWT(good).setProtectedHeader({ alg: "HS256" }).setExpirationTime("5m").sign(new TextEncoder().encode(`x${SECRET}`));
+    const forged = await new SignJWT(good)
+      .setProtectedHeader({ alg: "HS256" })
+      .setExpirationTime("5m")
+      .sign(new TextEncoder().encode(`x${SECRET}`));
     const wrong = await discover(jwtGw, { authorization: `Bearer ${forged}` });
     expect(wrong.status).toBe(401);
     expect(wrong.body).toMatchObject({ jsonrpc: "2.0", error: { code: -32600 } });

@@ -86,7 +86,11 @@ describe("bad input gets a well-formed answer and taskgate keeps serving", () =>
   });
 
   it("answers an Origin that is not allowed with 403, and lets an allowed one through", async () => {
-    await expectError(await post(gw.mcpUrl, { jsonrpc: "2.0", id: 8, method: "ping" }, { "mcp-session-id": session, origin: "http://evil.example" }), 403, -32600);
+    await expectError(
+      await post(gw.mcpUrl, { jsonrpc: "2.0", id: 8, method: "ping" }, { "mcp-session-id": session, origin: "http://evil.example" }),
+      403,
+      -32600,
+    );
     const ok = await post(gw.mcpUrl, { jsonrpc: "2.0", id: 9, method: "ping" }, { "mcp-session-id": session, origin: "http://allowed.example" });
     expect(ok.status).toBe(200);
   });

@@ -67,7 +67,15 @@ describe("chaos on real processes: three taskgate replicas, one Redis with AOF",
     console.log(`chaos run (seed ${seed}, Redis down for ${outageMs} ms): ${JSON.stringify(counts)}`);
     if (counts.mismatched.length) {
       const stuck = outcomes.filter((o) => o.final.status === "not ended in time").map((o) => o.taskId);
-      for (const g of gateways) console.log(g.output().split("\n").filter((l) => /"level":[45]0/.test(l) || stuck.some((id) => l.includes(id))).slice(0, 40).join("\n"));
+      for (const g of gateways)
+        console.log(
+          g
+            .output()
+            .split("\n")
+            .filter((l) => /"level":[45]0/.test(l) || stuck.some((id) => l.includes(id)))
+            .slice(0, 40)
+            .join("\n"),
+        );
     }
     expect(restarted).toBeDefined();
     expect(counts.mismatched).toEqual([]);
@@ -83,10 +91,13 @@ describe("chaos on real processes: three taskgate replicas, one Redis with AOF",
     gateways.push(gateway);
     const ids = await Promise.all([1, 2, 3].map(() => startTask(gateway.mcpUrl, "hang", {})));
     // Each call runs on a pooled process of its own (isolation: pool), beside the home process: kill them all.
-    const upstreams = await waitFor(() => {
-      const pids = childPids(gateway.proc.pid!);
-      return pids.length > ids.length ? pids : undefined;
-    }, { timeoutMs: 15_000, what: "a process for each call besides the home process" });
+    const upstreams = await waitFor(
+      () => {
+        const pids = childPids(gateway.proc.pid!);
+        return pids.length > ids.length ? pids : undefined;
+      },
+      { timeoutMs: 15_000, what: "a process for each call besides the home process" },
+    );
     for (const pid of upstreams) process.kill(pid, "SIGKILL");
     for (const id of ids) {
       const task = await ended([gateway.mcpUrl], id);
@@ -104,7 +115,7 @@ describe("chaos on real processes: three taskgate replicas, one Redis with AOF",
 /** One third each: echo of random text, deploy with a question to answer, sleep that half the time gets cancelled. */
 function plan(i: number, random: () => number): Plan {
   if (i % 3 === 0) {
-    const text = `echo ${i} ${"é✓\u{1F680}\"\\\n".repeat(Math.floor(random() * 50))}${random()}`;
+    const text = `echo ${i} ${'é✓\u{1F680}"\\\n'.repeat(Math.floor(random() * 50))}${random()}`;
     return { tool: "echo", args: { text } };
   }
   if (i % 3 === 1) return { tool: "deploy", args: { service: `svc-${i}`, seconds: 0 }, confirm: random() < 0.7 };
@@ -126,7 +137,8 @@ async function directResults(mcpUrl: string, plans: Plan[]): Promise<string[]> {
     const byCall = new Map<string, string>();
     for (const p of plans) {
       const key = JSON.stringify([p.tool, p.args, p.confirm]);
-      if (!byCall.has(key)) byCall.set(key, JSON.stringify(await client.request({ method: "tools/call", params: { name: p.tool, arguments: p.args } }, z.looseObject({}))));
+      if (!byCall.has(key))
+        byCall.set(key, JSON.stringify(await client.request({ method: "tools/call", params: { name: p.tool, arguments: p.args } }, z.looseObject({}))));
     }
     return plans.map((p) => byCall.get(JSON.stringify([p.tool, p.args, p.confirm]))!);
   } finally {

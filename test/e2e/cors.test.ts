@@ -61,7 +61,16 @@ describe("Origins and CORS on a loopback listener without http.allowedOrigins", 
     expect(stream.headers.get("content-type")).toContain("text/event-stream");
     expectCors(stream, origin);
     controller.abort();
-    const streamed = await post(gw.mcpUrl, { jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: "sleep", arguments: { seconds: 0.2, progressIntervalMs: 50 }, _meta: { progressToken: "p" } } }, { "mcp-session-id": session, origin, accept: "text/event-stream" });
+    const streamed = await post(
+      gw.mcpUrl,
+      {
+        jsonrpc: "2.0",
+        id: 2,
+        method: "tools/call",
+        params: { name: "sleep", arguments: { seconds: 0.2, progressIntervalMs: 50 }, _meta: { progressToken: "p" } },
+      },
+      { "mcp-session-id": session, origin, accept: "text/event-stream" },
+    );
     expect(streamed.headers.get("content-type")).toContain("text/event-stream");
     expectCors(streamed, origin);
     await streamed.text();
@@ -82,7 +91,11 @@ describe("Origins and CORS with http.allowedOrigins", () => {
   let any: GatewayProcess;
   beforeAll(async () => {
     [listed, any] = await Promise.all([
-      startGateway({ http: { allowedOrigins: ["https://app.example"] }, auth: bearerAuth("alice"), upstreams: [{ name: "demo", path: "/mcp", stdio: demoStdio() }] }),
+      startGateway({
+        http: { allowedOrigins: ["https://app.example"] },
+        auth: bearerAuth("alice"),
+        upstreams: [{ name: "demo", path: "/mcp", stdio: demoStdio() }],
+      }),
       startGateway({ http: { allowedOrigins: ["*"] }, upstreams: [{ name: "demo", path: "/mcp", stdio: demoStdio() }] }),
     ]);
   });
@@ -100,13 +113,17 @@ describe("Origins and CORS with http.allowedOrigins", () => {
   });
 
   it("lets the page read the auth challenge of a 401", async () => {
-    const res = await fetch(listed.mcpUrl, { method: "POST", headers: { origin: "https://app.example", "content-type": "application/json", accept: ACCEPT_BOTH }, body: JSON.stringify(PING) });
+    const res = await fetch(listed.mcpUrl, {
+      method: "POST",
+      headers: { origin: "https://app.example", "content-type": "application/json", accept: ACCEPT_BOTH },
+      body: JSON.stringify(PING),
+    });
     expect(res.status).toBe(401);
     expectCors(res, "https://app.example");
     expect(res.headers.get("www-authenticate")).toMatch(/^Bearer/);
   });
 
-  it("with \"*\" echoes whatever origin calls", async () => {
+  it('with "*" echoes whatever origin calls', async () => {
     for (const origin of ["https://anything.example", "http://localhost:3000"]) {
       const res = await preflight(any.mcpUrl, origin);
       expect(res.status).toBe(204);

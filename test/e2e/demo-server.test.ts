@@ -116,7 +116,10 @@ describe.each([
     expect(confirmed.messages).toEqual([{ role: "user", content: { type: "text", text: "Say hello to Ada." } }]);
     expect(questions).toEqual([expect.objectContaining({ message: "Greet Ada?", requestedSchema: expect.objectContaining({ required: ["confirm"] }) })]);
     answer = { action: "decline" };
-    expect((await client.getPrompt({ name: "confirm-greeting", arguments: { name: "Ada" } })).messages[0]?.content).toEqual({ type: "text", text: "Do not greet Ada." });
+    expect((await client.getPrompt({ name: "confirm-greeting", arguments: { name: "Ada" } })).messages[0]?.content).toEqual({
+      type: "text",
+      text: "Do not greet Ada.",
+    });
     await expect(client.getPrompt({ name: "nope" })).rejects.toThrow(/Unknown prompt/);
   });
 

@@ -24,8 +24,22 @@ const CODES_BY_STATUS: Record<number, number[]> = {
   503: [-32603],
 };
 const METHODS = [
-  "initialize", "ping", "tools/list", "tools/call", "tasks/get", "tasks/update", "tasks/cancel", "tasks/result", "tasks/list",
-  "server/discover", "subscriptions/listen", "resources/read", "prompts/get", "notifications/cancelled", "notifications/initialized", "logging/setLevel",
+  "initialize",
+  "ping",
+  "tools/list",
+  "tools/call",
+  "tasks/get",
+  "tasks/update",
+  "tasks/cancel",
+  "tasks/result",
+  "tasks/list",
+  "server/discover",
+  "subscriptions/listen",
+  "resources/read",
+  "prompts/get",
+  "notifications/cancelled",
+  "notifications/initialized",
+  "logging/setLevel",
 ];
 const VERSIONS = ["2025-11-25", "2025-06-18", "2024-11-05", "2026-07-28", "2099-01-01", ""];
 const BODY_LIMIT = 64 * 1024;
@@ -52,9 +66,17 @@ describe("fuzzed bad input on both eras: well-formed errors, no 500, the process
     const b1 = await modern(gw.mcpUrl, "tools/call", { name: "hang", arguments: {} }, { capabilities: WITH_TASKS, headers: as("alice") });
     const b2 = await modern(gw.mcpUrl, "tools/call", { name: "echo", arguments: { text: "done" } }, { capabilities: WITH_TASKS, headers: as("alice") });
     const aliceSession = await openSessionAs(gw.mcpUrl, as("alice"));
-    const a1 = await legacy(gw.mcpUrl, { jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "hang", arguments: {}, task: {} } }, { ...as("alice"), "mcp-session-id": aliceSession });
+    const a1 = await legacy(
+      gw.mcpUrl,
+      { jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "hang", arguments: {}, task: {} } },
+      { ...as("alice"), "mcp-session-id": aliceSession },
+    );
     taskIds.push(b1.body.result.taskId, b2.body.result.taskId, ((await a1.json()) as any).result.task.taskId);
-    await waitFor(async () => (await modern(gw.mcpUrl, "tasks/get", { taskId: taskIds[1] }, { capabilities: WITH_TASKS, headers: as("alice") })).body.result.status === "completed", { what: "the echo task to complete" });
+    await waitFor(
+      async () =>
+        (await modern(gw.mcpUrl, "tasks/get", { taskId: taskIds[1] }, { capabilities: WITH_TASKS, headers: as("alice") })).body.result.status === "completed",
+      { what: "the echo task to complete" },
+    );
     bobSession = await openSessionAs(gw.mcpUrl, as("bob"));
   });
   afterAll(async () => {
@@ -72,7 +94,13 @@ describe("fuzzed bad input on both eras: well-formed errors, no 500, the process
   /** The generators; built once the tasks and bob's session exist, since they draw from them. */
   function arbitraries() {
     const text = fc.oneof(fc.string(), fc.string({ unit: "binary" }), fc.string({ unit: "grapheme", maxLength: 50 }));
-    const latin1 = fc.string({ unit: fc.integer({ min: 0x20, max: 0xff }).filter((c) => c !== 0x7f).map((c) => String.fromCharCode(c)), maxLength: 80 });
+    const latin1 = fc.string({
+      unit: fc
+        .integer({ min: 0x20, max: 0xff })
+        .filter((c) => c !== 0x7f)
+        .map((c) => String.fromCharCode(c)),
+      maxLength: 80,
+    });
     const taskId = () => fc.oneof(fc.constantFrom(...taskIds), text, fc.anything());
     const meta = fc.oneof(
       fc.constant(undefined),
@@ -85,12 +113,25 @@ describe("fuzzed bad input on both eras: well-formed errors, no 500, the process
     const params = fc.oneof(
       fc.anything(),
       fc.record(
-        { taskId: taskId(), name: fc.oneof(text, fc.constant("echo")), arguments: fc.anything(), task: fc.anything(), inputResponses: fc.anything(), cursor: fc.anything(), _meta: meta },
+        {
+          taskId: taskId(),
+          name: fc.oneof(text, fc.constant("echo")),
+          arguments: fc.anything(),
+          task: fc.anything(),
+          inputResponses: fc.anything(),
+          cursor: fc.anything(),
+          _meta: meta,
+        },
         { requiredKeys: [] },
       ),
     );
     const message = fc.record(
-      { jsonrpc: fc.oneof(fc.constant("2.0"), fc.anything()), id: fc.oneof(fc.integer(), text, fc.anything()), method: fc.oneof(fc.constantFrom(...METHODS), text), params },
+      {
+        jsonrpc: fc.oneof(fc.constant("2.0"), fc.anything()),
+        id: fc.oneof(fc.integer(), text, fc.anything()),
+        method: fc.oneof(fc.constantFrom(...METHODS), text),
+        params,
+      },
       { requiredKeys: ["jsonrpc", "method"] },
     );
     const body = fc.oneof(
@@ -98,7 +139,12 @@ describe("fuzzed bad input on both eras: well-formed errors, no 500, the process
       { weight: 1, arbitrary: fc.array(message, { minLength: 0, maxLength: 4 }).map((b) => JSON.stringify(b)) },
       { weight: 1, arbitrary: message.chain((m) => fc.nat().map((n) => (JSON.stringify(m) ?? "").slice(0, n % 40))) },
       { weight: 1, arbitrary: fc.integer({ min: 10, max: 60_000 }).map((depth) => "[".repeat(depth) + "]".repeat(depth)) },
-      { weight: 1, arbitrary: fc.integer({ min: 1_000, max: 2 * BODY_LIMIT }).map((n) => JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "x".repeat(n) } })) },
+      {
+        weight: 1,
+        arbitrary: fc
+          .integer({ min: 1_000, max: 2 * BODY_LIMIT })
+          .map((n) => JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "x".repeat(n) } })),
+      },
       { weight: 1, arbitrary: fc.string({ unit: "binary" }) },
     );
     const header = (values: fc.Arbitrary<string>) => fc.option(fc.oneof(values, latin1), { nil: undefined });
@@ -114,18 +160,39 @@ describe("fuzzed bad input on both eras: well-formed errors, no 500, the process
     // Well-formed envelopes with the right headers and fuzzed params, so the handlers behind the checks are reached too.
     const auth = fc.constantFrom("Bearer tok-bob", "Bearer tok-nobody");
     const fuzzedParams = fc.record(
-      { taskId: taskId(), name: fc.oneof(text, fc.constant("echo")), arguments: fc.anything(), inputResponses: fc.anything(), cursor: fc.anything(), task: fc.anything() },
+      {
+        taskId: taskId(),
+        name: fc.oneof(text, fc.constant("echo")),
+        arguments: fc.anything(),
+        inputResponses: fc.anything(),
+        cursor: fc.anything(),
+        task: fc.anything(),
+      },
       { requiredKeys: [] },
     );
-    const modernCase = fc.tuple(fc.constantFrom(...METHODS), fuzzedParams, fc.constantFrom<Record<string, unknown>>(WITH_TASKS, {}), auth, fc.boolean()).map(([method, p, caps, authorization, matchName]) => {
-      const meta = { "io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": caps };
-      const named = method.startsWith("tasks/") ? p.taskId : p.name;
-      const hs: Record<string, string | undefined> = { authorization, "content-type": "application/json", accept: "application/json, text/event-stream", "mcp-protocol-version": "2026-07-28", "mcp-method": method };
-      if (typeof named === "string") hs["mcp-name"] = matchName ? `=?base64?${Buffer.from(named).toString("base64")}?=` : "not-the-name";
-      return [JSON.stringify({ jsonrpc: "2.0", id: 1, method, params: { ...p, _meta: meta } }), hs] as const;
-    });
+    const modernCase = fc
+      .tuple(fc.constantFrom(...METHODS), fuzzedParams, fc.constantFrom<Record<string, unknown>>(WITH_TASKS, {}), auth, fc.boolean())
+      .map(([method, p, caps, authorization, matchName]) => {
+        const meta = { "io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": caps };
+        const named = method.startsWith("tasks/") ? p.taskId : p.name;
+        const hs: Record<string, string | undefined> = {
+          authorization,
+          "content-type": "application/json",
+          accept: "application/json, text/event-stream",
+          "mcp-protocol-version": "2026-07-28",
+          "mcp-method": method,
+        };
+        if (typeof named === "string") hs["mcp-name"] = matchName ? `=?base64?${Buffer.from(named).toString("base64")}?=` : "not-the-name";
+        return [JSON.stringify({ jsonrpc: "2.0", id: 1, method, params: { ...p, _meta: meta } }), hs] as const;
+      });
     const legacyCase = fc.tuple(fc.constantFrom(...METHODS), fuzzedParams, auth).map(([method, p, authorization]) => {
-      const hs: Record<string, string | undefined> = { authorization, "content-type": "application/json", accept: "application/json, text/event-stream", "mcp-protocol-version": "2025-11-25", "mcp-session-id": bobSession };
+      const hs: Record<string, string | undefined> = {
+        authorization,
+        "content-type": "application/json",
+        accept: "application/json, text/event-stream",
+        "mcp-protocol-version": "2025-11-25",
+        "mcp-session-id": bobSession,
+      };
       // A notification carries no id (and is answered 202), a request does.
       const message = method.startsWith("notifications/") ? { jsonrpc: "2.0", method, params: p } : { jsonrpc: "2.0", id: 2, method, params: p };
       return [JSON.stringify(message), hs] as const;
@@ -146,7 +213,10 @@ describe("fuzzed bad input on both eras: well-formed errors, no 500, the process
       return;
     }
     const replies = type.includes("text/event-stream")
-      ? raw.split("\n").filter((l) => l.startsWith("data: ")).map((l) => JSON.parse(l.slice(6)))
+      ? raw
+          .split("\n")
+          .filter((l) => l.startsWith("data: "))
+          .map((l) => JSON.parse(l.slice(6)))
       : [JSON.parse(raw)];
     // A well-formed subscriptions/listen is answered by a stream that stays open: its
     // acknowledgement is the answer (https://github.com/modelcontextprotocol/ext-tasks/blob/main/specification/draft/tasks.md, and https://modelcontextprotocol.io/specification/2026-07-28/basic/patterns/subscriptions), and the client closes the stream.
@@ -164,7 +234,10 @@ describe("fuzzed bad input on both eras: well-formed errors, no 500, the process
   it("answers thousands of generated messages well, and changes none of alice's tasks", { timeout: 120_000 }, async () => {
     const before = await snapshot();
     const { pair } = arbitraries();
-    await fc.assert(fc.asyncProperty(pair, ([payload, hs]) => check(payload, hs)), { numRuns: 2500, seed: Number(process.env["FUZZ_SEED"] ?? Date.now() % 2 ** 31) });
+    await fc.assert(
+      fc.asyncProperty(pair, ([payload, hs]) => check(payload, hs)),
+      { numRuns: 2500, seed: Number(process.env["FUZZ_SEED"] ?? Date.now() % 2 ** 31) },
+    );
     // The generators reach every layer: auth, size, media type, decoding, sessions, the handlers.
     expect([...seen]).toEqual(expect.arrayContaining([200, 202, 400, 401, 404, 413, 415]));
     expect(gw.proc.exitCode).toBeNull();
@@ -178,19 +251,21 @@ describe("fuzzed bad input on both eras: well-formed errors, no 500, the process
     const nest = ([depth, array]: [number, boolean]) => (array ? `${"[".repeat(depth)}1${"]".repeat(depth)}` : `${'{"k":'.repeat(depth)}1${"}".repeat(depth)}`);
     const deep = fc.tuple(fc.integer({ min: 65, max: 6_000 }), fc.boolean()).map(nest);
     const wire = fc.constantFrom("modern", "legacy", "no-session");
-    const deepCase = fc.tuple(fc.constantFrom(...METHODS), fc.constantFrom(...DEEP_FIELDS), deep, wire, fc.constantFrom("Bearer tok-bob", "Bearer tok-nobody")).map(([method, field, value, era, authorization]) => {
-      const caps = field === "_meta.clientCapabilities" ? value : JSON.stringify(WITH_TASKS);
-      const progress = field === "_meta.progressToken" ? `,"progressToken":${value}` : "";
-      const version = era === "modern" ? `"io.modelcontextprotocol/protocolVersion":"2026-07-28",` : "";
-      const meta = `{${version}"io.modelcontextprotocol/clientCapabilities":${caps}${progress}}`;
-      const fields = [`"name":"echo"`, `"taskId":${JSON.stringify(taskIds[0])}`, `"_meta":${meta}`];
-      if (!field.startsWith("_meta.")) fields.push(`${JSON.stringify(field)}:${value}`);
-      const id = method.startsWith("notifications/") ? "" : `"id":7,`;
-      const hs: Record<string, string | undefined> = { authorization, "content-type": "application/json", accept: "application/json, text/event-stream" };
-      if (era === "modern") Object.assign(hs, { "mcp-protocol-version": "2026-07-28", "mcp-method": method, "mcp-name": "echo" });
-      if (era === "legacy") Object.assign(hs, { "mcp-protocol-version": "2025-11-25", "mcp-session-id": bobSession });
-      return [`{"jsonrpc":"2.0",${id}"method":${JSON.stringify(method)},"params":{${fields.join(",")}}}`, hs] as const;
-    });
+    const deepCase = fc
+      .tuple(fc.constantFrom(...METHODS), fc.constantFrom(...DEEP_FIELDS), deep, wire, fc.constantFrom("Bearer tok-bob", "Bearer tok-nobody"))
+      .map(([method, field, value, era, authorization]) => {
+        const caps = field === "_meta.clientCapabilities" ? value : JSON.stringify(WITH_TASKS);
+        const progress = field === "_meta.progressToken" ? `,"progressToken":${value}` : "";
+        const version = era === "modern" ? `"io.modelcontextprotocol/protocolVersion":"2026-07-28",` : "";
+        const meta = `{${version}"io.modelcontextprotocol/clientCapabilities":${caps}${progress}}`;
+        const fields = [`"name":"echo"`, `"taskId":${JSON.stringify(taskIds[0])}`, `"_meta":${meta}`];
+        if (!field.startsWith("_meta.")) fields.push(`${JSON.stringify(field)}:${value}`);
+        const id = method.startsWith("notifications/") ? "" : `"id":7,`;
+        const hs: Record<string, string | undefined> = { authorization, "content-type": "application/json", accept: "application/json, text/event-stream" };
+        if (era === "modern") Object.assign(hs, { "mcp-protocol-version": "2026-07-28", "mcp-method": method, "mcp-name": "echo" });
+        if (era === "legacy") Object.assign(hs, { "mcp-protocol-version": "2025-11-25", "mcp-session-id": bobSession });
+        return [`{"jsonrpc":"2.0",${id}"method":${JSON.stringify(method)},"params":{${fields.join(",")}}}`, hs] as const;
+      });
     await fc.assert(
       fc.asyncProperty(deepCase, async ([payload, hs]) => {
         const sent = Object.fromEntries(Object.entries(hs).filter((e): e is [string, string] => e[1] !== undefined));
@@ -208,8 +283,25 @@ describe("fuzzed bad input on both eras: well-formed errors, no 500, the process
 
 /** Every field a request of any method may carry, as the deep-nesting property fills them. */
 const DEEP_FIELDS = [
-  "capabilities", "clientInfo", "protocolVersion", "arguments", "name", "taskId", "task", "inputResponses", "requestState", "cursor",
-  "notifications", "uri", "level", "requestId", "reason", "ref", "argument", "_meta.clientCapabilities", "_meta.progressToken",
+  "capabilities",
+  "clientInfo",
+  "protocolVersion",
+  "arguments",
+  "name",
+  "taskId",
+  "task",
+  "inputResponses",
+  "requestState",
+  "cursor",
+  "notifications",
+  "uri",
+  "level",
+  "requestId",
+  "reason",
+  "ref",
+  "argument",
+  "_meta.clientCapabilities",
+  "_meta.progressToken",
 ];
 
 const ACKNOWLEDGED = "notifications/subscriptions/acknowledged";
@@ -219,7 +311,8 @@ function rawPost(url: string, headers: Record<string, string>, body: string): Pr
   return new Promise((resolve, reject) => {
     const req = request(url, { method: "POST", headers, timeout: 10_000 }, (res) => {
       const chunks: Buffer[] = [];
-      const done = () => resolve({ status: res.statusCode ?? 0, type: String(res.headers["content-type"] ?? ""), text: Buffer.concat(chunks).toString("utf8") });
+      const done = () =>
+        resolve({ status: res.statusCode ?? 0, type: String(res.headers["content-type"] ?? ""), text: Buffer.concat(chunks).toString("utf8") });
       res.on("data", (c: Buffer) => {
         chunks.push(c);
         // A listen stream stays open until the client closes it: stop reading at its acknowledgement.
@@ -230,7 +323,9 @@ function rawPost(url: string, headers: Record<string, string>, body: string): Pr
           req.destroy();
         }
       });
-      res.on("end", () => resolve({ status: res.statusCode ?? 0, type: String(res.headers["content-type"] ?? ""), text: Buffer.concat(chunks).toString("utf8") }));
+      res.on("end", () =>
+        resolve({ status: res.statusCode ?? 0, type: String(res.headers["content-type"] ?? ""), text: Buffer.concat(chunks).toString("utf8") }),
+      );
       res.on("error", reject);
     });
     req.on("timeout", () => req.destroy(new Error("no answer within 10 s")));

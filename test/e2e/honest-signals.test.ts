@@ -25,7 +25,14 @@ describe("honest signals on a real gateway over Redis", () => {
       log: { level: "warn" },
       store: { redisUrl: inject("redisUrl"), keyPrefix: uniquePrefix() },
       tasks: { leaseMs: LEASE_MS, reaperIntervalMs: 60_000, pollIntervalMs: 50 },
-      upstreams: [{ name: "demo", path: "/mcp", stdio: demoStdio(), tools: { echo: { taskSupport: "required" }, deploy: { taskSupport: "required" }, sleep: { taskSupport: "required" } } }],
+      upstreams: [
+        {
+          name: "demo",
+          path: "/mcp",
+          stdio: demoStdio(),
+          tools: { echo: { taskSupport: "required" }, deploy: { taskSupport: "required" }, sleep: { taskSupport: "required" } },
+        },
+      ],
     });
   });
   afterAll(async () => {
@@ -61,7 +68,12 @@ describe("honest signals on a real gateway over Redis", () => {
     const taskId = await start("deploy", { service: "web", seconds: 2 }, ELICIT);
     const asked = await until([gw.mcpUrl], taskId, (t) => t.status === "input_required", 10_000, "input_required");
     const [key] = Object.keys(asked.inputRequests);
-    await modern(gw.mcpUrl, "tasks/update", { taskId, inputResponses: { [key!]: { action: "accept", content: { confirm: true } } } }, { capabilities: WITH_TASKS });
+    await modern(
+      gw.mcpUrl,
+      "tasks/update",
+      { taskId, inputResponses: { [key!]: { action: "accept", content: { confirm: true } } } },
+      { capabilities: WITH_TASKS },
+    );
     const done = await ended(taskId);
     expect(done).toMatchObject({ status: "completed", statusMessage: expect.stringMatching(/^Slept 2\/2 s/), result: { content: [{ text: "Deployed web" }] } });
   });

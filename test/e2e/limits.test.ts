@@ -14,8 +14,22 @@ describe("per-principal limits answer with a clear error", () => {
       store: { redisUrl: inject("redisUrl"), keyPrefix: `t${randomBytes(4).toString("hex")}:` },
       auth: bearerAuth("carol", "dave", "erin", "frank", "gina"),
       tasks: { detachAfterMs: 100, cancelGraceMs: 100 },
-      limits: { maxActiveTasksPerPrincipal: 2, maxSseStreamsPerPrincipal: 1, taskRequestsPerSecond: 2, taskRequestBurst: 6, maxInputResponsesBytes: 1024, maxResultBytes: 2000 },
-      upstreams: [{ name: "demo", path: "/mcp", stdio: demoStdio(), tools: { hang: { taskSupport: "required" }, echo: { taskSupport: "required" }, deploy: { taskSupport: "required" } } }],
+      limits: {
+        maxActiveTasksPerPrincipal: 2,
+        maxSseStreamsPerPrincipal: 1,
+        taskRequestsPerSecond: 2,
+        taskRequestBurst: 6,
+        maxInputResponsesBytes: 1024,
+        maxResultBytes: 2000,
+      },
+      upstreams: [
+        {
+          name: "demo",
+          path: "/mcp",
+          stdio: demoStdio(),
+          tools: { hang: { taskSupport: "required" }, echo: { taskSupport: "required" }, deploy: { taskSupport: "required" } },
+        },
+      ],
     });
   });
   afterAll(async () => gw?.stop());
@@ -29,12 +43,18 @@ describe("per-principal limits answer with a clear error", () => {
     const answer = await call("frank", "tools/call", { name: "deploy", arguments: { service: "api", seconds: 0.1 } }, ELICIT);
     const created = answer.body.result;
     expect(answer.body).toMatchObject({ result: { resultType: "task" } });
-    const waiting = await waitFor(async () => {
-      const t = (await call("frank", "tasks/get", { taskId: created.taskId })).body.result;
-      return t?.status === "input_required" ? t : undefined;
-    }, { intervalMs: 700, what: "the deploy task to ask" });
+    const waiting = await waitFor(
+      async () => {
+        const t = (await call("frank", "tasks/get", { taskId: created.taskId })).body.result;
+        return t?.status === "input_required" ? t : undefined;
+      },
+      { intervalMs: 700, what: "the deploy task to ask" },
+    );
     const key = Object.keys(waiting.inputRequests)[0]!;
-    const big = await call("frank", "tasks/update", { taskId: created.taskId, inputResponses: { [key]: { action: "accept", content: { note: "y".repeat(2000) } } } });
+    const big = await call("frank", "tasks/update", {
+      taskId: created.taskId,
+      inputResponses: { [key]: { action: "accept", content: { note: "y".repeat(2000) } } },
+    });
     expect(big.body.error).toMatchObject({ code: -32602, message: expect.stringContaining("limits.maxInputResponsesBytes") });
     expect((await call("frank", "tasks/get", { taskId: created.taskId })).body.result.status).toBe("input_required");
   });
@@ -47,15 +67,22 @@ describe("per-principal limits answer with a clear error", () => {
     expect(refused.body.error).toMatchObject({ code: -32000, message: expect.stringContaining("Too many active tasks") });
     expect((await call("dave", "tools/call", { name: "hang", arguments: {} })).body.result).toMatchObject({ resultType: "task" });
     await call("carol", "tasks/cancel", { taskId: ids[0] });
-    await waitFor(async () => (await call("carol", "tools/call", { name: "hang", arguments: {} })).status === 200, { timeoutMs: 10_000, intervalMs: 200, what: "a slot freed by the cancelled task" });
+    await waitFor(async () => (await call("carol", "tools/call", { name: "hang", arguments: {} })).status === 200, {
+      timeoutMs: 10_000,
+      intervalMs: 200,
+      what: "a slot freed by the cancelled task",
+    });
   });
 
   it("fails a task whose result is over maxResultBytes, saying so", async () => {
     const created = (await call("erin", "tools/call", { name: "echo", arguments: { text: "x".repeat(3000) } })).body.result;
-    const ended = await waitFor(async () => {
-      const t = (await call("erin", "tasks/get", { taskId: created.taskId })).body.result;
-      return t?.status === "working" ? undefined : t;
-    }, { intervalMs: 700, what: "the echo task to end" });
+    const ended = await waitFor(
+      async () => {
+        const t = (await call("erin", "tasks/get", { taskId: created.taskId })).body.result;
+        return t?.status === "working" ? undefined : t;
+      },
+      { intervalMs: 700, what: "the echo task to end" },
+    );
     expect(ended).toMatchObject({ status: "failed", error: { code: -32603, message: expect.stringContaining("limits.maxResultBytes") } });
   });
 

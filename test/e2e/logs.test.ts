@@ -24,10 +24,15 @@ describe("structured logs: JSON lines with request id, task id, upstream and dia
   afterAll(async () => gw?.stop());
 
   it("ties a task's lines to the request that made it, and never logs the tool's arguments", async () => {
-    const created = await modern(gw.mcpUrl, "tools/call", { name: "echo", arguments: { text: SECRET } }, {
-      capabilities: WITH_TASKS,
-      headers: { "x-request-id": "req-abc-123", authorization: `Bearer ${SECRET}` },
-    });
+    const created = await modern(
+      gw.mcpUrl,
+      "tools/call",
+      { name: "echo", arguments: { text: SECRET } },
+      {
+        capabilities: WITH_TASKS,
+        headers: { "x-request-id": "req-abc-123", authorization: `Bearer ${SECRET}` },
+      },
+    );
     expect(created.headers.get("x-request-id")).toBe("req-abc-123");
     const taskId = created.body.result.taskId as string;
     await waitFor(async () => (await getTask(gw.mcpUrl, taskId)).body.result.status === "completed", { what: "the task to complete" });

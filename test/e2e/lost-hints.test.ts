@@ -60,24 +60,33 @@ describe("routing to the owner when every pub/sub hint is lost", () => {
     const other = await replica(store, "other");
 
     const asking = await owner.engine.detachNow(call(owner.relay, "deploy", { service: "api", seconds: 0 }, { elicitation: { form: {} } }));
-    const waiting = await waitFor(async () => {
-      const t = await other.engine.get(asking.id, "alice");
-      return t?.status === "input_required" ? t : undefined;
-    }, { what: "the question" });
+    const waiting = await waitFor(
+      async () => {
+        const t = await other.engine.get(asking.id, "alice");
+        return t?.status === "input_required" ? t : undefined;
+      },
+      { what: "the question" },
+    );
     const [key] = Object.keys(waiting.inputRequests);
     await other.engine.answer(asking.id, "alice", { [key!]: { action: "accept", content: { confirm: true } } });
-    const answered = await waitFor(async () => {
-      const t = await other.engine.get(asking.id, "alice");
-      return t?.status === "completed" ? t : undefined;
-    }, { what: "the answered task to complete" });
+    const answered = await waitFor(
+      async () => {
+        const t = await other.engine.get(asking.id, "alice");
+        return t?.status === "completed" ? t : undefined;
+      },
+      { what: "the answered task to complete" },
+    );
     expect(answered.outcome).toMatchObject({ result: { content: [{ type: "text", text: "Deployed api" }] } });
 
     const hanging = await owner.engine.detachNow(call(owner.relay, "hang", {}));
     await other.engine.requestCancel(hanging.id, "alice");
-    const cancelled = await waitFor(async () => {
-      const t = await other.engine.get(hanging.id, "alice");
-      return t?.status === "cancelled" ? t : undefined;
-    }, { what: "the cancelled task" });
+    const cancelled = await waitFor(
+      async () => {
+        const t = await other.engine.get(hanging.id, "alice");
+        return t?.status === "cancelled" ? t : undefined;
+      },
+      { what: "the cancelled task" },
+    );
     expect(cancelled.statusMessage).toBe("Cancelled at the client's request");
     // Both went through the store alone: every hint to the owner was dropped.
     expect(lost()).toBe(2);

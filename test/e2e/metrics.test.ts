@@ -17,10 +17,13 @@ describe("Prometheus metrics on /metrics after a known workload", () => {
     return (await getTask(gw.mcpUrl, taskId)).body.result;
   };
   const finished = (taskId: string) =>
-    waitFor(async () => {
-      const task = await poll(taskId);
-      return TERMINAL.includes(task?.status) ? task : undefined;
-    }, { timeoutMs: 15_000, intervalMs: 50, what: `task ${taskId} to end` });
+    waitFor(
+      async () => {
+        const task = await poll(taskId);
+        return TERMINAL.includes(task?.status) ? task : undefined;
+      },
+      { timeoutMs: 15_000, intervalMs: 50, what: `task ${taskId} to end` },
+    );
   const call = async (name: string, args: Record<string, unknown> = {}) =>
     (await modern(gw.mcpUrl, "tools/call", { name, arguments: args }, { capabilities: WITH_TASKS })).body.result;
 
@@ -32,7 +35,14 @@ describe("Prometheus metrics on /metrics after a known workload", () => {
       // A lease long enough that a loaded machine's pause cannot cost one (the test counts none lost),
       // short enough that a renewal comes within a second.
       tasks: { detachAfterMs: 300, cancelGraceMs: 200, leaseMs: 3000 },
-      upstreams: [{ name: "demo", path: "/mcp", stdio: demoStdio(), tools: { fail: { taskSupport: "required" }, crash: { taskSupport: "required" }, hang: { taskSupport: "required" } } }],
+      upstreams: [
+        {
+          name: "demo",
+          path: "/mcp",
+          stdio: demoStdio(),
+          tools: { fail: { taskSupport: "required" }, crash: { taskSupport: "required" }, hang: { taskSupport: "required" } },
+        },
+      ],
     });
   });
   afterAll(async () => {
@@ -55,10 +65,13 @@ describe("Prometheus metrics on /metrics after a known workload", () => {
     await modern(gw.mcpUrl, "tasks/cancel", { taskId: hanging.taskId }, { capabilities: WITH_TASKS });
     expect((await finished(hanging.taskId)).status).toBe("cancelled");
 
-    const text = await waitFor(async () => {
-      const scraped = await scrape(gw.url);
-      return sample(scraped, "taskgate_tasks_in_flight") === 0 ? scraped : undefined;
-    }, { what: "no task in flight" });
+    const text = await waitFor(
+      async () => {
+        const scraped = await scrape(gw.url);
+        return sample(scraped, "taskgate_tasks_in_flight") === 0 ? scraped : undefined;
+      },
+      { what: "no task in flight" },
+    );
     const demo = { upstream: "demo" };
     for (const tool of ["fail", "crash", "hang"]) expect(sample(text, "taskgate_tasks_created_total", { ...demo, tool })).toBe(1);
     expect(sample(text, "taskgate_tasks_created_total", { ...demo, tool: "echo" })).toBeUndefined();
@@ -80,7 +93,10 @@ describe("Prometheus metrics on /metrics after a known workload", () => {
   it("counts open SSE streams while a client holds one", async () => {
     const sessionId = await openSession(gw.mcpUrl);
     const abort = new AbortController();
-    const res = await fetch(gw.mcpUrl, { headers: { accept: "text/event-stream", "mcp-session-id": sessionId, "mcp-protocol-version": "2025-06-18" }, signal: abort.signal });
+    const res = await fetch(gw.mcpUrl, {
+      headers: { accept: "text/event-stream", "mcp-session-id": sessionId, "mcp-protocol-version": "2025-06-18" },
+      signal: abort.signal,
+    });
     expect(res.status).toBe(200);
     await waitFor(async () => sample(await scrape(gw.url), "taskgate_sse_streams_open") === 1, { what: "one open SSE stream" });
     abort.abort();

@@ -22,7 +22,14 @@ describe("SEP-2243 Mcp-Param-* headers for a tool whose schema marks an argument
   });
 
   it("serves a call whose header equals the argument, plain or base64-encoded", async () => {
-    for (const [region, header] of [["eu-west", "eu-west"], ["eu-west", b64("eu-west")], ["Zürich", b64("Zürich")], [" padded ", b64(" padded ")], ["SGVsbG8=", "SGVsbG8="], ["=?base64?SGVsbG8", "=?base64?SGVsbG8"]]) {
+    for (const [region, header] of [
+      ["eu-west", "eu-west"],
+      ["eu-west", b64("eu-west")],
+      ["Zürich", b64("Zürich")],
+      [" padded ", b64(" padded ")],
+      ["SGVsbG8=", "SGVsbG8="],
+      ["=?base64?SGVsbG8", "=?base64?SGVsbG8"],
+    ]) {
       const res = await routed(region, { "mcp-param-region": header });
       expect([res.status, res.body.result?.content?.[0]?.text], `${region} / ${header}`).toEqual([200, `hi (routed to ${region})`]);
     }
@@ -78,12 +85,20 @@ describe.each(["shared", "per-call"])("list-changed notifications on subscriptio
       // The upstream's notifications arrive in order: once the prompts one is here, a tools one would have been too.
       await modern(gw.mcpUrl, "tools/call", { name: "change-lists", arguments: { lists: ["prompts", "resources"] } });
       await prompts.next((m) => m.method === "notifications/resources/list_changed", "resources/list_changed on the prompts stream");
-      expect(prompts.messages.map((m) => m.method)).toEqual(["notifications/subscriptions/acknowledged", "notifications/prompts/list_changed", "notifications/resources/list_changed"]);
+      expect(prompts.messages.map((m) => m.method)).toEqual([
+        "notifications/subscriptions/acknowledged",
+        "notifications/prompts/list_changed",
+        "notifications/resources/list_changed",
+      ]);
       expect(prompts.messages.every((m) => m.params._meta[SUBSCRIPTION] === 42)).toBe(true);
       // And on the tools stream, a second tools change comes right after the first: nothing between.
       await modern(gw.mcpUrl, "tools/call", { name: "change-lists", arguments: { lists: ["tools"] } });
       await tools.next((m) => m.method === "notifications/tools/list_changed", "the second tools/list_changed", 2);
-      expect(tools.messages.map((m) => m.method)).toEqual(["notifications/subscriptions/acknowledged", "notifications/tools/list_changed", "notifications/tools/list_changed"]);
+      expect(tools.messages.map((m) => m.method)).toEqual([
+        "notifications/subscriptions/acknowledged",
+        "notifications/tools/list_changed",
+        "notifications/tools/list_changed",
+      ]);
     } finally {
       tools.close();
       prompts.close();

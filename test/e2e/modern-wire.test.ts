@@ -42,7 +42,12 @@ describe("the 2026-07-28 wire on the same path as the legacy one", () => {
       expect(res.status, JSON.stringify(headers)).toBe(400);
       expect(res.body.error.code).toBe(-32020);
     }
-    const encoded = await modern(gw.mcpUrl, "tools/call", { name: "echo", arguments: { text: "x" } }, { headers: { "mcp-name": `=?base64?${Buffer.from("echo").toString("base64")}?=` } });
+    const encoded = await modern(
+      gw.mcpUrl,
+      "tools/call",
+      { name: "echo", arguments: { text: "x" } },
+      { headers: { "mcp-name": `=?base64?${Buffer.from("echo").toString("base64")}?=` } },
+    );
     expect(encoded.body.result.resultType).toBe("complete");
     // SEP-2243: the wrapper holds canonical base64 (padding included) of UTF-8, or nothing matches.
     for (const name of ["=?base64?ZWNobw?=", "=?base64?ZW!!obw==?=", "=?base64?/w==?="]) {
@@ -72,7 +77,12 @@ describe("the 2026-07-28 wire on the same path as the legacy one", () => {
   });
 
   it("answers an unsupported version with -32022 and the supported list", async () => {
-    const res = await modern(gw.mcpUrl, "tools/list", {}, { meta: { "io.modelcontextprotocol/protocolVersion": "2099-01-01" }, headers: { "mcp-protocol-version": "2099-01-01" } });
+    const res = await modern(
+      gw.mcpUrl,
+      "tools/list",
+      {},
+      { meta: { "io.modelcontextprotocol/protocolVersion": "2099-01-01" }, headers: { "mcp-protocol-version": "2099-01-01" } },
+    );
     expect(res.status).toBe(400);
     expect(res.body.error).toMatchObject({ code: -32022, data: { supported: [MODERN], requested: "2099-01-01" } });
   });

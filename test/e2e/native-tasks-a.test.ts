@@ -21,7 +21,9 @@ async function drain(stream: AsyncIterable<unknown>): Promise<Message[]> {
 
 function rpc(url: string, sessionId: string, version: string, method: string, params: Record<string, unknown>) {
   const headers = { "mcp-session-id": sessionId, "mcp-protocol-version": version };
-  return post(url, { jsonrpc: "2.0", id: method, method, params }, headers).then(messagesOf).then((all) => all.find((m) => m.id === method));
+  return post(url, { jsonrpc: "2.0", id: method, method, params }, headers)
+    .then(messagesOf)
+    .then((all) => all.find((m) => m.id === method));
 }
 
 // The bridge writes the upstream task into the task record: both stores run every case.
@@ -31,7 +33,11 @@ describe.each(["memory", "redis"] as const)("an upstream that runs tools as its 
   beforeAll(async () => {
     demo = await startDemoHttp(["--native-tasks"]);
     const store = kind === "redis" ? { redisUrl: inject("redisUrl"), keyPrefix: `native-a-${Date.now()}:` } : {};
-    gw = await startGateway({ store, tasks: { detachAfterMs: 300, pollIntervalMs: 200 }, upstreams: [{ name: "native", path: "/mcp", http: { url: demo.mcpUrl } }] });
+    gw = await startGateway({
+      store,
+      tasks: { detachAfterMs: 300, pollIntervalMs: 200 },
+      upstreams: [{ name: "native", path: "/mcp", http: { url: demo.mcpUrl } }],
+    });
   });
   afterAll(async () => {
     await gw?.stop();
@@ -50,7 +56,9 @@ describe.each(["memory", "redis"] as const)("an upstream that runs tools as its 
     const asked: string[] = [];
     const { client } = await connectClient(gw.mcpUrl, { elicit: (message) => (asked.push(message), { action: "accept", content: { approve: true } }) });
     const before = nativeLog(demo, "started", "review");
-    const seen = await drain(client.experimental.tasks.callToolStream({ name: "review", arguments: { subject: "the-plan", ms: 100 } }, CallToolResultSchema, { task: {} }));
+    const seen = await drain(
+      client.experimental.tasks.callToolStream({ name: "review", arguments: { subject: "the-plan", ms: 100 } }, CallToolResultSchema, { task: {} }),
+    );
     expect(seen[0]?.type).toBe("taskCreated");
     expect(seen.at(-1)).toMatchObject({ type: "result", result: { content: [{ type: "text", text: "approved the-plan" }] } });
     expect(asked).toEqual(["Approve the-plan?"]);
@@ -71,14 +79,19 @@ describe.each(["memory", "redis"] as const)("an upstream that runs tools as its 
     const first = (await stream[Symbol.asyncIterator]().next()).value as Message;
     const taskId = first.task!.taskId;
     await nextLogged(demo, "started", started, "crunch");
-    await waitFor(async () => /Step \d+\/600/.test((await client.experimental.tasks.getTask(taskId)).statusMessage ?? ""), { what: "the upstream's statusMessage" });
+    await waitFor(async () => /Step \d+\/600/.test((await client.experimental.tasks.getTask(taskId)).statusMessage ?? ""), {
+      what: "the upstream's statusMessage",
+    });
     const cancelled = await client.experimental.tasks.cancelTask(taskId);
     expect(cancelled.status).toBe("cancelled");
     await nextLogged(demo, "saw its cancel", before);
-    const task = await waitFor(async () => {
-      const t = await client.experimental.tasks.getTask(taskId);
-      return TERMINAL.includes(t.status) ? t : undefined;
-    }, { what: "the task to end" });
+    const task = await waitFor(
+      async () => {
+        const t = await client.experimental.tasks.getTask(taskId);
+        return TERMINAL.includes(t.status) ? t : undefined;
+      },
+      { what: "the task to end" },
+    );
     expect(task.status).toBe("cancelled");
     await client.close();
   });

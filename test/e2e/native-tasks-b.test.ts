@@ -50,7 +50,12 @@ describe.each(["memory", "redis"] as const)("an upstream that runs tools as its 
     const [key, question] = Object.entries(asking.inputRequests as Record<string, any>)[0]!;
     expect(question).toEqual({ method: "elicitation/create", params: expect.objectContaining({ message: "Approve budget?" }) });
     expect(JSON.stringify(question)).not.toContain("related-task");
-    const ack = await modern(native, "tasks/update", { taskId, inputResponses: { [key]: { action: "accept", content: { approve: false } } } }, { capabilities: WITH_TASKS });
+    const ack = await modern(
+      native,
+      "tasks/update",
+      { taskId, inputResponses: { [key]: { action: "accept", content: { approve: false } } } },
+      { capabilities: WITH_TASKS },
+    );
     expect(ack.body.result).toEqual({ resultType: "complete" });
     const done = await untilTask(native, taskId, (t) => t.status === "completed", "completed");
     expect(done.result.content).toEqual([{ type: "text", text: "rejected budget" }]);
@@ -71,10 +76,20 @@ describe.each(["memory", "redis"] as const)("an upstream that runs tools as its 
   });
 
   it("answers a caller without the extension inline, with MRTR rounds for the upstream task's question", async () => {
-    const first = await modern(native, "tools/call", { name: "review", arguments: { subject: "plan", ms: 50 } }, { capabilities: { elicitation: { form: {} } } });
+    const first = await modern(
+      native,
+      "tools/call",
+      { name: "review", arguments: { subject: "plan", ms: 50 } },
+      { capabilities: { elicitation: { form: {} } } },
+    );
     expect(first.body.result).toMatchObject({ resultType: "input_required" });
     const [key] = Object.keys(first.body.result.inputRequests);
-    const retry = { name: "review", arguments: { subject: "plan", ms: 50 }, inputResponses: { [key!]: { action: "accept", content: { approve: true } } }, requestState: first.body.result.requestState };
+    const retry = {
+      name: "review",
+      arguments: { subject: "plan", ms: 50 },
+      inputResponses: { [key!]: { action: "accept", content: { approve: true } } },
+      requestState: first.body.result.requestState,
+    };
     const second = await modern(native, "tools/call", retry, { capabilities: { elicitation: { form: {} } } });
     expect(second.body.result).toMatchObject({ resultType: "complete", content: [{ type: "text", text: "approved plan" }] });
   });
@@ -85,7 +100,9 @@ describe.each(["memory", "redis"] as const)("an upstream that runs tools as its 
     expect(bridged.body.result.resultType).toBe("task");
     const held = await modern(off, "tools/call", { name: "tally", arguments: { ms: 1_500, steps: 3 } }, { capabilities: WITH_TASKS });
     expect(held.body.result.resultType).toBe("task");
-    const [a, b] = await Promise.all([bridged, held].map((r, i) => untilTask(i === 0 ? native : off, r.body.result.taskId, (t) => t.status === "completed", "completed")));
+    const [a, b] = await Promise.all(
+      [bridged, held].map((r, i) => untilTask(i === 0 ? native : off, r.body.result.taskId, (t) => t.status === "completed", "completed")),
+    );
     expect(a!.result.content).toEqual([{ type: "text", text: "tallied in 3 steps" }]);
     expect(b!.result.content).toEqual([{ type: "text", text: "tallied in 3 steps" }]);
     // Bridged: the front task lives no longer than the upstream keeps its own; held by taskgate: the configured default.

@@ -45,11 +45,14 @@ describe("server-everything's task-required tool over HTTP, through dialect A", 
 
   it("is advertised as required, runs as the upstream's task, asks its question and completes with the upstream's report", async () => {
     const asked: string[] = [];
-    const { client } = await connectClient(gw.mcpUrl, { elicit: (message) => (asked.push(message), { action: "accept", content: { interpretation: "snake" } }) });
+    const { client } = await connectClient(gw.mcpUrl, {
+      elicit: (message) => (asked.push(message), { action: "accept", content: { interpretation: "snake" } }),
+    });
     const { tools } = await client.listTools();
     expect(tools.find((t) => t.name === TOOL)?.execution?.taskSupport).toBe("required");
     const seen: any[] = [];
-    for await (const message of client.experimental.tasks.callToolStream({ name: TOOL, arguments: ARGS }, CallToolResultSchema, { task: {} })) seen.push(message);
+    for await (const message of client.experimental.tasks.callToolStream({ name: TOOL, arguments: ARGS }, CallToolResultSchema, { task: {} }))
+      seen.push(message);
     expect(seen[0].type).toBe("taskCreated");
     const statuses = seen.filter((m) => m.type === "taskStatus").map((m) => m.task.statusMessage);
     expect(statuses.some((s) => /Gathering sources|Analyzing content|Synthesizing/.test(s ?? ""))).toBe(true);
@@ -67,7 +70,10 @@ describe("server-everything's task-required tool over HTTP, through dialect A", 
 describe("server-everything's task-required tool over stdio, on the 2026-07-28 wire", () => {
   let gw: GatewayProcess;
   beforeAll(async () => {
-    gw = await startGateway({ tasks: { pollIntervalMs: 200, detachAfterMs: 300 }, upstreams: [{ name: "everything", path: "/mcp", stdio: { command: process.execPath, args: [EVERYTHING, "stdio"] } }] });
+    gw = await startGateway({
+      tasks: { pollIntervalMs: 200, detachAfterMs: 300 },
+      upstreams: [{ name: "everything", path: "/mcp", stdio: { command: process.execPath, args: [EVERYTHING, "stdio"] } }],
+    });
   });
   afterAll(async () => gw?.stop());
 
@@ -75,16 +81,27 @@ describe("server-everything's task-required tool over stdio, on the 2026-07-28 w
     const call = await modern(gw.mcpUrl, "tools/call", { name: TOOL, arguments: ARGS }, { capabilities: { ...WITH_TASKS, elicitation: { form: {} } } });
     expect(call.body.result).toMatchObject({ resultType: "task" });
     const taskId = call.body.result.taskId as string;
-    const asking = await waitFor(async () => {
-      const task = (await getTask(gw.mcpUrl, taskId)).body.result;
-      return task.status === "input_required" ? task : undefined;
-    }, { timeoutMs: 15_000, what: "the upstream's question" });
+    const asking = await waitFor(
+      async () => {
+        const task = (await getTask(gw.mcpUrl, taskId)).body.result;
+        return task.status === "input_required" ? task : undefined;
+      },
+      { timeoutMs: 15_000, what: "the upstream's question" },
+    );
     const [key] = Object.keys(asking.inputRequests);
-    await modern(gw.mcpUrl, "tasks/update", { taskId, inputResponses: { [key!]: { action: "accept", content: { interpretation: "comedy" } } } }, { capabilities: WITH_TASKS });
-    const done = await waitFor(async () => {
-      const task = (await getTask(gw.mcpUrl, taskId)).body.result;
-      return task.status === "completed" ? task : undefined;
-    }, { timeoutMs: 20_000, what: "the report" });
+    await modern(
+      gw.mcpUrl,
+      "tasks/update",
+      { taskId, inputResponses: { [key!]: { action: "accept", content: { interpretation: "comedy" } } } },
+      { capabilities: WITH_TASKS },
+    );
+    const done = await waitFor(
+      async () => {
+        const task = (await getTask(gw.mcpUrl, taskId)).body.result;
+        return task.status === "completed" ? task : undefined;
+      },
+      { timeoutMs: 20_000, what: "the report" },
+    );
     expect(done.result.content[0].text).toMatch(/# Research Report: python \(comedy\)/);
   });
 

@@ -37,7 +37,13 @@ describe("a replica that dies while it follows an upstream's own task", () => {
     await until([a.mcpUrl], taskId, (t) => /Step \d+\/30/.test(t.statusMessage ?? ""), 10_000, "the upstream's statusMessage");
     await a.stop("SIGKILL");
     // Another replica follows the same upstream task: its statusMessage moves on, then it completes.
-    const moving = await until([b.mcpUrl], taskId, (t) => /Step \d+\/30/.test(t.statusMessage ?? "") && t.status === "working", RESUMED_WITHIN_MS, "the statusMessage followed by b");
+    const moving = await until(
+      [b.mcpUrl],
+      taskId,
+      (t) => /Step \d+\/30/.test(t.statusMessage ?? "") && t.status === "working",
+      RESUMED_WITHIN_MS,
+      "the statusMessage followed by b",
+    );
     expect(moving.status).toBe("working");
     const done = await until([b.mcpUrl], taskId, (t) => t.status !== "working" && t.status !== "input_required", 20_000, "completed");
     expect(done).toMatchObject({ status: "completed", result: { content: [{ type: "text", text: "crunched in 30 steps" }] } });
@@ -58,10 +64,15 @@ describe("a replica that dies while it follows an upstream's own task", () => {
     const taskId = created.result.task.taskId as string;
     await nextLogged(demo, "started", started, "crunch");
     // Killed once it follows the upstream task (its statusMessage is the upstream's).
-    await waitFor(async () => /Step \d+\/25/.test((await rpc(a.mcpUrl, "tasks/get", { taskId })).result.statusMessage ?? ""), { what: "the upstream's statusMessage" });
+    await waitFor(async () => /Step \d+\/25/.test((await rpc(a.mcpUrl, "tasks/get", { taskId })).result.statusMessage ?? ""), {
+      what: "the upstream's statusMessage",
+    });
     await a.stop("SIGKILL");
     const result = await rpc(b.mcpUrl, "tasks/result", { taskId });
-    expect(result.result).toMatchObject({ content: [{ type: "text", text: "crunched in 25 steps" }], _meta: { "io.modelcontextprotocol/related-task": { taskId } } });
+    expect(result.result).toMatchObject({
+      content: [{ type: "text", text: "crunched in 25 steps" }],
+      _meta: { "io.modelcontextprotocol/related-task": { taskId } },
+    });
     expect(nativeLog(demo, "started", "crunch").length).toBe(started.length + 1);
   });
 

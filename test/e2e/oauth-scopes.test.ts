@@ -80,10 +80,19 @@ describe("scopes per tool and per method in oauth mode, and a real MCP client th
     const dialectB = await modern(gw.mcpUrl, "tasks/cancel", { taskId: "01ARZ3NDEKTSV4RRFFQ69G5FAV" }, { headers: without, capabilities: WITH_TASKS });
     expectInsufficient(dialectB, dialectB.body, "mcp tasks.cancel");
     const session = await openSessionAs(gw.mcpUrl, without, { tasks: {} });
-    const res = await legacy(gw.mcpUrl, { jsonrpc: "2.0", id: 6, method: "tasks/cancel", params: { taskId: "01ARZ3NDEKTSV4RRFFQ69G5FAV" } }, { ...without, "mcp-session-id": session });
+    const res = await legacy(
+      gw.mcpUrl,
+      { jsonrpc: "2.0", id: 6, method: "tasks/cancel", params: { taskId: "01ARZ3NDEKTSV4RRFFQ69G5FAV" } },
+      { ...without, "mcp-session-id": session },
+    );
     expectInsufficient(res, (await messagesOf(res.clone()))[0], "mcp tasks.cancel");
     // With the scope the request reaches the task layer, which knows no such task.
-    const allowed = await modern(gw.mcpUrl, "tasks/cancel", { taskId: "01ARZ3NDEKTSV4RRFFQ69G5FAV" }, { headers: await bearer("mcp tasks.cancel"), capabilities: WITH_TASKS });
+    const allowed = await modern(
+      gw.mcpUrl,
+      "tasks/cancel",
+      { taskId: "01ARZ3NDEKTSV4RRFFQ69G5FAV" },
+      { headers: await bearer("mcp tasks.cancel"), capabilities: WITH_TASKS },
+    );
     expect(allowed.status).toBe(200);
     expect(allowed.body.error.code).toBe(-32602);
   });
@@ -112,7 +121,10 @@ describe("scopes per tool and per method in oauth mode, and a real MCP client th
   it("the SDK client with a token lacking the tool's scope gets the 403 and never reaches the tool", async () => {
     const authProvider = new ClientCredentialsProvider({ clientId: agent.id, clientSecret: agent.secret, expectedIssuer: as.issuer, scope: "mcp" });
     const asked: string[] = [];
-    const { client } = await connectClient(gw.mcpUrl, { authProvider, elicit: (message) => (asked.push(message), { action: "accept", content: { confirm: true } }) });
+    const { client } = await connectClient(gw.mcpUrl, {
+      authProvider,
+      elicit: (message) => (asked.push(message), { action: "accept", content: { confirm: true } }),
+    });
     try {
       await expect(client.callTool({ name: "deploy", arguments: { service: "api", seconds: 0 } })).rejects.toThrow(/403/);
       // deploy asks for confirmation first thing: no question means the call never reached the upstream.

@@ -19,7 +19,12 @@ describe("auth.mode oauth against a real authorization server (oidc-provider) on
         auth: {
           mode: "oauth",
           // A short cooldown so the test sees a rotated key soon; the default is 30 s.
-          oauth: { issuer: as.issuer, clockToleranceMs: 0, jwksCooldownMs: 300, introspection: { clientId: gateway.id, clientSecret: "${TEST_INTROSPECTION_SECRET}" } },
+          oauth: {
+            issuer: as.issuer,
+            clockToleranceMs: 0,
+            jwksCooldownMs: 300,
+            introspection: { clientId: gateway.id, clientSecret: "${TEST_INTROSPECTION_SECRET}" },
+          },
         },
         upstreams: [
           { name: "demo", path: "/mcp", stdio: demoStdio(), scopes: { required: ["mcp"] }, tools: { deploy: { scopes: ["deploy"] } } },
@@ -31,12 +36,18 @@ describe("auth.mode oauth against a real authorization server (oidc-provider) on
   });
   afterAll(async () => Promise.all([gw?.stop(), as?.close()]));
 
-  const discover = (url: string, token?: string) => modern(url, "server/discover", {}, { headers: token === undefined ? {} : { authorization: `Bearer ${token}` } });
+  const discover = (url: string, token?: string) =>
+    modern(url, "server/discover", {}, { headers: token === undefined ? {} : { authorization: `Bearer ${token}` } });
   const opaqueUrl = () => `${gw.url}/opaque`;
 
   it("serves the protected resource metadata per path and at the root (RFC 9728)", async () => {
     const perPath = await (await fetch(`${gw.url}${WELL_KNOWN}/mcp`)).json();
-    expect(perPath).toEqual({ resource: gw.mcpUrl, authorization_servers: [as.issuer], scopes_supported: ["mcp", "deploy"], bearer_methods_supported: ["header"] });
+    expect(perPath).toEqual({
+      resource: gw.mcpUrl,
+      authorization_servers: [as.issuer],
+      scopes_supported: ["mcp", "deploy"],
+      bearer_methods_supported: ["header"],
+    });
     expect(await (await fetch(`${gw.url}${WELL_KNOWN}`)).json()).toEqual(perPath);
     const other = await (await fetch(`${gw.url}${WELL_KNOWN}/opaque`)).json();
     expect(other).toEqual({ resource: opaqueUrl(), authorization_servers: [as.issuer], bearer_methods_supported: ["header"] });
@@ -56,7 +67,9 @@ describe("auth.mode oauth against a real authorization server (oidc-provider) on
   it("refuses a token issued for another resource (RFC 8707), with the metadata in the challenge", async () => {
     const res = await discover(gw.mcpUrl, await as.token(agent, "http://127.0.0.1:1/other", "mcp"));
     expect(res.status).toBe(401);
-    expect(res.headers.get("www-authenticate")).toContain(`error="invalid_token", error_description="the token's 'aud' claim is not accepted", resource_metadata="${gw.url}${WELL_KNOWN}/mcp"`);
+    expect(res.headers.get("www-authenticate")).toContain(
+      `error="invalid_token", error_description="the token's 'aud' claim is not accepted", resource_metadata="${gw.url}${WELL_KNOWN}/mcp"`,
+    );
     // The /opaque endpoint is its own resource: a token for /mcp is not valid there.
     expect((await discover(opaqueUrl(), await as.token(agent, gw.mcpUrl, "mcp"))).status).toBe(401);
   });

@@ -25,7 +25,11 @@ describe("an outcome write tried again after its first try was applied late", ()
     const admin = new Redis(redis.url, { maxRetriesPerRequest: 1 });
     defer(() => void admin.disconnect());
     // A long lease: renewals held by the pause must not cost it.
-    const config = { store: { redisUrl: redis.url, keyPrefix: "retried:" }, tasks: { leaseMs: 60_000 }, upstreams: [{ name: "demo", path: "/mcp", stdio: demoStdio(), tools: TOOLS }] };
+    const config = {
+      store: { redisUrl: redis.url, keyPrefix: "retried:" },
+      tasks: { leaseMs: 60_000 },
+      upstreams: [{ name: "demo", path: "/mcp", stdio: demoStdio(), tools: TOOLS }],
+    };
     const gate = await startGateway(config);
     defer(() => gate.stop());
     const metric = async (name: string, labels: Record<string, string> = {}) => sample(await scrape(gate.url), name, labels) ?? 0;
@@ -35,10 +39,15 @@ describe("an outcome write tried again after its first try was applied late", ()
     defer(() => void admin.call("CLIENT", "UNPAUSE").catch(() => undefined));
     // The upstream answered, and the outcome write has missed its deadline at least once: two
     // failed transitions, since the sleep's last progress is written as a statusMessage too.
-    await waitFor(async () => (await metric("taskgate_upstream_call_duration_seconds_count")) === 1 && (await metric("taskgate_store_errors_total", { operation: "transitionTask" })) >= 2, {
-      timeoutMs: 20_000,
-      what: "the outcome write to time out while Redis holds writes",
-    });
+    await waitFor(
+      async () =>
+        (await metric("taskgate_upstream_call_duration_seconds_count")) === 1 &&
+        (await metric("taskgate_store_errors_total", { operation: "transitionTask" })) >= 2,
+      {
+        timeoutMs: 20_000,
+        what: "the outcome write to time out while Redis holds writes",
+      },
+    );
     await admin.call("CLIENT", "UNPAUSE");
     await waitFor(async () => (await metric("taskgate_tasks_in_flight")) === 0, { timeoutMs: 20_000, what: "the owner to let go of the call" });
 

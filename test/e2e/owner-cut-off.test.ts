@@ -30,7 +30,10 @@ describe("a replica cut off from Redis while it keeps running", () => {
     const upstreams = [{ name: "demo", path: "/mcp", http: { url: proxy.mcpUrl }, tools: TOOLS }];
     const start = (redisUrl: string) => startGateway({ store: { redisUrl, keyPrefix }, tasks: FAST_TASKS, upstreams });
     const [a, b] = (await Promise.all([start(`redis://127.0.0.1:${forwarder.port}`), start(inject("redisUrl"))])) as [GatewayProcess, GatewayProcess];
-    defer(() => a.stop("SIGKILL"), () => b.stop("SIGKILL"));
+    defer(
+      () => a.stop("SIGKILL"),
+      () => b.stop("SIGKILL"),
+    );
 
     const taskId = await startTask(a.mcpUrl, "sleep", { seconds: 8, progressIntervalMs: 200 });
     await until([b.mcpUrl], taskId, (t) => /Slept/.test(t.statusMessage ?? ""), 10_000, "progress written by its owner");

@@ -96,10 +96,11 @@ describe("taskgate as a transparent proxy in front of the demo server over stdio
     const outcome = await inFlight;
     expect(outcome).toBeInstanceOf(Error);
     expect((outcome as Error).message).toMatch(/upstream/i);
-    const echoed = await waitFor(
-      async () => textOf(await client.callTool({ name: "echo", arguments: { text: "back" } })),
-      { timeoutMs: 15_000, intervalMs: 200, what: "a call to succeed after the upstream restarted" },
-    );
+    const echoed = await waitFor(async () => textOf(await client.callTool({ name: "echo", arguments: { text: "back" } })), {
+      timeoutMs: 15_000,
+      intervalMs: 200,
+      what: "a call to succeed after the upstream restarted",
+    });
     expect(echoed).toContain("back");
     await client.close();
   });

@@ -9,10 +9,13 @@ const FIXTURE = { command: process.execPath, args: [join(ROOT, "test/fixtures/bl
 const tools = { ask: { taskSupport: "required" }, pid: { taskSupport: "required" }, hang_pid: { taskSupport: "required" } };
 
 async function untilStatus(url: string, taskId: string, done: (task: any) => boolean, what: string) {
-  return waitFor(async () => {
-    const task = (await getTask(url, taskId)).body.result;
-    return task && done(task) ? task : undefined;
-  }, { timeoutMs: 15_000, intervalMs: 50, what });
+  return waitFor(
+    async () => {
+      const task = (await getTask(url, taskId)).body.result;
+      return task && done(task) ? task : undefined;
+    },
+    { timeoutMs: 15_000, intervalMs: 50, what },
+  );
 }
 
 function alive(pid: number): boolean {
@@ -47,14 +50,21 @@ describe("isolation: per-call on a stdio upstream", () => {
     for (const [i, task] of waiting.entries()) {
       const [key, request] = Object.entries(task.inputRequests)[0] as [string, any];
       expect(request.params.message).toBe(i === 0 ? "First?" : "Second?");
-      await modern(gw.mcpUrl, "tasks/update", { taskId: task.taskId, inputResponses: { [key]: { action: "accept", content: { answer: `answer ${i}` } } } }, { capabilities: WITH_TASKS });
+      await modern(
+        gw.mcpUrl,
+        "tasks/update",
+        { taskId: task.taskId, inputResponses: { [key]: { action: "accept", content: { answer: `answer ${i}` } } } },
+        { capabilities: WITH_TASKS },
+      );
     }
     const done = await Promise.all([one, two].map((t) => untilStatus(gw.mcpUrl, t.taskId, (x) => x.status === "completed", "completed")));
     expect(done.map((t) => t.result.content[0].text)).toEqual(["answer: answer 0", "answer: answer 1"]);
   });
 
   it("runs each call in a process of its own, which ends with the call", async () => {
-    const tasks = await Promise.all([1, 2].map(async () => (await modern(gw.mcpUrl, "tools/call", { name: "pid", arguments: {} }, { capabilities: WITH_TASKS })).body.result));
+    const tasks = await Promise.all(
+      [1, 2].map(async () => (await modern(gw.mcpUrl, "tools/call", { name: "pid", arguments: {} }, { capabilities: WITH_TASKS })).body.result),
+    );
     const done = await Promise.all(tasks.map((t) => untilStatus(gw.mcpUrl, t.taskId, (x) => x.status === "completed", "completed")));
     const pids = done.map((t) => Number(t.result.content[0].text));
     expect(new Set(pids).size).toBe(2);

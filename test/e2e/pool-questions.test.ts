@@ -39,7 +39,10 @@ async function taskCaller(url: string, principal: string, tag: string) {
   const waiting = await untilTask(url, principal, created.taskId, (t) => t.status === "input_required" || TERMINAL.includes(t.status), "its question");
   const asked = Object.entries(waiting.inputRequests ?? {}) as Array<[string, any]>;
   const [key] = asked[0]!;
-  await call(url, principal, "tasks/update", { taskId: created.taskId, inputResponses: { [key]: { action: "accept", content: { answer: `${principal}-${tag}` } } } });
+  await call(url, principal, "tasks/update", {
+    taskId: created.taskId,
+    inputResponses: { [key]: { action: "accept", content: { answer: `${principal}-${tag}` } } },
+  });
   const done = await untilTask(url, principal, created.taskId, (t) => TERMINAL.includes(t.status), "its end");
   return { questions: asked.map(([, r]) => r.params.message), status: done.status, text: done.result?.content?.[0]?.text };
 }
@@ -99,9 +102,16 @@ describe.each(STORES)("questions on a pooled stdio upstream (default isolation),
     await untilTask(gw.mcpUrl, "alice", created.taskId, (t) => t.status === "input_required", "the question to be asked");
     await call(gw.mcpUrl, "alice", "tasks/cancel", { taskId: created.taskId });
     // The server's handler is told, so it can unwind (its result may still win the race: dialect B cancel is cooperative).
-    await waitFor(() => gw.output().includes("ask [Cancel me?] got cancel"), { timeoutMs: 10_000, what: "the cancelled call's question to be answered as cancelled" });
+    await waitFor(() => gw.output().includes("ask [Cancel me?] got cancel"), {
+      timeoutMs: 10_000,
+      what: "the cancelled call's question to be answered as cancelled",
+    });
     await untilTask(gw.mcpUrl, "alice", created.taskId, (t) => TERMINAL.includes(t.status), "the cancelled task to end");
-    expect(await taskCaller(gw.mcpUrl, "bob", "after a cancel")).toEqual({ questions: ["Question for bob after a cancel?"], status: "completed", text: "answer: bob-after a cancel" });
+    expect(await taskCaller(gw.mcpUrl, "bob", "after a cancel")).toEqual({
+      questions: ["Question for bob after a cancel?"],
+      status: "completed",
+      text: "answer: bob-after a cancel",
+    });
   });
 
   it("leaves an MRTR round unanswered, and another caller's question is still asked and answered", async () => {
@@ -129,14 +139,27 @@ describe.each(STORES)("questions on a pooled stdio upstream (default isolation),
   });
 
   it("keeps the other of two parallel questions open after a partial answer, then ends with both", async () => {
-    const created = (await call(gw.mcpUrl, "bob", "tools/call", { name: "ask_two", arguments: { first: "Colour?", second: "Size?" } }, ELICIT_TASKS)).body.result;
+    const created = (await call(gw.mcpUrl, "bob", "tools/call", { name: "ask_two", arguments: { first: "Colour?", second: "Size?" } }, ELICIT_TASKS)).body
+      .result;
     const both = await untilTask(gw.mcpUrl, "bob", created.taskId, (t) => Object.keys(t.inputRequests ?? {}).length === 2, "both questions");
     const byMessage = Object.fromEntries(Object.entries(both.inputRequests).map(([k, r]: [string, any]) => [r.params.message, k]));
-    await call(gw.mcpUrl, "bob", "tasks/update", { taskId: created.taskId, inputResponses: { [byMessage["Colour?"]!]: { action: "accept", content: { answer: "green" } } } });
-    const partial = await untilTask(gw.mcpUrl, "bob", created.taskId, (t) => !Object.hasOwn(t.inputRequests ?? {}, byMessage["Colour?"]!), "the answered question to go");
+    await call(gw.mcpUrl, "bob", "tasks/update", {
+      taskId: created.taskId,
+      inputResponses: { [byMessage["Colour?"]!]: { action: "accept", content: { answer: "green" } } },
+    });
+    const partial = await untilTask(
+      gw.mcpUrl,
+      "bob",
+      created.taskId,
+      (t) => !Object.hasOwn(t.inputRequests ?? {}, byMessage["Colour?"]!),
+      "the answered question to go",
+    );
     expect(partial.status).toBe("input_required");
     expect(Object.keys(partial.inputRequests)).toEqual([byMessage["Size?"]]);
-    await call(gw.mcpUrl, "bob", "tasks/update", { taskId: created.taskId, inputResponses: { [byMessage["Size?"]!]: { action: "accept", content: { answer: "large" } } } });
+    await call(gw.mcpUrl, "bob", "tasks/update", {
+      taskId: created.taskId,
+      inputResponses: { [byMessage["Size?"]!]: { action: "accept", content: { answer: "large" } } },
+    });
     const done = await untilTask(gw.mcpUrl, "bob", created.taskId, (t) => TERMINAL.includes(t.status), "the end");
     expect(done).toMatchObject({ status: "completed", result: { content: [{ text: "green + large" }] } });
   });

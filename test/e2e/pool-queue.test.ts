@@ -22,7 +22,8 @@ async function untilTask(url: string, taskId: string, done: (task: any) => boole
   );
 }
 
-const task = async (url: string, name: string, args: Record<string, unknown> = {}) => (await modern(url, "tools/call", { name, arguments: args }, { capabilities: WITH_TASKS })).body.result;
+const task = async (url: string, name: string, args: Record<string, unknown> = {}) =>
+  (await modern(url, "tools/call", { name, arguments: args }, { capabilities: WITH_TASKS })).body.result;
 const cancel = (url: string, taskId: string) => modern(url, "tasks/cancel", { taskId }, { capabilities: WITH_TASKS });
 
 /** Top-level keys of one JSON log line, in order, duplicates kept (JSON.parse would hide them). */
@@ -44,7 +45,10 @@ function topLevelKeys(line: string): string[] {
 
 /** Every JSON log line of a gateway; none may carry a key twice. */
 function logLines(gw: GatewayProcess): string[] {
-  const lines = gw.output().split("\n").filter((l) => l.startsWith("{"));
+  const lines = gw
+    .output()
+    .split("\n")
+    .filter((l) => l.startsWith("{"));
   expect(lines.filter((l) => new Set(topLevelKeys(l)).size !== topLevelKeys(l).length)).toEqual([]);
   return lines;
 }
@@ -110,17 +114,22 @@ describe("the bulkhead in front of a pooled stdio upstream", () => {
     });
     try {
       // Called until heard: the client opens its GET stream on its own time after connecting.
-      await waitFor(async () => {
-        expect(textOf(await client.callTool({ name: "broadcast", arguments: {} }))).toBe("broadcast sent");
-        return changed > 0;
-      }, { timeoutMs: 10_000, intervalMs: 200, what: "notifications/tools/list_changed on the GET stream" });
+      await waitFor(
+        async () => {
+          expect(textOf(await client.callTool({ name: "broadcast", arguments: {} }))).toBe("broadcast sent");
+          return changed > 0;
+        },
+        { timeoutMs: 10_000, intervalMs: 200, what: "notifications/tools/list_changed on the GET stream" },
+      );
     } finally {
       await client.close();
     }
   });
 
   it("says at start which isolation each upstream runs, and never writes a key twice on a log line", () => {
-    const isolation = logLines(gw).map((l) => JSON.parse(l)).filter((l) => l.msg === "upstream isolation");
+    const isolation = logLines(gw)
+      .map((l) => JSON.parse(l))
+      .filter((l) => l.msg === "upstream isolation");
     expect(isolation.map((l) => [l.upstream, l.isolation, l.poolSize])).toEqual([
       ["one", "pool", 1],
       ["tight", "pool", 1],
@@ -152,10 +161,13 @@ describe("questions from the upstream that belong to no call", () => {
     const { client } = await connectClient(`${gw.url}/fs`);
     try {
       // The server applies the roots it was given asynchronously, after answering `initialized`.
-      const listed = await waitFor(async () => {
-        const text = textOf(await client.callTool({ name: "list_allowed_directories", arguments: {} }));
-        return text.includes(rootDir) ? text : undefined;
-      }, { timeoutMs: 10_000, intervalMs: 100, what: "the configured root to be the server's allowed directory" });
+      const listed = await waitFor(
+        async () => {
+          const text = textOf(await client.callTool({ name: "list_allowed_directories", arguments: {} }));
+          return text.includes(rootDir) ? text : undefined;
+        },
+        { timeoutMs: 10_000, intervalMs: 100, what: "the configured root to be the server's allowed directory" },
+      );
       expect(listed).toContain(rootDir);
     } finally {
       await client.close();
@@ -163,9 +175,15 @@ describe("questions from the upstream that belong to no call", () => {
   });
 
   it("refuses a roots/list asked at start without upstreams[].roots, naming the setting, and the server goes on", async () => {
-    await waitFor(() => /refused a request from the upstream that belongs to no client call \(no client call was running on its process\); set upstreams\[\]\.roots/.test(gw.output()), {
-      what: "the log line naming upstreams[].roots",
-    });
+    await waitFor(
+      () =>
+        /refused a request from the upstream that belongs to no client call \(no client call was running on its process\); set upstreams\[\]\.roots/.test(
+          gw.output(),
+        ),
+      {
+        what: "the log line naming upstreams[].roots",
+      },
+    );
     const { client } = await connectClient(`${gw.url}/fsargs`);
     try {
       expect(textOf(await client.callTool({ name: "list_allowed_directories", arguments: {} }))).toContain(argDir);

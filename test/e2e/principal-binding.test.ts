@@ -74,7 +74,9 @@ describe("only the caller sees its tasks (bearer auth, both dialects)", () => {
     }
     const list = await errorOf(await legacy(gw.mcpUrl, { jsonrpc: "2.0", id: 3, method: "tasks/list", params: {} }, { ...as("bob"), "mcp-session-id": bob }));
     expect(list.result.tasks.map((t: { taskId: string }) => t.taskId)).not.toContain(taskId);
-    const own = await errorOf(await legacy(gw.mcpUrl, { jsonrpc: "2.0", id: 4, method: "tasks/list", params: {} }, { ...as("alice"), "mcp-session-id": alice }));
+    const own = await errorOf(
+      await legacy(gw.mcpUrl, { jsonrpc: "2.0", id: 4, method: "tasks/list", params: {} }, { ...as("alice"), "mcp-session-id": alice }),
+    );
     expect(own.result.tasks.map((t: { taskId: string }) => t.taskId)).toContain(taskId);
     await legacy(gw.mcpUrl, { jsonrpc: "2.0", id: 5, method: "tasks/cancel", params: { taskId } }, { ...as("alice"), "mcp-session-id": alice });
   });
@@ -99,7 +101,12 @@ describe("only the caller sees its tasks (bearer auth, both dialects)", () => {
     expect(echoed.body.result).toMatchObject({ resultType: "task" });
     await modernAs("bob", "tasks/get", { taskId });
     await modernAs("alice", "tasks/cancel", { taskId });
-    const lines = () => gw.output().split("\n").filter((l) => l.includes('"audit"')).map((l) => JSON.parse(l));
+    const lines = () =>
+      gw
+        .output()
+        .split("\n")
+        .filter((l) => l.includes('"audit"'))
+        .map((l) => JSON.parse(l));
     await waitFor(() => lines().some((l) => l.audit === "task.end" && l.taskId === taskId), { what: "the task's end in the audit log" });
     const mine = lines().filter((l) => l.taskId === taskId);
     expect(mine.map((l) => [l.audit, l.principal])).toEqual(

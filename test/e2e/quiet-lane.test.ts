@@ -106,14 +106,19 @@ describe.each(STORES)("the quiet lane of a pooled stdio upstream (default config
     const bobs = bob!.client.callTool({ name: "quiet", arguments: { waitFile: join(dir, "bob-goes") } });
     await waitingFor("bob-goes", 1);
     const cancel = new AbortController();
-    const alices = alice!.client.callTool({ name: "quiet", arguments: { waitFile: join(dir, "ghost-asks"), question: "Alice's secret?" } }, undefined, { signal: cancel.signal });
+    const alices = alice!.client.callTool({ name: "quiet", arguments: { waitFile: join(dir, "ghost-asks"), question: "Alice's secret?" } }, undefined, {
+      signal: cancel.signal,
+    });
     const [lanePid] = await waitingFor("ghost-asks", 1);
     cancel.abort("changed my mind");
     await expect(alices).rejects.toThrow();
     // The lane takes no more calls: carol's runs elsewhere.
     expect(pidOf(await carol!.client.callTool({ name: "quiet", arguments: {} }))).not.toBe(lanePid);
     go("ghost-asks");
-    await waitFor(() => gw.output().includes("quiet [Alice's secret?] got cancel"), { timeoutMs: 15_000, what: "the cancelled call's question to be answered as cancelled" });
+    await waitFor(() => gw.output().includes("quiet [Alice's secret?] got cancel"), {
+      timeoutMs: 15_000,
+      what: "the cancelled call's question to be answered as cancelled",
+    });
     go("bob-goes");
     expect(pidOf(await bobs)).toBe(lanePid);
     for (const { questions } of [alice!, bob!, carol!]) expect(questions).toEqual([]);
@@ -139,10 +144,13 @@ describe("shareQuietCalls: false", () => {
     for (let i = 0; i < 6; i++) await client.callTool({ name: "quiet", arguments: {} });
     const calls = [1, 2].map(() => client.callTool({ name: "quiet", arguments: { waitFile: join(dir, "apart") } }));
     const pattern = /quiet waits for apart in pid (\d+)/g;
-    const waiting = await waitFor(() => {
-      const pids = [...gw.output().matchAll(pattern)].map((m) => m[1]!);
-      return pids.length >= 2 ? pids : undefined;
-    }, { timeoutMs: 15_000, what: "two calls waiting" });
+    const waiting = await waitFor(
+      () => {
+        const pids = [...gw.output().matchAll(pattern)].map((m) => m[1]!);
+        return pids.length >= 2 ? pids : undefined;
+      },
+      { timeoutMs: 15_000, what: "two calls waiting" },
+    );
     writeFileSync(join(dir, "apart"), "");
     const pids = (await Promise.all(calls)).map(pidOf);
     expect(new Set(waiting).size).toBe(2);

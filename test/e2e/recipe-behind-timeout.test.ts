@@ -37,7 +37,8 @@ describe("recipe: behind a timeout-limited hop", () => {
     const { client } = await connectClient(url);
     try {
       const seen: Array<{ type: string; result?: unknown }> = [];
-      for await (const message of client.experimental.tasks.callToolStream(TOOL, CallToolResultSchema, { task: {}, timeout: 60_000 })) seen.push(message as { type: string; result?: unknown });
+      for await (const message of client.experimental.tasks.callToolStream(TOOL, CallToolResultSchema, { task: {}, timeout: 60_000 }))
+        seen.push(message as { type: string; result?: unknown });
       expect(seen.at(-1)).toMatchObject({ type: "result", result: { content: [{ type: "text", text: "Slept 20 s" }] } });
     } finally {
       await client.close();
@@ -47,10 +48,13 @@ describe("recipe: behind a timeout-limited hop", () => {
   it.concurrent("completes for a dialect B client (2026-07-28, tasks extension)", async () => {
     const created = (await modern(url, "tools/call", TOOL, { capabilities: WITH_TASKS })).body.result;
     expect(created.resultType).toBe("task");
-    const done = await waitFor(async () => {
-      const task = (await getTask(url, created.taskId)).body.result;
-      return task.status === "working" ? undefined : task;
-    }, { ...FOLLOW, what: "the dialect B task" });
+    const done = await waitFor(
+      async () => {
+        const task = (await getTask(url, created.taskId)).body.result;
+        return task.status === "working" ? undefined : task;
+      },
+      { ...FOLLOW, what: "the dialect B task" },
+    );
     expect(done).toMatchObject({ status: "completed", result: { content: [{ type: "text", text: "Slept 20 s" }] } });
   }, 90_000);
 
@@ -59,10 +63,13 @@ describe("recipe: behind a timeout-limited hop", () => {
     try {
       const detached = (await client.callTool(TOOL)) as any;
       const { taskId } = detached.structuredContent;
-      const result = await waitFor(async () => {
-        const r = await client.callTool({ name: "taskgate_result", arguments: { taskId } });
-        return textOf(r).startsWith("Slept") ? r : undefined;
-      }, { ...FOLLOW, what: "the gateway result" });
+      const result = await waitFor(
+        async () => {
+          const r = await client.callTool({ name: "taskgate_result", arguments: { taskId } });
+          return textOf(r).startsWith("Slept") ? r : undefined;
+        },
+        { ...FOLLOW, what: "the gateway result" },
+      );
       expect(textOf(result)).toBe("Slept 20 s");
     } finally {
       await client.close();
@@ -72,7 +79,11 @@ describe("recipe: behind a timeout-limited hop", () => {
   it.concurrent("is cut when the same call is made plain (no task asked for), which is what the hop does to a blocking call", async () => {
     // A task-aware session (it declares tasks) that asks for no task on this call: a plain call.
     const sessionId = await openSession(url, { tasks: {} }, "2025-11-25");
-    const outcome = await post(url, { jsonrpc: "2.0", id: 1, method: "tools/call", params: TOOL }, { "mcp-session-id": sessionId, "mcp-protocol-version": "2025-11-25" })
+    const outcome = await post(
+      url,
+      { jsonrpc: "2.0", id: 1, method: "tools/call", params: TOOL },
+      { "mcp-session-id": sessionId, "mcp-protocol-version": "2025-11-25" },
+    )
       .then(async (res) => (res.status === 200 && (await res.text()).includes("Slept 20 s") ? "completed" : `cut (${res.status})`))
       .catch(() => "cut (connection dropped)");
     expect(outcome).toMatch(/^cut/);

@@ -29,10 +29,13 @@ describe.each([
   it("gives a dialect B client a task for the server's long tool", async () => {
     const created = (await modern(gw.mcpUrl, "tools/call", { name: "build_report", arguments: { seconds: 3 } }, { capabilities: WITH_TASKS })).body.result;
     expect(created.resultType).toBe("task");
-    const done = await waitFor(async () => {
-      const task = (await getTask(gw.mcpUrl, created.taskId)).body.result;
-      return task.status === "working" ? undefined : task;
-    }, { ...FOLLOW, what: "the task" });
+    const done = await waitFor(
+      async () => {
+        const task = (await getTask(gw.mcpUrl, created.taskId)).body.result;
+        return task.status === "working" ? undefined : task;
+      },
+      { ...FOLLOW, what: "the task" },
+    );
     expect(done).toMatchObject({ status: "completed", result: { content: [{ type: "text", text: "Report ready after 3 s" }] } });
   });
 
@@ -41,12 +44,18 @@ describe.each([
     try {
       expect((await client.listTools()).tools.map((t) => t.name)).toEqual(expect.arrayContaining(["build_report", "taskgate_status", "taskgate_result"]));
       const { taskId } = ((await client.callTool({ name: "build_report", arguments: { seconds: 4 } })) as any).structuredContent;
-      const progress = await waitFor(async () => ((await client.callTool({ name: "taskgate_status", arguments: { taskId } })) as any).structuredContent.statusMessage, { ...FOLLOW, what: "progress" });
+      const progress = await waitFor(
+        async () => ((await client.callTool({ name: "taskgate_status", arguments: { taskId } })) as any).structuredContent.statusMessage,
+        { ...FOLLOW, what: "progress" },
+      );
       expect(progress).toMatch(/^Report \d+s/);
-      const result = await waitFor(async () => {
-        const r = await client.callTool({ name: "taskgate_result", arguments: { taskId } });
-        return textOf(r).startsWith("Report ready") ? r : undefined;
-      }, { ...FOLLOW, what: "the result" });
+      const result = await waitFor(
+        async () => {
+          const r = await client.callTool({ name: "taskgate_result", arguments: { taskId } });
+          return textOf(r).startsWith("Report ready") ? r : undefined;
+        },
+        { ...FOLLOW, what: "the result" },
+      );
       expect(textOf(result)).toBe("Report ready after 4 s");
     } finally {
       await client.close();
@@ -63,6 +72,12 @@ describe("the image for a Python server", () => {
     expect(dockerfile).toMatch(new RegExp(`apt-get install[^\\n]*\\b${command}\\b`));
     expect(dockerfile).toContain(`COPY ${args.at(-1)} ./${args.at(-1)}`);
     expect(dockerfile).toContain("COPY config/recipes/retrofit-python.yaml ./config/recipes/retrofit-python.yaml");
-    expect(dockerfile.trim().split("\n").filter((l) => l.startsWith("USER")).at(-1)).toBe("USER 1000:1000");
+    expect(
+      dockerfile
+        .trim()
+        .split("\n")
+        .filter((l) => l.startsWith("USER"))
+        .at(-1),
+    ).toBe("USER 1000:1000");
   });
 });

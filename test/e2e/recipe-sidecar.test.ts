@@ -71,7 +71,11 @@ describe("recipe: taskgate as a sidecar next to an MCP server in one pod", () =>
     });
 
     it("passes its startup, liveness and readiness probes, then drains a running task on SIGTERM and exits 0", async () => {
-      const probe = (p: any) => fetch(`${url}${p.httpGet.path}`).then((r) => r.status, () => 0);
+      const probe = (p: any) =>
+        fetch(`${url}${p.httpGet.path}`).then(
+          (r) => r.status,
+          () => 0,
+        );
       await waitFor(async () => (await probe(taskgate.startupProbe)) === 200, { timeoutMs: 30_000, what: "startup probe" });
       expect(await probe(taskgate.livenessProbe)).toBe(200);
       await waitFor(async () => (await probe(taskgate.readinessProbe)) === 200, { timeoutMs: 30_000, what: "readiness probe" });
@@ -83,7 +87,11 @@ describe("recipe: taskgate as a sidecar next to an MCP server in one pod", () =>
       await waitFor(async () => (await probe(taskgate.readinessProbe)) === 503, { what: "readiness failing while draining" });
       expect(await exited).toBe(0);
       // The process is gone once its last call ended: its own log says how that call ended.
-      const ended = gateway.output().split("\n").filter((l) => l.includes('"task ended"')).map((l) => JSON.parse(l));
+      const ended = gateway
+        .output()
+        .split("\n")
+        .filter((l) => l.includes('"task ended"'))
+        .map((l) => JSON.parse(l));
       expect(ended).toEqual([expect.objectContaining({ taskId: created.taskId, status: "completed" })]);
     }, 90_000);
   });

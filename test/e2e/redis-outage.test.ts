@@ -47,10 +47,19 @@ describe("Redis going away under a running taskgate (AOF, fsync always)", () => 
     expect(echo.body.result).toMatchObject({ content: [{ type: "text", text: "still here" }] });
     // A legacy session this replica already served goes on too (its record is remembered).
     const legacyCall = { jsonrpc: "2.0", id: 7, method: "tools/call", params: { name: "echo", arguments: { text: "in a session" } } };
-    const [legacy] = await fetchWithin(async () => messagesOf(await post(url, legacyCall, { "mcp-session-id": session, "mcp-protocol-version": "2025-06-18" })));
+    const [legacy] = await fetchWithin(async () =>
+      messagesOf(await post(url, legacyCall, { "mcp-session-id": session, "mcp-protocol-version": "2025-06-18" })),
+    );
     expect(legacy.result).toMatchObject({ content: [{ type: "text", text: "in a session" }] });
     // A new session cannot be opened: it must be stored for every replica to find it.
-    const opened = await fetchWithin(() => post(url, { jsonrpc: "2.0", id: 0, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "t", version: "1" } } }));
+    const opened = await fetchWithin(() =>
+      post(url, {
+        jsonrpc: "2.0",
+        id: 0,
+        method: "initialize",
+        params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "t", version: "1" } },
+      }),
+    );
     expect(opened.status).toBe(503);
     expect((await fetch(`${gateway.url}/readyz`)).status).toBe(503);
     expect(gateway.proc.exitCode).toBeNull();
@@ -68,8 +77,5 @@ describe("Redis going away under a running taskgate (AOF, fsync always)", () => 
 
 async function fetchWithin<T>(request: () => Promise<T>): Promise<T> {
   const deadline = NO_HANG.signal();
-  return Promise.race([
-    request(),
-    new Promise<never>((_, reject) => deadline.addEventListener("abort", () => reject(new Error("the request hung")))),
-  ]);
+  return Promise.race([request(), new Promise<never>((_, reject) => deadline.addEventListener("abort", () => reject(new Error("the request hung"))))]);
 }

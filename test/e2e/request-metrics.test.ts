@@ -53,10 +53,13 @@ describe("front request metrics on /metrics", () => {
     await get();
     expect((await get()).status).toBe(429);
 
-    const text = await waitFor(async () => {
-      const scraped = await scrape(gw.url);
-      return sample(scraped, OPS, { gen_ai_tool_name: "sleep" }) === 1 ? scraped : undefined;
-    }, { what: "the streamed call counted" });
+    const text = await waitFor(
+      async () => {
+        const scraped = await scrape(gw.url);
+        return sample(scraped, OPS, { gen_ai_tool_name: "sleep" }) === 1 ? scraped : undefined;
+      },
+      { what: "the streamed call counted" },
+    );
     const count = (labels: Record<string, string>) => sample(text, OPS, { upstream: "demo", ...labels });
     const tool = { mcp_method_name: "tools/call", wire: "modern" };
     expect(count({ ...tool, gen_ai_tool_name: "echo", outcome: "ok", error_type: "" })).toBe(1);

@@ -38,7 +38,10 @@ describe("keep-alives for calls that stay blocking", () => {
   });
 
   it("lets a plain call outlive an idle timeout when keep-alives are on, and not when they are off (0)", async () => {
-    const [withKeepAlive, without] = (await Promise.all(hops.map((h) => plainCall(`${h.url}/mcp`)))) as [Awaited<ReturnType<typeof plainCall>>, Awaited<ReturnType<typeof plainCall>>];
+    const [withKeepAlive, without] = (await Promise.all(hops.map((h) => plainCall(`${h.url}/mcp`)))) as [
+      Awaited<ReturnType<typeof plainCall>>,
+      Awaited<ReturnType<typeof plainCall>>,
+    ];
     expect(withKeepAlive).toMatchObject({ status: 200, type: "text/event-stream" });
     const reply = withKeepAlive as { body: string };
     expect(reply.body).toContain(": keep-alive");

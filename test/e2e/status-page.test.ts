@@ -55,13 +55,18 @@ describe("the status page in a real headless Chromium", () => {
       await progress.filter({ hasText: /Slept/ }).waitFor({ timeout: 10_000 });
       const first = await progress.textContent();
       // No reload from here on: the page's own refresh must bring the new progress.
-      await waitFor(async () => {
-        const now = await progress.textContent({ timeout: 1_000 }).catch(() => null);
-        return now && now !== first;
-      }, { timeoutMs: 10_000, intervalMs: 100, what: "the page to show newer progress by itself" });
+      await waitFor(
+        async () => {
+          const now = await progress.textContent({ timeout: 1_000 }).catch(() => null);
+          return now && now !== first;
+        },
+        { timeoutMs: 10_000, intervalMs: 100, what: "the page to show newer progress by itself" },
+      );
       expect(await inFlight(page, taskId).locator("td.status").textContent()).toBe("working");
       // A progress bar, as wide as the share done.
-      const width = await inFlight(page, taskId).locator(".bar i").evaluate((e) => Number.parseFloat((e as unknown as { style: { width: string } }).style.width));
+      const width = await inFlight(page, taskId)
+        .locator(".bar i")
+        .evaluate((e) => Number.parseFloat((e as unknown as { style: { width: string } }).style.width));
       expect(width).toBeGreaterThan(0);
       expect(width).toBeLessThan(100);
       expect(page.url()).not.toContain(ADMIN_TOKEN); // the fragment is dropped once read
@@ -105,7 +110,13 @@ describe("the status page in a real headless Chromium", () => {
       expect(await page.locator('.card[data-status="cancelled"] b').textContent()).toBe("2");
 
       // Progress moved on a little, so the picture shows a bar under way.
-      await waitFor(async () => (await inFlight(page, running).locator(".bar i").evaluate((e) => Number.parseFloat((e as unknown as { style: { width: string } }).style.width))) > 1, { what: "a bar under way" });
+      await waitFor(
+        async () =>
+          (await inFlight(page, running)
+            .locator(".bar i")
+            .evaluate((e) => Number.parseFloat((e as unknown as { style: { width: string } }).style.width))) > 1,
+        { what: "a bar under way" },
+      );
       mkdirSync(OUTPUT, { recursive: true });
       await page.screenshot({ path: join(OUTPUT, "status-page.png"), fullPage: true });
     } finally {

@@ -61,7 +61,8 @@ describe.each(["memory", "redis"] as const)("dialect A questions reach every kin
   let gw: GatewayProcess;
   let short: GatewayProcess;
   beforeAll(async () => {
-    const store = (prefix: string) => (kind === "redis" ? { store: { redisUrl: inject("redisUrl"), keyPrefix: `t${randomBytes(4).toString("hex")}${prefix}:` } } : {});
+    const store = (prefix: string) =>
+      kind === "redis" ? { store: { redisUrl: inject("redisUrl"), keyPrefix: `t${randomBytes(4).toString("hex")}${prefix}:` } } : {};
     const upstreams = [{ name: "demo", path: "/mcp", stdio: demoStdio(), tools: { deploy: { taskSupport: "required" } } }];
     // One after the other: two gateways and their upstreams starting at once are slow on a busy machine.
     gw = await startGateway({ ...store("a"), tasks: { pollIntervalMs: 100 }, upstreams });
@@ -81,7 +82,10 @@ describe.each(["memory", "redis"] as const)("dialect A questions reach every kin
   it("the SDK 1.x client completes one while holding only the GET stream and polling tasks/get", async () => {
     const asked: string[] = [];
     const { client } = await connectClient(gw.mcpUrl, { elicit: (message) => (asked.push(message), CONFIRM) });
-    const created = await client.request({ method: "tools/call", params: { name: "deploy", arguments: { service: "api", seconds: 0.1 }, task: {} } }, CreateTaskResultSchema);
+    const created = await client.request(
+      { method: "tools/call", params: { name: "deploy", arguments: { service: "api", seconds: 0.1 }, task: {} } },
+      CreateTaskResultSchema,
+    );
     const taskId = created.task.taskId;
     const seen: string[] = [];
     const ended = await waitFor(
@@ -132,7 +136,12 @@ describe.each(["memory", "redis"] as const)("dialect A questions reach every kin
       },
     });
     const seen = [];
-    for await (const message of client.experimental.tasks.callToolStream({ name: "deploy", arguments: { service: "slow", seconds: 0.1 } }, CallToolResultSchema, { task: {} })) seen.push(message);
+    for await (const message of client.experimental.tasks.callToolStream(
+      { name: "deploy", arguments: { service: "slow", seconds: 0.1 } },
+      CallToolResultSchema,
+      { task: {} },
+    ))
+      seen.push(message);
     expect(textOf((seen[seen.length - 1] as { result?: unknown }).result)).toContain("Deployed slow");
     expect(asked).toEqual([expect.stringContaining("slow")]);
     await client.close();
@@ -163,7 +172,11 @@ describe.each(["memory", "redis"] as const)("dialect A questions reach every kin
     const get = await openGet(gw.mcpUrl, sessionId);
     const taskId = await createTask(gw.mcpUrl, sessionId, "deploy", { service: "json", seconds: 0.1 });
     const body = JSON.stringify({ jsonrpc: "2.0", id: 40, method: "tasks/result", params: { taskId } });
-    const blocked = fetch(gw.mcpUrl, { method: "POST", headers: { "content-type": "application/json", accept: "application/json", ...sessionHeaders(sessionId) }, body });
+    const blocked = fetch(gw.mcpUrl, {
+      method: "POST",
+      headers: { "content-type": "application/json", accept: "application/json", ...sessionHeaders(sessionId) },
+      body,
+    });
     const question = await get.next(isElicitation, "the question on the GET stream");
     expect(await answer(gw.mcpUrl, sessionId, question.id, CONFIRM)).toBe(202);
     const res = await blocked;
@@ -179,7 +192,10 @@ describe.each(["memory", "redis"] as const)("dialect A questions reach every kin
     const question = await myGet.next(isElicitation, "the question on the owner's GET stream");
     // The other session's stream is open and served (a task of its own reaches it) but never got the question.
     const itsOwn = await createTask(gw.mcpUrl, other, "echo", { text: "x" });
-    await otherGet.next((m) => m.method === "notifications/tasks/status" && m.params.taskId === itsOwn && m.params.status === "completed", "the other session's own task");
+    await otherGet.next(
+      (m) => m.method === "notifications/tasks/status" && m.params.taskId === itsOwn && m.params.status === "completed",
+      "the other session's own task",
+    );
     expect(JSON.stringify(otherGet.messages)).not.toContain(taskId);
     expect(await answer(gw.mcpUrl, mine, question.id, CONFIRM)).toBe(202);
     expect((await untilEnded(gw.mcpUrl, mine, taskId)).status).toBe("completed");
@@ -206,7 +222,10 @@ describe.each(["memory", "redis"] as const)("dialect A questions reach every kin
     const notices: Array<{ taskId: string; status: string; statusMessage?: string; lastUpdatedAt: string }> = [];
     client.setNotificationHandler(TaskStatusNotificationSchema, (n) => void notices.push(n.params));
     const taskIds: string[] = [];
-    for (const [name, args] of [["sleep", { seconds: 0.3 }], ["deploy", { service: "once", seconds: 0.1 }]] as const) {
+    for (const [name, args] of [
+      ["sleep", { seconds: 0.3 }],
+      ["deploy", { service: "once", seconds: 0.1 }],
+    ] as const) {
       const stream = client.experimental.tasks.callToolStream({ name, arguments: args }, CallToolResultSchema, { task: {} });
       let last: { type: string; task?: { taskId: string } } | undefined;
       for await (const message of stream) {
@@ -237,7 +256,11 @@ describe("dialect A questions with bearer auth: one principal, two sessions", ()
     const [mine, other] = await Promise.all([openSessionAs(gw.mcpUrl, alice, ELICIT), openSessionAs(gw.mcpUrl, alice, ELICIT)]);
     const getOf = (sessionId: string) => openSse(gw.mcpUrl, { headers: { accept: "text/event-stream", ...alice, ...sessionHeaders(sessionId) } });
     const [myGet, otherGet] = await Promise.all([getOf(mine), getOf(other)]);
-    const res = await legacy(gw.mcpUrl, { jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "deploy", arguments: { service: "alice", seconds: 0.1 }, task: {} } }, { ...alice, "mcp-session-id": mine });
+    const res = await legacy(
+      gw.mcpUrl,
+      { jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "deploy", arguments: { service: "alice", seconds: 0.1 }, task: {} } },
+      { ...alice, "mcp-session-id": mine },
+    );
     const taskId = ((await res.json()) as { result: { task: { taskId: string } } }).result.task.taskId;
     const question = await myGet.next(isElicitation, "the question on the creating session's GET stream");
     expect((await legacy(gw.mcpUrl, { jsonrpc: "2.0", id: question.id, result: CONFIRM }, { ...alice, "mcp-session-id": mine })).status).toBe(202);

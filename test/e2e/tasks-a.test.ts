@@ -40,14 +40,23 @@ describe("the 2025-11-25 experimental tasks dialect, with the SDK 1.x client", (
   it("gives a 2025-11-25 session that declares the extension no dialect-B task (the tasks extension)", async () => {
     const sessionId = await openSession(a.mcpUrl, { extensions: { "io.modelcontextprotocol/tasks": {} } }, "2025-11-25");
     // deploy is `required`: a dialect-B client would get a task at once; this session gets dialect A's -32601.
-    const res = await post(a.mcpUrl, { jsonrpc: "2.0", id: 3, method: "tools/call", params: { name: "deploy", arguments: { service: "x" } } }, { "mcp-session-id": sessionId });
+    const res = await post(
+      a.mcpUrl,
+      { jsonrpc: "2.0", id: 3, method: "tools/call", params: { name: "deploy", arguments: { service: "x" } } },
+      { "mcp-session-id": sessionId },
+    );
     const body = (await res.json()) as { result?: unknown; error?: { code: number } };
     expect(body.result).toBeUndefined();
     expect(body.error?.code).toBe(-32601);
   });
 
   it("gives older protocol versions no task capability", async () => {
-    const res = await post(a.mcpUrl, { jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "old", version: "1" } } });
+    const res = await post(a.mcpUrl, {
+      jsonrpc: "2.0",
+      id: 1,
+      method: "initialize",
+      params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "old", version: "1" } },
+    });
     const body = (await res.json()) as { result: { capabilities: Record<string, unknown> } };
     expect(body.result.capabilities).not.toHaveProperty("tasks");
   });
@@ -70,7 +79,9 @@ describe("the 2025-11-25 experimental tasks dialect, with the SDK 1.x client", (
 
   it("clamps a requested ttl to maxTtlMs and reports the real one", async () => {
     const { client } = await connectClient(a.mcpUrl);
-    const seen = await drain(client.experimental.tasks.callToolStream({ name: "echo", arguments: { text: "x" } }, CallToolResultSchema, { task: { ttl: 999_999_999 } }) as Stream);
+    const seen = await drain(
+      client.experimental.tasks.callToolStream({ name: "echo", arguments: { text: "x" } }, CallToolResultSchema, { task: { ttl: 999_999_999 } }) as Stream,
+    );
     const task = await client.experimental.tasks.getTask(seen[0]!.task!.taskId);
     expect(task.ttl).toBe(120_000);
     await client.close();
@@ -78,7 +89,9 @@ describe("the 2025-11-25 experimental tasks dialect, with the SDK 1.x client", (
 
   it("answers a required tool called without a task, and a forbidden one called with one, with -32601", async () => {
     const { client } = await connectClient(a.mcpUrl);
-    const plain = await client.request({ method: "tools/call", params: { name: "deploy", arguments: { service: "x" } } }, CallToolResultSchema).catch((e: { code?: number }) => e);
+    const plain = await client
+      .request({ method: "tools/call", params: { name: "deploy", arguments: { service: "x" } } }, CallToolResultSchema)
+      .catch((e: { code?: number }) => e);
     expect((plain as { code?: number }).code).toBe(-32601);
     const augmented = await client
       .request({ method: "tools/call", params: { name: "fail", arguments: {}, task: { ttl: 1000 } } }, CallToolResultSchema)
@@ -90,7 +103,9 @@ describe("the 2025-11-25 experimental tasks dialect, with the SDK 1.x client", (
   it("delivers the upstream's elicitation through tasks/result and routes the answer back", async () => {
     const asked: string[] = [];
     const { client } = await connectClient(a.mcpUrl, { elicit: (message) => (asked.push(message), { action: "accept", content: { confirm: true } }) });
-    const seen = await drain(client.experimental.tasks.callToolStream({ name: "deploy", arguments: { service: "api", seconds: 0.1 } }, CallToolResultSchema, { task: {} }) as Stream);
+    const seen = await drain(
+      client.experimental.tasks.callToolStream({ name: "deploy", arguments: { service: "api", seconds: 0.1 } }, CallToolResultSchema, { task: {} }) as Stream,
+    );
     expect(asked).toEqual([expect.stringContaining("api")]);
     expect(textOf(seen[seen.length - 1]!.result)).toContain("Deployed api");
     await client.close();
@@ -113,7 +128,9 @@ describe("the 2025-11-25 experimental tasks dialect, with the SDK 1.x client", (
     const other = await connectClient(a.mcpUrl);
     const ids: string[] = [];
     for (let i = 0; i < 3; i++) {
-      const seen = await drain(mine.client.experimental.tasks.callToolStream({ name: "echo", arguments: { text: `${i}` } }, CallToolResultSchema, { task: {} }) as Stream);
+      const seen = await drain(
+        mine.client.experimental.tasks.callToolStream({ name: "echo", arguments: { text: `${i}` } }, CallToolResultSchema, { task: {} }) as Stream,
+      );
       ids.push(seen[0]!.task!.taskId);
     }
     const listed = (await mine.client.experimental.tasks.listTasks()).tasks.map((t) => t.taskId);
@@ -150,7 +167,10 @@ describe("notifications/tasks/status on the session's GET stream", () => {
   it("sends every status change, also of a task another replica owns", async () => {
     const sessionId = await openSession(a.mcpUrl, {}, "2025-11-25");
     const abort = new AbortController();
-    const get = await fetch(a.mcpUrl, { headers: { accept: "text/event-stream", "mcp-session-id": sessionId, "mcp-protocol-version": "2025-11-25" }, signal: abort.signal });
+    const get = await fetch(a.mcpUrl, {
+      headers: { accept: "text/event-stream", "mcp-session-id": sessionId, "mcp-protocol-version": "2025-11-25" },
+      signal: abort.signal,
+    });
     expect(get.status).toBe(200);
     const statuses: string[] = [];
     const reading = (async () => {
@@ -167,9 +187,13 @@ describe("notifications/tasks/status on the session's GET stream", () => {
       }
     })().catch(() => undefined);
     // Created through the other replica, in the same session.
-    const res = await post(b.mcpUrl, { jsonrpc: "2.0", id: 9, method: "tools/call", params: { name: "sleep", arguments: { seconds: 0.3 }, task: {} } }, {
-      "mcp-session-id": sessionId,
-    });
+    const res = await post(
+      b.mcpUrl,
+      { jsonrpc: "2.0", id: 9, method: "tools/call", params: { name: "sleep", arguments: { seconds: 0.3 }, task: {} } },
+      {
+        "mcp-session-id": sessionId,
+      },
+    );
     expect(((await res.json()) as { result: { task: { status: string } } }).result.task.status).toBe("working");
     await waitFor(() => statuses.includes("completed"), { timeoutMs: 10_000, what: "a completed status notification" });
     expect(statuses[0]).toBe("working");

@@ -36,7 +36,12 @@ describe("dialect B tasks on the 2026-07-28 wire, in front of the demo server ov
   });
 
   it("turns a call that runs past detachAfterMs into a task stored before the handle is returned", async () => {
-    const { body } = await modern(a.mcpUrl, "tools/call", { name: "sleep", arguments: { seconds: 1.2, progressIntervalMs: 100 } }, { capabilities: WITH_TASKS });
+    const { body } = await modern(
+      a.mcpUrl,
+      "tools/call",
+      { name: "sleep", arguments: { seconds: 1.2, progressIntervalMs: 100 } },
+      { capabilities: WITH_TASKS },
+    );
     const task = body.result;
     expect(task).toMatchObject({ resultType: "task", status: "working", ttlMs: expect.any(Number), pollIntervalMs: 500 });
     expect(Number.isInteger(task.ttlMs)).toBe(true);
@@ -83,7 +88,8 @@ describe("dialect B tasks on the 2026-07-28 wire, in front of the demo server ov
   });
 
   it("fails a detached call clearly when the upstream process dies", async () => {
-    const task = (await modern(a.mcpUrl, "tools/call", { name: "sleep", arguments: { seconds: 30, progressIntervalMs: 100 } }, { capabilities: WITH_TASKS })).body.result;
+    const task = (await modern(a.mcpUrl, "tools/call", { name: "sleep", arguments: { seconds: 30, progressIntervalMs: 100 } }, { capabilities: WITH_TASKS }))
+      .body.result;
     await waitFor(async () => (await getTask(a.mcpUrl, task.taskId)).body.result.statusMessage, { what: "the call to be running" });
     for (const pid of childPids(a.proc.pid!)) process.kill(pid, "SIGKILL");
     const failed = await finished(a.mcpUrl, task.taskId);
@@ -98,11 +104,14 @@ describe("dialect B tasks on the 2026-07-28 wire, in front of the demo server ov
     const short = (await modern(b.mcpUrl, "tools/call", { name: "fail", arguments: {} }, { capabilities: WITH_TASKS })).body.result;
     expect(short.ttlMs).toBe(1500);
     expect((await getTask(a.mcpUrl, short.taskId)).body.result.taskId).toBe(short.taskId);
-    const gone = await waitFor(async () => ((await getTask(a.mcpUrl, short.taskId)).body.error ? (await getTask(a.mcpUrl, short.taskId)).body.error : undefined), {
-      timeoutMs: 5000,
-      intervalMs: 100,
-      what: "the task to expire",
-    });
+    const gone = await waitFor(
+      async () => ((await getTask(a.mcpUrl, short.taskId)).body.error ? (await getTask(a.mcpUrl, short.taskId)).body.error : undefined),
+      {
+        timeoutMs: 5000,
+        intervalMs: 100,
+        what: "the task to expire",
+      },
+    );
     expect(gone).toEqual(unknown.body.error);
   });
 

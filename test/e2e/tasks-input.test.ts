@@ -25,8 +25,18 @@ describe("mid-call input without a held connection (dialect B)", () => {
     const required = (...names: string[]) => Object.fromEntries(names.map((n) => [n, { taskSupport: "required" }]));
     const upstreams = [
       { name: "demo", path: "/mcp", stdio: demoStdio(), tools: required("deploy") },
-      { name: "fixture", path: "/fixture", stdio: { command: process.execPath, args: [join(ROOT, "test/fixtures/blocking-server.mjs"), "stdio"] }, tools: required("ask_two") },
-      { name: "everything", path: "/everything", stdio: { command: process.execPath, args: [EVERYTHING, "stdio"] }, tools: required("trigger-elicitation-request", "trigger-sampling-request", "trigger-url-elicitation", "get-roots-list") },
+      {
+        name: "fixture",
+        path: "/fixture",
+        stdio: { command: process.execPath, args: [join(ROOT, "test/fixtures/blocking-server.mjs"), "stdio"] },
+        tools: required("ask_two"),
+      },
+      {
+        name: "everything",
+        path: "/everything",
+        stdio: { command: process.execPath, args: [EVERYTHING, "stdio"] },
+        tools: required("trigger-elicitation-request", "trigger-sampling-request", "trigger-url-elicitation", "get-roots-list"),
+      },
     ];
     const config = (tasks: Record<string, unknown>) => ({ store, tasks: { detachAfterMs: 2000, ...tasks }, upstreams });
     [a, b] = await Promise.all([startGateway(config({})), startGateway(config({ inputTimeoutMs: 600 }))]);
@@ -128,11 +138,14 @@ describe("mid-call input without a held connection (dialect B)", () => {
   it("never lists a request the client did not declare a capability for: the upstream gets an error", async () => {
     const task = (await modern(a.mcpUrl, "tools/call", { name: "deploy", arguments: { service: "x" } }, { capabilities: WITH_TASKS })).body.result;
     const seen: string[] = [];
-    const ended = await waitFor(async () => {
-      const t = (await getTask(a.mcpUrl, task.taskId)).body.result;
-      seen.push(t.status);
-      return TERMINAL.includes(t.status) ? t : undefined;
-    }, { timeoutMs: 15_000, intervalMs: 50, what: "the task to end" });
+    const ended = await waitFor(
+      async () => {
+        const t = (await getTask(a.mcpUrl, task.taskId)).body.result;
+        seen.push(t.status);
+        return TERMINAL.includes(t.status) ? t : undefined;
+      },
+      { timeoutMs: 15_000, intervalMs: 50, what: "the task to end" },
+    );
     expect(seen).not.toContain("input_required");
     expect(JSON.stringify(ended)).toContain("did not declare the elicitation capability");
   });

@@ -37,7 +37,12 @@ describe("subscriptions/listen with notifications.taskIds (https://github.com/mo
       await modern(b.mcpUrl, "tasks/update", answer, { capabilities: WITH_TASKS });
 
       const done = await listen.next(isTask("completed"), "completed pushed");
-      expect(done.params).toMatchObject({ _meta: { [SUBSCRIPTION]: "listen-1" }, taskId: task.taskId, ttlMs: expect.any(Number), result: { content: [{ text: "Deployed api" }] } });
+      expect(done.params).toMatchObject({
+        _meta: { [SUBSCRIPTION]: "listen-1" },
+        taskId: task.taskId,
+        ttlMs: expect.any(Number),
+        result: { content: [{ text: "Deployed api" }] },
+      });
       expect(done.params).not.toHaveProperty("resultType");
       const pushed = listen.messages.filter((m) => m.method === "notifications/tasks");
       expect(pushed.every((m) => m.params._meta[SUBSCRIPTION] === "listen-1" && m.params.taskId === task.taskId)).toBe(true);
@@ -71,6 +76,9 @@ describe("subscriptions/listen with notifications.taskIds (https://github.com/mo
 
     const refused = await openListen(a.mcpUrl, 8, { taskIds: ["no-such-task"] }, {});
     expect(refused.status).toBe(400);
-    expect(refused.messages[0]).toMatchObject({ id: 8, error: { code: -32021, data: { requiredCapabilities: { extensions: { "io.modelcontextprotocol/tasks": {} } } } } });
+    expect(refused.messages[0]).toMatchObject({
+      id: 8,
+      error: { code: -32021, data: { requiredCapabilities: { extensions: { "io.modelcontextprotocol/tasks": {} } } } },
+    });
   });
 });

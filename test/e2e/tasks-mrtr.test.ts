@@ -23,10 +23,14 @@ describe("MRTR before detaching (2026-07-28, https://modelcontextprotocol.io/spe
   let b: GatewayProcess;
   beforeAll(async () => {
     const store = { redisUrl: inject("redisUrl"), keyPrefix: `t${randomBytes(4).toString("hex")}:` };
-    const config = { store, tasks: { detachAfterMs: 300, requestStateSecret: SECRET }, upstreams: [
-      { name: "demo", path: "/mcp", stdio: demoStdio() },
-      { name: "fixture", path: "/fixture", stdio: { command: process.execPath, args: [join(ROOT, "test/fixtures/blocking-server.mjs"), "stdio"] } },
-    ] };
+    const config = {
+      store,
+      tasks: { detachAfterMs: 300, requestStateSecret: SECRET },
+      upstreams: [
+        { name: "demo", path: "/mcp", stdio: demoStdio() },
+        { name: "fixture", path: "/fixture", stdio: { command: process.execPath, args: [join(ROOT, "test/fixtures/blocking-server.mjs"), "stdio"] } },
+      ],
+    };
     [a, b] = await Promise.all([startGateway(config), startGateway(config)]);
   });
   afterAll(async () => Promise.all([a?.stop(), b?.stop()]));
@@ -43,15 +47,23 @@ describe("MRTR before detaching (2026-07-28, https://modelcontextprotocol.io/spe
     // The parked call is not a task the client knows of.
     expect((await getTask(b.mcpUrl, parkId)).body.error.code).toBe(-32602);
 
-    const retry = { name: "deploy", arguments: { service: "billing", seconds: 1.5 }, inputResponses: { [keys[0]!]: { action: "accept", content: { confirm: true } } }, requestState: round.requestState };
+    const retry = {
+      name: "deploy",
+      arguments: { service: "billing", seconds: 1.5 },
+      inputResponses: { [keys[0]!]: { action: "accept", content: { confirm: true } } },
+      requestState: round.requestState,
+    };
     const second = await modern(b.mcpUrl, "tools/call", retry, { capabilities: ELICIT });
     const task = second.body.result;
     expect(task.resultType).toBe("task");
     expect(task).not.toHaveProperty("requestState");
-    const done = await waitFor(async () => {
-      const t = (await getTask(b.mcpUrl, task.taskId)).body.result;
-      return t?.status === "completed" ? t : undefined;
-    }, { timeoutMs: 15_000, intervalMs: 100, what: "the detached deploy to complete" });
+    const done = await waitFor(
+      async () => {
+        const t = (await getTask(b.mcpUrl, task.taskId)).body.result;
+        return t?.status === "completed" ? t : undefined;
+      },
+      { timeoutMs: 15_000, intervalMs: 100, what: "the detached deploy to complete" },
+    );
     expect(done.result.content[0].text).toBe("Deployed billing");
     expect(done).not.toHaveProperty("requestState");
   });
@@ -65,10 +77,16 @@ describe("MRTR before detaching (2026-07-28, https://modelcontextprotocol.io/spe
   });
 
   it("runs MRTR for a client without the extension too, and never detaches its call", async () => {
-    const first = (await modern(a.mcpUrl, "tools/call", { name: "deploy", arguments: { service: "web", seconds: 0.6 } }, { capabilities: { elicitation: {} } })).body.result;
+    const first = (await modern(a.mcpUrl, "tools/call", { name: "deploy", arguments: { service: "web", seconds: 0.6 } }, { capabilities: { elicitation: {} } }))
+      .body.result;
     expect(first.resultType).toBe("input_required");
     const key = Object.keys(first.inputRequests)[0]!;
-    const retry = { name: "deploy", arguments: { service: "web", seconds: 0.6 }, inputResponses: { [key]: { action: "accept", content: { confirm: true } } }, requestState: first.requestState };
+    const retry = {
+      name: "deploy",
+      arguments: { service: "web", seconds: 0.6 },
+      inputResponses: { [key]: { action: "accept", content: { confirm: true } } },
+      requestState: first.requestState,
+    };
     const second = await modern(b.mcpUrl, "tools/call", retry, { capabilities: { elicitation: {} } });
     expect(second.body.result).toMatchObject({ resultType: "complete", content: [{ text: "Deployed web" }] });
   });
@@ -83,7 +101,11 @@ describe("MRTR before detaching (2026-07-28, https://modelcontextprotocol.io/spe
       const [key, request] = Object.entries(round.inputRequests)[0] as [string, any];
       expect(seen.has(key)).toBe(false);
       seen.add(key);
-      const retry = { ...call, inputResponses: { [key]: { action: "accept", content: { answer: answers[request.params.message] } } }, requestState: round.requestState };
+      const retry = {
+        ...call,
+        inputResponses: { [key]: { action: "accept", content: { answer: answers[request.params.message] } } },
+        requestState: round.requestState,
+      };
       round = (await modern(`${(i % 2 ? a : b).url}/fixture`, "tools/call", retry, { capabilities: ELICIT })).body.result;
     }
     expect(seen.size).toBe(2);
@@ -100,10 +122,24 @@ describe("MRTR before detaching (2026-07-28, https://modelcontextprotocol.io/spe
       signed({ ...payload, e: Date.now() - 1000 }),
     ];
     for (const requestState of attempts) {
-      const res = await modern(b.mcpUrl, "tools/call", { name: "deploy", arguments: { service: "x" }, inputResponses: {}, requestState }, { capabilities: ELICIT });
+      const res = await modern(
+        b.mcpUrl,
+        "tools/call",
+        { name: "deploy", arguments: { service: "x" }, inputResponses: {}, requestState },
+        { capabilities: ELICIT },
+      );
       expect(res.body.error?.code, requestState).toBe(-32602);
     }
-    expect((await modern(b.mcpUrl, "tools/call", { name: "deploy", arguments: { service: "x" }, inputResponses: {}, requestState: signed({ ...payload, e: Date.now() - 1 }) }, { capabilities: ELICIT })).body.error.message).toContain("expired");
+    expect(
+      (
+        await modern(
+          b.mcpUrl,
+          "tools/call",
+          { name: "deploy", arguments: { service: "x" }, inputResponses: {}, requestState: signed({ ...payload, e: Date.now() - 1 }) },
+          { capabilities: ELICIT },
+        )
+      ).body.error.message,
+    ).toContain("expired");
     // The genuine state still works: decline, so the parked call ends (and leaves the shared upstream free).
     const key = Object.keys(first.inputRequests)[0]!;
     const genuine = { name: "deploy", arguments: { service: "x" }, inputResponses: { [key]: { action: "decline" } }, requestState: first.requestState };

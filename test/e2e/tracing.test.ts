@@ -39,16 +39,24 @@ describe("OpenTelemetry tracing across the detach, with traceparent forwarded to
     const traceId = randomBytes(16).toString("hex");
     const clientSpanId = randomBytes(8).toString("hex");
     const traceparent = `00-${traceId}-${clientSpanId}-01`;
-    const created = await modern(gw.mcpUrl, "tools/call", { name: "sleep", arguments: { seconds: 0.8 } }, { capabilities: WITH_TASKS, headers: { traceparent } });
+    const created = await modern(
+      gw.mcpUrl,
+      "tools/call",
+      { name: "sleep", arguments: { seconds: 0.8 } },
+      { capabilities: WITH_TASKS, headers: { traceparent } },
+    );
     expect(created.body.result).toMatchObject({ resultType: "task" });
     const taskId = created.body.result.taskId as string;
     await waitFor(async () => (await getTask(gw.mcpUrl, taskId)).body.result.status === "completed", { timeoutMs: 10_000, what: "the task to complete" });
 
     const inTrace = (name: string) => receiver.spans.find((s) => s.traceId === traceId && s.name === name);
-    const { front, upstream } = await waitFor(() => {
-      const [front, upstream] = [inTrace("POST /mcp"), inTrace("upstream tools/call")];
-      return front && upstream ? { front, upstream } : undefined;
-    }, { timeoutMs: 10_000, what: "the front and upstream spans to be exported" });
+    const { front, upstream } = await waitFor(
+      () => {
+        const [front, upstream] = [inTrace("POST /mcp"), inTrace("upstream tools/call")];
+        return front && upstream ? { front, upstream } : undefined;
+      },
+      { timeoutMs: 10_000, what: "the front and upstream spans to be exported" },
+    );
     expect(front.parentSpanId).toBe(clientSpanId);
     expect(front.kind).toBe(2); // SERVER
     expect(upstream.parentSpanId).toBe(front.spanId);
@@ -62,7 +70,9 @@ describe("OpenTelemetry tracing across the detach, with traceparent forwarded to
 
     // The front span carries the MCP semantic-convention attributes and the task it created.
     expect(attributes(front)).toMatchObject({ "mcp.method.name": "tools/call", "gen_ai.tool.name": "sleep", "taskgate.task.id": taskId });
-    const polled = await waitFor(() => receiver.spans.find((s) => s.name === "POST /mcp" && attributes(s)["mcp.method.name"] === "tasks/get"), { what: "a tasks/get span" });
+    const polled = await waitFor(() => receiver.spans.find((s) => s.name === "POST /mcp" && attributes(s)["mcp.method.name"] === "tasks/get"), {
+      what: "a tasks/get span",
+    });
     expect(attributes(polled)["taskgate.task.id"]).toBe(taskId);
   });
 

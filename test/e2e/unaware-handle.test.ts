@@ -15,11 +15,22 @@ const config = (store: Record<string, unknown>) => ({
   tasks: { detachAfterMs: 300, pollIntervalMs: 500, cancelGraceMs: 300, unawareClients: "handle" },
   upstreams: [
     // deploy: long enough a threshold that its question, not the clock, detaches it.
-    { name: "demo", path: "/mcp", stdio: demoStdio(), tools: { hang: { taskSupport: "required" }, fail: { taskSupport: "forbidden" }, deploy: { detachAfterMs: 20_000 } } },
+    {
+      name: "demo",
+      path: "/mcp",
+      stdio: demoStdio(),
+      tools: { hang: { taskSupport: "required" }, fail: { taskSupport: "forbidden" }, deploy: { detachAfterMs: 20_000 } },
+    },
     // The default (block) on another path: nothing changes there.
     { name: "blocking", path: "/block", stdio: demoStdio(), unawareClients: "block", tools: { hang: { taskSupport: "required" } } },
     // A tool with an outputSchema, handled for this one tool only.
-    { name: "everything", path: "/everything", stdio: { command: process.execPath, args: [EVERYTHING, "stdio"] }, unawareClients: "block", tools: { "get-structured-content": { taskSupport: "required", unawareClients: "handle" } } },
+    {
+      name: "everything",
+      path: "/everything",
+      stdio: { command: process.execPath, args: [EVERYTHING, "stdio"] },
+      unawareClients: "block",
+      tools: { "get-structured-content": { taskSupport: "required", unawareClients: "handle" } },
+    },
   ],
 });
 
@@ -108,7 +119,9 @@ describe("task-unaware callers in handle mode (tasks.unawareClients: handle)", (
       const s = (await call(alice.client, "taskgate_status", { taskId })).structuredContent;
       return s.status === "input_required" ? s : undefined;
     });
-    expect(waiting.questions).toEqual([expect.objectContaining({ method: "elicitation/create", params: expect.objectContaining({ message: "Deploy billing?" }) })]);
+    expect(waiting.questions).toEqual([
+      expect.objectContaining({ method: "elicitation/create", params: expect.objectContaining({ message: "Deploy billing?" }) }),
+    ]);
     const answered = await call(alice.client, "taskgate_answer", { taskId, response: { confirm: true } });
     expect(answered.isError).toBeFalsy();
     expect(textOf(await resultOf(alice.client, taskId))).toBe("Deployed billing");
@@ -139,10 +152,13 @@ describe("task-unaware callers in handle mode (tasks.unawareClients: handle)", (
     const detached = (await modern(gw.mcpUrl, "tools/call", { name: "sleep", arguments: { seconds: 1 } }, { headers: as("alice") })).body.result;
     expect(detached).toMatchObject({ resultType: "complete", structuredContent: { status: "working" } });
     const taskId = detached.structuredContent.taskId;
-    const done = await waitFor(async () => {
-      const r = (await modern(gw.mcpUrl, "tools/call", { name: "taskgate_result", arguments: { taskId } }, { headers: as("alice") })).body.result;
-      return textOf(r) === "Slept 1 s" ? r : undefined;
-    }, { timeoutMs: 15_000, intervalMs: 100, what: "modern result" });
+    const done = await waitFor(
+      async () => {
+        const r = (await modern(gw.mcpUrl, "tools/call", { name: "taskgate_result", arguments: { taskId } }, { headers: as("alice") })).body.result;
+        return textOf(r) === "Slept 1 s" ? r : undefined;
+      },
+      { timeoutMs: 15_000, intervalMs: 100, what: "modern result" },
+    );
     expect(done.resultType).toBe("complete");
     // The same task is bound to alice on every wire: her 2025-11-25 session reads it too.
     expect(textOf(await call(alice.client, "taskgate_result", { taskId }))).toBe("Slept 1 s");
@@ -185,10 +201,21 @@ describe("handle mode under the caller's limits and audit", () => {
       await expect(call(client, "hang", {})).rejects.toThrow(/Too many active tasks/);
       await call(client, "taskgate_cancel", { taskId });
       await waitFor(() => gw.output().includes('"task ended"'), { what: "the task to end" });
-      const audit = gw.output().split("\n").filter((l) => l.includes('"audit":"task.create"')).map((l) => JSON.parse(l));
+      const audit = gw
+        .output()
+        .split("\n")
+        .filter((l) => l.includes('"audit":"task.create"'))
+        .map((l) => JSON.parse(l));
       expect(audit).toEqual([expect.objectContaining({ taskId, dialect: "U" })]);
       // The slot is free again once the task ended.
-      const next = await waitFor(async () => (await call(client, "hang", {}).then((r: any) => r.structuredContent?.taskId, () => undefined)), { what: "a new task after the first ended" });
+      const next = await waitFor(
+        async () =>
+          await call(client, "hang", {}).then(
+            (r: any) => r.structuredContent?.taskId,
+            () => undefined,
+          ),
+        { what: "a new task after the first ended" },
+      );
       await call(client, "taskgate_cancel", { taskId: next });
       await waitFor(() => gw.output().split('"task ended"').length > 2, { what: "the second task to end" });
     } finally {

@@ -24,7 +24,12 @@ describe("a real task-unaware client: the MCP Inspector CLI in plain mode, throu
 
   beforeAll(async () => {
     const store = { redisUrl: inject("redisUrl"), keyPrefix: `t${randomBytes(4).toString("hex")}:` };
-    gw = await startGateway({ store, auth: bearerAuth("alice"), tasks: { detachAfterMs: 500, unawareClients: "handle" }, upstreams: [{ name: "demo", path: "/mcp", stdio: demoStdio() }] });
+    gw = await startGateway({
+      store,
+      auth: bearerAuth("alice"),
+      tasks: { detachAfterMs: 500, unawareClients: "handle" },
+      upstreams: [{ name: "demo", path: "/mcp", stdio: demoStdio() }],
+    });
   });
   afterAll(async () => gw?.stop());
 
@@ -41,10 +46,11 @@ describe("a real task-unaware client: the MCP Inspector CLI in plain mode, throu
   it("answers the demo deploy's confirmation through the answer tool", async () => {
     const detached = await run("deploy", { service: "billing", seconds: 1 });
     const taskId: string = detached.structuredContent.taskId;
-    const question = await waitFor(
-      async () => (await run("taskgate_status", { taskId })).structuredContent.questions?.[0],
-      { timeoutMs: 30_000, intervalMs: 200, what: "the question" },
-    );
+    const question = await waitFor(async () => (await run("taskgate_status", { taskId })).structuredContent.questions?.[0], {
+      timeoutMs: 30_000,
+      intervalMs: 200,
+      what: "the question",
+    });
     expect(question).toMatchObject({ method: "elicitation/create", params: { message: "Deploy billing?" } });
     const answered = await run("taskgate_answer", { taskId, response: { action: "accept", content: { confirm: true } } });
     expect(answered.isError).toBeFalsy();

@@ -27,7 +27,9 @@ function recordingProxy(target: string): Promise<{ server: Server; url: string; 
     upstream.on("error", () => res.destroy());
     req.pipe(upstream);
   });
-  return new Promise((resolve) => server.listen(0, "127.0.0.1", () => resolve({ server, seen, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp` })));
+  return new Promise((resolve) =>
+    server.listen(0, "127.0.0.1", () => resolve({ server, seen, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp` })),
+  );
 }
 
 describe("upstream credentials", () => {
@@ -38,7 +40,10 @@ describe("upstream credentials", () => {
     demo = await startDemoHttp();
     proxy = await recordingProxy(demo.mcpUrl);
     gw = await startGateway(
-      { auth: bearerAuth("alice"), upstreams: [{ name: "api", path: "/mcp", http: { url: proxy.url, headers: { authorization: "Bearer ${UPSTREAM_TOKEN}" } } }] },
+      {
+        auth: bearerAuth("alice"),
+        upstreams: [{ name: "api", path: "/mcp", http: { url: proxy.url, headers: { authorization: "Bearer ${UPSTREAM_TOKEN}" } } }],
+      },
       { UPSTREAM_TOKEN: "upstream-secret-4711" },
     );
   });
@@ -75,7 +80,8 @@ const AUTH = {
 };
 
 /** Polls tasks/get as `token` until the task is `status`; another terminal status fails at once. */
-const until = (url: string, token: string, taskId: string, status: string) => untilStatus(url, taskId, status, { headers: { authorization: `Bearer ${token}` } });
+const until = (url: string, token: string, taskId: string, status: string) =>
+  untilStatus(url, taskId, status, { headers: { authorization: `Bearer ${token}` } });
 
 /** Every value the store holds under the prefix, as one text. */
 async function storedText(redis: Redis, prefix: string): Promise<string> {
@@ -131,7 +137,12 @@ describe("upstream credentials with http.forwardAuthorization on", () => {
     let before = proxy.seen.length;
     const res = await modern(gw.mcpUrl, "tools/call", { name: "echo", arguments: { text: "hi" } }, { headers: as("alice") });
     expect(res.body.result).toMatchObject({ resultType: "complete" });
-    expect(proxy.seen.slice(before).filter((r) => r.method === "tools/call").map((r) => r.authorization)).toEqual(["Bearer tok-alice"]);
+    expect(
+      proxy.seen
+        .slice(before)
+        .filter((r) => r.method === "tools/call")
+        .map((r) => r.authorization),
+    ).toEqual(["Bearer tok-alice"]);
 
     const session = await openSessionAs(gw.mcpUrl, as("bob"));
     before = proxy.seen.length;
@@ -139,15 +150,30 @@ describe("upstream credentials with http.forwardAuthorization on", () => {
     const answered = await legacy(gw.mcpUrl, call, { ...as("bob"), "mcp-session-id": session });
     expect(answered.status).toBe(200);
     expect(await answered.text()).toContain("hi");
-    expect(proxy.seen.slice(before).filter((r) => r.method === "tools/call").map((r) => r.authorization)).toEqual(["Bearer tok-bob"]);
+    expect(
+      proxy.seen
+        .slice(before)
+        .filter((r) => r.method === "tools/call")
+        .map((r) => r.authorization),
+    ).toEqual(["Bearer tok-bob"]);
   });
 
   it("sends a call that detached with the caller's token", async () => {
     const before = proxy.seen.length;
-    const created = await modern(gw.mcpUrl, "tools/call", { name: "sleep", arguments: { seconds: 0.8, progressIntervalMs: 100 } }, { capabilities: WITH_TASKS, headers: as("alice") });
+    const created = await modern(
+      gw.mcpUrl,
+      "tools/call",
+      { name: "sleep", arguments: { seconds: 0.8, progressIntervalMs: 100 } },
+      { capabilities: WITH_TASKS, headers: as("alice") },
+    );
     expect(created.body.result).toMatchObject({ resultType: "task", status: "working" });
     await until(gw.mcpUrl, "tok-alice", created.body.result.taskId, "completed");
-    expect(proxy.seen.slice(before).filter((r) => r.method === "tools/call").map((r) => r.authorization)).toEqual(["Bearer tok-alice"]);
+    expect(
+      proxy.seen
+        .slice(before)
+        .filter((r) => r.method === "tools/call")
+        .map((r) => r.authorization),
+    ).toEqual(["Bearer tok-alice"]);
   });
 
   it("sends a 2025-11-25 task call (dialect A) with the caller's token", async () => {
@@ -164,18 +190,30 @@ describe("upstream credentials with http.forwardAuthorization on", () => {
       },
       { timeoutMs: 15_000, intervalMs: 50, what: `dialect A task ${taskId} to complete` },
     );
-    expect(proxy.seen.slice(before).filter((r) => r.method === "tools/call").map((r) => r.authorization)).toEqual(["Bearer tok-bob"]);
+    expect(
+      proxy.seen
+        .slice(before)
+        .filter((r) => r.method === "tools/call")
+        .map((r) => r.authorization),
+    ).toEqual(["Bearer tok-bob"]);
   });
 
   it("answers a task's question with the token of the client whose call it is, not of the one who answered", async () => {
     const before = proxy.seen.length;
-    const created = await modern(gw.mcpUrl, "tools/call", { name: "deploy", arguments: { service: "billing", seconds: 0.1 } }, { capabilities: ELICIT, headers: as("alice") });
+    const created = await modern(
+      gw.mcpUrl,
+      "tools/call",
+      { name: "deploy", arguments: { service: "billing", seconds: 0.1 } },
+      { capabilities: ELICIT, headers: as("alice") },
+    );
     const taskId = created.body.result.taskId;
     const waiting = await until(gw.mcpUrl, "tok-alice", taskId, "input_required");
     const [key] = Object.keys(waiting.inputRequests);
     const update = { taskId, inputResponses: { [key!]: { action: "accept", content: { confirm: true } } } };
     const phone = { authorization: "Bearer tok-alice-phone" };
-    expect((await modern(gw.mcpUrl, "tasks/update", update, { capabilities: WITH_TASKS, headers: phone })).body.result).toMatchObject({ resultType: "complete" });
+    expect((await modern(gw.mcpUrl, "tasks/update", update, { capabilities: WITH_TASKS, headers: phone })).body.result).toMatchObject({
+      resultType: "complete",
+    });
     const done = await until(gw.mcpUrl, "tok-alice-phone", taskId, "completed");
     expect(done.result.content[0].text).toContain("Deployed billing");
     const sent = proxy.seen.slice(before).filter((r) => r.httpMethod === "POST" && (r.method === "tools/call" || r.method === undefined));
@@ -234,7 +272,9 @@ describe("upstream credentials with http.forwardAuthorization on", () => {
   });
 
   it("sends taskgate's own requests with the static header only", () => {
-    const own = proxy.seen.filter((r) => r.method === "initialize" || r.method === "notifications/initialized" || r.method === "tools/list" || r.httpMethod === "GET");
+    const own = proxy.seen.filter(
+      (r) => r.method === "initialize" || r.method === "notifications/initialized" || r.method === "tools/list" || r.httpMethod === "GET",
+    );
     // initialize, initialized, the session's GET stream and the engine's own tools/list (tool annotations).
     expect(new Set(own.map((r) => r.method ?? r.httpMethod))).toEqual(new Set(["initialize", "notifications/initialized", "tools/list", "GET"]));
     expect(new Set(own.map((r) => r.authorization))).toEqual(new Set([STATIC]));

@@ -33,7 +33,9 @@ describe("Streamable HTTP connector against server-everything", () => {
   it("initializes and gives each of many concurrent echo calls its own response", async () => {
     expect(connector.initializeResult()?.capabilities).toHaveProperty("tools");
     const messages = Array.from({ length: 30 }, (_, i) => `m${i}`);
-    const responses = await Promise.all(messages.map((message) => connector.request({ method: "tools/call", params: { name: "echo", arguments: { message } } })));
+    const responses = await Promise.all(
+      messages.map((message) => connector.request({ method: "tools/call", params: { name: "echo", arguments: { message } } })),
+    );
     expect(responses.map(textOf)).toEqual(messages.map((m) => `Echo: ${m}`));
   });
 });

@@ -48,8 +48,7 @@ describe("Streamable HTTP connector against the blocking fixture", () => {
     return { response, id: () => id };
   }
 
-  const sessions = async (s: FixtureHttpServer): Promise<number> =>
-    ((await (await fetch(`${s.base}/admin/sessions`)).json()) as { sessions: number }).sessions;
+  const sessions = async (s: FixtureHttpServer): Promise<number> => ((await (await fetch(`${s.base}/admin/sessions`)).json()) as { sessions: number }).sessions;
 
   it("initializes, caches the result and calls a tool", async () => {
     const { c, s } = await started();

@@ -14,7 +14,8 @@ async function until(url: string, taskId: string, status: string) {
   return waitFor(
     async () => {
       const task = (await getTask(url, taskId)).body.result;
-      if (["completed", "failed", "cancelled"].includes(task?.status) && task.status !== status) throw new Error(`task ended ${task.status}: ${JSON.stringify(task)}`);
+      if (["completed", "failed", "cancelled"].includes(task?.status) && task.status !== status)
+        throw new Error(`task ended ${task.status}: ${JSON.stringify(task)}`);
       return task?.status === status ? task : undefined;
     },
     { timeoutMs: 15_000, intervalMs: 50, what: `task ${taskId} to be ${status}` },
@@ -77,12 +78,26 @@ describe.each([
     expect(first.resultType).toBe("input_required");
     const [nameKey, asked] = Object.entries(first.inputRequests)[0] as [string, any];
     expect(asked).toMatchObject({ method: "elicitation/create", params: { message: "Your name?" } });
-    const second = (await modern(gw.mcpUrl, "tools/call", { ...call, inputResponses: { [nameKey]: { action: "accept", content: { name: "Ann" } } }, requestState: first.requestState }, { capabilities: ELICIT })).body.result;
+    const second = (
+      await modern(
+        gw.mcpUrl,
+        "tools/call",
+        { ...call, inputResponses: { [nameKey]: { action: "accept", content: { name: "Ann" } } }, requestState: first.requestState },
+        { capabilities: ELICIT },
+      )
+    ).body.result;
     expect(second.resultType).toBe("input_required");
     const [colourKey, next] = Object.entries(second.inputRequests)[0] as [string, any];
     // The upstream knows the name only from its own requestState, which taskgate echoed.
     expect(next.params.message).toBe("Ann, your colour?");
-    const done = (await modern(gw.mcpUrl, "tools/call", { ...call, inputResponses: { [colourKey]: { action: "accept", content: { colour: "red" } } }, requestState: second.requestState }, { capabilities: ELICIT })).body.result;
+    const done = (
+      await modern(
+        gw.mcpUrl,
+        "tools/call",
+        { ...call, inputResponses: { [colourKey]: { action: "accept", content: { colour: "red" } } }, requestState: second.requestState },
+        { capabilities: ELICIT },
+      )
+    ).body.result;
     expect(done).toMatchObject({ resultType: "complete", content: [{ text: "Ann likes red" }] });
   });
 
@@ -101,7 +116,9 @@ describe.each([
     const first = (await modern(gw.mcpUrl, "prompts/get", get, { capabilities: ELICIT })).body.result;
     expect(first.resultType).toBe("input_required");
     const key = Object.keys(first.inputRequests)[0]!;
-    const done = (await modern(gw.mcpUrl, "prompts/get", { ...get, inputResponses: { [key]: CONFIRM }, requestState: first.requestState }, { capabilities: ELICIT })).body.result;
+    const done = (
+      await modern(gw.mcpUrl, "prompts/get", { ...get, inputResponses: { [key]: CONFIRM }, requestState: first.requestState }, { capabilities: ELICIT })
+    ).body.result;
     expect(done).toMatchObject({ resultType: "complete", messages: [{ content: { text: "Say hello to Ann." } }] });
     const { client } = await connectClient(gw.mcpUrl, { elicit: () => ({ action: "decline" }) });
     const prompt = await client.getPrompt({ name: "confirm-greeting", arguments: { name: "Bo" } });
@@ -124,7 +141,8 @@ describe.each([
     const asked: string[] = [];
     const { client } = await connectClient(gw.mcpUrl, { elicit: (message) => (asked.push(message), CONFIRM) });
     const seen: Array<{ type: string; result?: unknown }> = [];
-    for await (const event of client.experimental.tasks.callToolStream({ name: "deploy", arguments: { env: "staging" } }, CallToolResultSchema, { task: {} })) seen.push(event);
+    for await (const event of client.experimental.tasks.callToolStream({ name: "deploy", arguments: { env: "staging" } }, CallToolResultSchema, { task: {} }))
+      seen.push(event);
     expect(asked).toEqual(["Deploy to staging?"]);
     expect(seen[0]?.type).toBe("taskCreated");
     expect(textOf(seen.at(-1)?.result)).toBe("Deployed to staging");

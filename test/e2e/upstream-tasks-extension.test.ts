@@ -23,7 +23,12 @@ function recorder(): { events: UpstreamTaskEvents; states: UpstreamTaskState[]; 
   return { events, states, questions, taken };
 }
 
-const call = (name: string, args: Record<string, unknown>): JsonRpcRequest => ({ jsonrpc: "2.0", id: "front-7", method: "tools/call", params: { name, arguments: args } });
+const call = (name: string, args: Record<string, unknown>): JsonRpcRequest => ({
+  jsonrpc: "2.0",
+  id: "front-7",
+  method: "tools/call",
+  params: { name, arguments: args },
+});
 
 // The upstream half of the task-native bridge for the tasks extension, on a real 2026-07-28
 // server that runs a tool as its own task (https://github.com/modelcontextprotocol/ext-tasks/blob/main/specification/draft/tasks.md).
@@ -59,10 +64,17 @@ describe("the io.modelcontextprotocol/tasks extension upstream (demo --modern --
     expect(started.state).toMatchObject({ status: "working", ttlMs: 600_000, pollIntervalMs: 100 });
     const result = started.link.result();
     const question = await waitFor(() => seen.questions[0], { what: "the upstream's question" });
-    expect(question).toEqual({ key: "depth", request: { method: "elicitation/create", params: expect.objectContaining({ message: "How deep should the research on owls go?" }) } });
+    expect(question).toEqual({
+      key: "depth",
+      request: { method: "elicitation/create", params: expect.objectContaining({ message: "How deep should the research on owls go?" }) },
+    });
     expect(await started.link.answer("depth", { result: { action: "accept", content: { depth: "deep" } } })).toBe(true);
     expect(await started.link.answer("depth", { result: { action: "accept", content: { depth: "again" } } })).toBe(false);
-    expect(await result).toEqual({ jsonrpc: "2.0", id: "front-7", result: { content: [{ type: "text", text: "Research on owls (depth: deep)" }], isError: false } });
+    expect(await result).toEqual({
+      jsonrpc: "2.0",
+      id: "front-7",
+      result: { content: [{ type: "text", text: "Research on owls (depth: deep)" }], isError: false },
+    });
     expect(seen.states.map((s) => s.status)).toEqual(expect.arrayContaining(["working", "input_required", "completed"]));
     // Asked once, however many polls saw it.
     expect(seen.questions).toHaveLength(1);
@@ -84,7 +96,9 @@ describe("the io.modelcontextprotocol/tasks extension upstream (demo --modern --
   it("passes an answer given at once through, and reads an unknown task as gone", async () => {
     const c = await connect();
     const tasks = new ExtensionTasks(c, true);
-    expect(await tasks.start(CLIENT, call("echo", { text: "inline" }), { ttlMs: 60_000 }, recorder().events)).toEqual({ response: { jsonrpc: "2.0", id: "front-7", result: { content: [{ type: "text", text: "inline" }], _meta: expect.any(Object) } } });
+    expect(await tasks.start(CLIENT, call("echo", { text: "inline" }), { ttlMs: 60_000 }, recorder().events)).toEqual({
+      response: { jsonrpc: "2.0", id: "front-7", result: { content: [{ type: "text", text: "inline" }], _meta: expect.any(Object) } },
+    });
     expect(await tasks.attach(CLIENT, { taskId: "0".repeat(32) }, recorder().events).get()).toBeUndefined();
     // Without the extension declared the server cannot run it: what a plain relay would get.
     const plain = await c.request({ method: "tools/call", params: { name: "research", arguments: { topic: "x" } } });
@@ -107,13 +121,15 @@ describe("the io.modelcontextprotocol/tasks extension upstream (demo --modern --
 });
 
 /** The research tasks the demo logged, in order (its own ids: the upstream's side of the bridge). */
-const upstreamTasks = (demo: RunningProcess, what: "started" | "completed" | "cancelled") => [...demo.output().matchAll(new RegExp(`task (\\S+) ${what}`, "g"))].map((m) => m[1]!);
+const upstreamTasks = (demo: RunningProcess, what: "started" | "completed" | "cancelled") =>
+  [...demo.output().matchAll(new RegExp(`task (\\S+) ${what}`, "g"))].map((m) => m[1]!);
 
 async function frontTask(url: string, taskId: string, status: string) {
   return waitFor(
     async () => {
       const task = (await getTask(url, taskId)).body.result;
-      if (["completed", "failed", "cancelled"].includes(task?.status) && task.status !== status) throw new Error(`task ended ${task.status}: ${JSON.stringify(task)}`);
+      if (["completed", "failed", "cancelled"].includes(task?.status) && task.status !== status)
+        throw new Error(`task ended ${task.status}: ${JSON.stringify(task)}`);
       return task?.status === status ? task : undefined;
     },
     { timeoutMs: 15_000, intervalMs: 50, what: `front task ${taskId} to be ${status}` },
@@ -127,13 +143,24 @@ describe("taskgate bridges a 2026-07-28 upstream's own tasks (io.modelcontextpro
   beforeAll(async () => {
     upstream = await startDemoHttp(["--modern", "--tasks-extension"]);
     const store = { redisUrl: inject("redisUrl"), keyPrefix: `t${randomBytes(4).toString("hex")}:` };
-    gw = await startGateway({ store, tasks: { detachAfterMs: 300, pollIntervalMs: 100 }, upstreams: [{ name: "ext", path: "/mcp", http: { url: upstream.mcpUrl }, tools: { research: { taskSupport: "required" } } }] });
+    gw = await startGateway({
+      store,
+      tasks: { detachAfterMs: 300, pollIntervalMs: 100 },
+      upstreams: [{ name: "ext", path: "/mcp", http: { url: upstream.mcpUrl }, tools: { research: { taskSupport: "required" } } }],
+    });
   });
   afterAll(async () => Promise.all([gw?.stop(), upstream?.stop()]));
 
   it("follows the upstream's task for a dialect-B caller: its question in inputRequests, tasks/update, its result", async () => {
     const before = upstreamTasks(upstream, "started");
-    const created = (await modern(gw.mcpUrl, "tools/call", { name: "research", arguments: { topic: "owls", seconds: 0.1 } }, { capabilities: { ...WITH_TASKS, elicitation: { form: {} } } })).body.result;
+    const created = (
+      await modern(
+        gw.mcpUrl,
+        "tools/call",
+        { name: "research", arguments: { topic: "owls", seconds: 0.1 } },
+        { capabilities: { ...WITH_TASKS, elicitation: { form: {} } } },
+      )
+    ).body.result;
     expect(created.resultType).toBe("task");
     const waiting = await frontTask(gw.mcpUrl, created.taskId, "input_required");
     // One task upstream, and the front task is taskgate's own (its id is not the upstream's).
@@ -142,7 +169,12 @@ describe("taskgate bridges a 2026-07-28 upstream's own tasks (io.modelcontextpro
     expect(created.taskId).not.toBe(started[0]);
     const [key, asked] = Object.entries(waiting.inputRequests)[0] as [string, any];
     expect(asked).toMatchObject({ method: "elicitation/create", params: { message: "How deep should the research on owls go?" } });
-    await modern(gw.mcpUrl, "tasks/update", { taskId: created.taskId, inputResponses: { [key]: { action: "accept", content: { depth: "deep" } } } }, { capabilities: WITH_TASKS });
+    await modern(
+      gw.mcpUrl,
+      "tasks/update",
+      { taskId: created.taskId, inputResponses: { [key]: { action: "accept", content: { depth: "deep" } } } },
+      { capabilities: WITH_TASKS },
+    );
     const done = await frontTask(gw.mcpUrl, created.taskId, "completed");
     expect(done.result).toMatchObject({ content: [{ type: "text", text: "Research on owls (depth: deep)" }], isError: false });
     expect(upstreamTasks(upstream, "completed")).toContain(started[0]);
@@ -152,7 +184,10 @@ describe("taskgate bridges a 2026-07-28 upstream's own tasks (io.modelcontextpro
     const asked: string[] = [];
     const { client } = await connectClient(gw.mcpUrl, { elicit: (message) => (asked.push(message), { action: "accept", content: { depth: "shallow" } }) });
     const seen: Array<{ type: string; result?: unknown }> = [];
-    for await (const event of client.experimental.tasks.callToolStream({ name: "research", arguments: { topic: "bats", seconds: 0.1 } }, CallToolResultSchema, { task: {} })) seen.push(event);
+    for await (const event of client.experimental.tasks.callToolStream({ name: "research", arguments: { topic: "bats", seconds: 0.1 } }, CallToolResultSchema, {
+      task: {},
+    }))
+      seen.push(event);
     expect(asked).toEqual(["How deep should the research on bats go?"]);
     expect(textOf(seen.at(-1)?.result)).toBe("Research on bats (depth: shallow)");
     await client.close();
@@ -160,7 +195,9 @@ describe("taskgate bridges a 2026-07-28 upstream's own tasks (io.modelcontextpro
 
   it("turns the front tasks/cancel into the upstream's tasks/cancel", async () => {
     const before = upstreamTasks(upstream, "started");
-    const created = (await modern(gw.mcpUrl, "tools/call", { name: "research", arguments: { topic: "moths" } }, { capabilities: { ...WITH_TASKS, elicitation: { form: {} } } })).body.result;
+    const created = (
+      await modern(gw.mcpUrl, "tools/call", { name: "research", arguments: { topic: "moths" } }, { capabilities: { ...WITH_TASKS, elicitation: { form: {} } } })
+    ).body.result;
     await frontTask(gw.mcpUrl, created.taskId, "input_required");
     const upstreamId = upstreamTasks(upstream, "started").find((id) => !before.includes(id))!;
     await modern(gw.mcpUrl, "tasks/cancel", { taskId: created.taskId }, { capabilities: WITH_TASKS });
@@ -175,7 +212,11 @@ describe("a replica that dies while it follows a 2026-07-28 upstream's own task"
   beforeAll(async () => {
     upstream = await startDemoHttp(["--modern", "--tasks-extension"]);
     const store = { redisUrl: inject("redisUrl"), keyPrefix: `t${randomBytes(4).toString("hex")}:` };
-    const config = { store, tasks: FAST_TASKS, upstreams: [{ name: "ext", path: "/mcp", http: { url: upstream.mcpUrl }, tools: { research: { taskSupport: "required" } } }] };
+    const config = {
+      store,
+      tasks: FAST_TASKS,
+      upstreams: [{ name: "ext", path: "/mcp", http: { url: upstream.mcpUrl }, tools: { research: { taskSupport: "required" } } }],
+    };
     gateways = await Promise.all([startGateway(config), startGateway(config)]);
   });
   afterAll(async () => Promise.all([...gateways.map((g) => g.stop("SIGKILL")), upstream?.stop()]));
@@ -183,14 +224,32 @@ describe("a replica that dies while it follows a 2026-07-28 upstream's own task"
   it("is followed to its end by another replica from the stored upstream task id: the upstream's result, the tool run once", async () => {
     const [a, b] = gateways as [GatewayProcess, GatewayProcess];
     const before = upstreamTasks(upstream, "started");
-    const created = (await modern(a.mcpUrl, "tools/call", { name: "research", arguments: { topic: "newts", seconds: 4 } }, { capabilities: { ...WITH_TASKS, elicitation: { form: {} } } })).body.result;
+    const created = (
+      await modern(
+        a.mcpUrl,
+        "tools/call",
+        { name: "research", arguments: { topic: "newts", seconds: 4 } },
+        { capabilities: { ...WITH_TASKS, elicitation: { form: {} } } },
+      )
+    ).body.result;
     const waiting = await frontTask(a.mcpUrl, created.taskId, "input_required");
     const key = Object.keys(waiting.inputRequests)[0]!;
-    await modern(a.mcpUrl, "tasks/update", { taskId: created.taskId, inputResponses: { [key]: { action: "accept", content: { depth: "wide" } } } }, { capabilities: WITH_TASKS });
+    await modern(
+      a.mcpUrl,
+      "tasks/update",
+      { taskId: created.taskId, inputResponses: { [key]: { action: "accept", content: { depth: "wide" } } } },
+      { capabilities: WITH_TASKS },
+    );
     // Killed while the upstream works on the answer (its statusMessage reached the front task).
     await until([a.mcpUrl], created.taskId, (t) => t.statusMessage === "Writing it up", 10_000, "the upstream's statusMessage");
     await a.stop("SIGKILL");
-    const done = await until([b.mcpUrl], created.taskId, (t) => ["completed", "failed", "cancelled"].includes(t.status), FAST_TASKS.leaseMs + 2 * FAST_TASKS.reaperIntervalMs + 15_000, "an end on b");
+    const done = await until(
+      [b.mcpUrl],
+      created.taskId,
+      (t) => ["completed", "failed", "cancelled"].includes(t.status),
+      FAST_TASKS.leaseMs + 2 * FAST_TASKS.reaperIntervalMs + 15_000,
+      "an end on b",
+    );
     expect(done).toMatchObject({ status: "completed", result: { content: [{ type: "text", text: "Research on newts (depth: wide)" }] } });
     expect(upstreamTasks(upstream, "started").filter((id) => !before.includes(id))).toHaveLength(1);
   });

@@ -15,7 +15,11 @@ export const auditHash = (name: string) => sha256(`user:${name}`).slice(0, 16);
 
 /** A 2025-11-25 session opened with the given headers (credentials); returns its id. */
 export async function openSessionAs(url: string, headers: Record<string, string>, capabilities: Record<string, unknown> = {}): Promise<string> {
-  const res = await legacy(url, { jsonrpc: "2.0", id: 0, method: "initialize", params: { protocolVersion: "2025-11-25", capabilities, clientInfo: { name: "raw", version: "1" } } }, headers);
+  const res = await legacy(
+    url,
+    { jsonrpc: "2.0", id: 0, method: "initialize", params: { protocolVersion: "2025-11-25", capabilities, clientInfo: { name: "raw", version: "1" } } },
+    headers,
+  );
   const id = res.headers.get("mcp-session-id");
   if (!res.ok || !id) throw new Error(`initialize answered ${res.status}: ${await res.text()}`);
   await legacy(url, { jsonrpc: "2.0", method: "notifications/initialized" }, { ...headers, "mcp-session-id": id });

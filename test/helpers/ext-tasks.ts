@@ -1,5 +1,10 @@
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
-import { createTaskSessionFromClient, resultFromTaskOutcome, toolDeclarationFromMcpTool, type ApplicationElicitResult } from "@modelcontextprotocol/ext-tasks/client";
+import {
+  createTaskSessionFromClient,
+  resultFromTaskOutcome,
+  toolDeclarationFromMcpTool,
+  type ApplicationElicitResult,
+} from "@modelcontextprotocol/ext-tasks/client";
 
 export interface ExtTasksRun {
   /** The messages of the questions the client was asked, in order. */
@@ -15,7 +20,12 @@ export interface ExtTasksRun {
  * host such as the MCP Inspector v2 runs it: it polls `tasks/get` to a terminal status and
  * answers the questions that reach it on any stream.
  */
-export async function callWithExtTasks(mcpUrl: string, tool: string, args: Record<string, unknown>, answer: (message: string) => ApplicationElicitResult): Promise<ExtTasksRun> {
+export async function callWithExtTasks(
+  mcpUrl: string,
+  tool: string,
+  args: Record<string, unknown>,
+  answer: (message: string) => ApplicationElicitResult,
+): Promise<ExtTasksRun> {
   const client = new Client({ name: "taskgate-ext-tasks-test", version: "1.0.0" }, { capabilities: { elicitation: { form: {} } } });
   await client.connect(new StreamableHTTPClientTransport(new URL(mcpUrl)));
   const run: ExtTasksRun = { asked: [], relatedTaskIds: [], result: undefined, taskIds: [] };

@@ -10,7 +10,13 @@ export const INSPECTOR_CLI = join(ROOT, "node_modules/@modelcontextprotocol/insp
  * as a child process; resolves with the JSON it prints (the CallToolResult). Bounded: killed
  * after `timeoutMs`.
  */
-export function inspectorCall(url: string, tool: string, args: Record<string, unknown>, headers: Record<string, string> = {}, timeoutMs = 30_000): Promise<any> {
+export function inspectorCall(
+  url: string,
+  tool: string,
+  args: Record<string, unknown>,
+  headers: Record<string, string> = {},
+  timeoutMs = 30_000,
+): Promise<any> {
   const argv = [INSPECTOR_CLI, "--cli", url, "--transport", "http", "--method", "tools/call", "--tool-name", tool];
   for (const [key, value] of Object.entries(args)) argv.push("--tool-arg", `${key}=${typeof value === "string" ? value : JSON.stringify(value)}`);
   for (const [key, value] of Object.entries(headers)) argv.push("--header", `${key}: ${value}`);

@@ -55,7 +55,9 @@ export async function drive(urls: readonly string[], plan: Plan, random: () => n
     const task = (await getTask(pick(), taskId).catch(() => undefined))?.body?.result;
     if (task && TERMINAL.includes(task.status)) return { plan, taskId, cancelSent, final: task };
     if (task?.status === "input_required") {
-      const answers = Object.fromEntries(Object.keys(task.inputRequests).map((key) => [key, { action: "accept", content: { confirm: plan.confirm === true } }]));
+      const answers = Object.fromEntries(
+        Object.keys(task.inputRequests).map((key) => [key, { action: "accept", content: { confirm: plan.confirm === true } }]),
+      );
       await modern(pick(), "tasks/update", { taskId, inputResponses: answers }, { capabilities: WITH_TASKS }).catch(() => undefined);
     }
     await pause(200 + random() * 200);

@@ -4,7 +4,14 @@ export const MODERN = "2026-07-28";
 export const TASKS_EXT = "io.modelcontextprotocol/tasks";
 export const WITH_TASKS = { extensions: { [TASKS_EXT]: {} } };
 
-const NAME_PARAM: Record<string, string> = { "tools/call": "name", "prompts/get": "name", "resources/read": "uri", "tasks/get": "taskId", "tasks/update": "taskId", "tasks/cancel": "taskId" };
+const NAME_PARAM: Record<string, string> = {
+  "tools/call": "name",
+  "prompts/get": "name",
+  "resources/read": "uri",
+  "tasks/get": "taskId",
+  "tasks/update": "taskId",
+  "tasks/cancel": "taskId",
+};
 
 export interface ModernOptions {
   capabilities?: Record<string, unknown>;
@@ -40,7 +47,10 @@ export async function readModern(res: Response) {
   const text = await res.text();
   let json: any;
   if ((res.headers.get("content-type") ?? "").includes("text/event-stream")) {
-    const frames = text.split("\n").filter((l) => l.startsWith("data: ")).map((l) => JSON.parse(l.slice(6)));
+    const frames = text
+      .split("\n")
+      .filter((l) => l.startsWith("data: "))
+      .map((l) => JSON.parse(l.slice(6)));
     json = frames.find((f) => "result" in f || "error" in f);
   } else json = text ? JSON.parse(text) : undefined;
   return { status: res.status, headers: res.headers, body: json };

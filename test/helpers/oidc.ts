@@ -57,7 +57,10 @@ export async function startAuthServer(clients: TestClient[]): Promise<AuthServer
     async token(client, resource, scope) {
       const res = await fetch(`${issuer}/token`, {
         method: "POST",
-        headers: { authorization: `Basic ${Buffer.from(`${client.id}:${client.secret}`).toString("base64")}`, "content-type": "application/x-www-form-urlencoded" },
+        headers: {
+          authorization: `Basic ${Buffer.from(`${client.id}:${client.secret}`).toString("base64")}`,
+          "content-type": "application/x-www-form-urlencoded",
+        },
         body: new URLSearchParams({ grant_type: "client_credentials", resource, scope }),
       });
       const body = (await res.json()) as { access_token?: string };

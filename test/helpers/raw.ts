@@ -17,7 +17,12 @@ export async function post(url: string, body: unknown, headers: Record<string, s
 export type Send = (request: Request) => Promise<Response>;
 
 /** Open a legacy session by hand; returns its id. */
-export async function openSession(url: string, capabilities: Record<string, unknown> = {}, protocolVersion = "2025-06-18", send: Send = fetch): Promise<string> {
+export async function openSession(
+  url: string,
+  capabilities: Record<string, unknown> = {},
+  protocolVersion = "2025-06-18",
+  send: Send = fetch,
+): Promise<string> {
   const post = (body: unknown, headers: Record<string, string> = {}) => send(postRequest(url, body, headers));
   const res = await post({
     jsonrpc: "2.0",

@@ -36,9 +36,10 @@ export async function startRecordingProxy(target: string): Promise<{ mcpUrl: str
   return {
     mcpUrl: `http://127.0.0.1:${port}${to.pathname}`,
     seen,
-    close: () => new Promise((resolve) => {
-      server.close(() => resolve());
-      server.closeAllConnections();
-    }),
+    close: () =>
+      new Promise((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
   };
 }

@@ -42,8 +42,26 @@ export async function startRedisCluster(masters = 3): Promise<RedisClusterProces
 }
 
 function spawnNode(port: number, dir: string): ChildProcess {
-  const args = ["--port", String(port), "--bind", "127.0.0.1", "--cluster-enabled", "yes", "--cluster-config-file", `nodes-${port}.conf`,
-    "--cluster-node-timeout", "2000", "--save", "", "--appendonly", "no", "--dir", dir, "--loglevel", "warning"];
+  const args = [
+    "--port",
+    String(port),
+    "--bind",
+    "127.0.0.1",
+    "--cluster-enabled",
+    "yes",
+    "--cluster-config-file",
+    `nodes-${port}.conf`,
+    "--cluster-node-timeout",
+    "2000",
+    "--save",
+    "",
+    "--appendonly",
+    "no",
+    "--dir",
+    dir,
+    "--loglevel",
+    "warning",
+  ];
   return spawn("redis-server", args, { stdio: "ignore" });
 }
 

@@ -60,9 +60,7 @@ async function spawnRedis(port: number, dir: string, appendonly: boolean): Promi
   child.stdout?.on("data", (chunk: Buffer) => (output += chunk.toString()));
   child.stderr?.on("data", (chunk: Buffer) => (output += chunk.toString()));
   const failed = new Promise<never>((_, reject) => {
-    child.once("error", (err: NodeJS.ErrnoException) =>
-      reject(err.code === "ENOENT" ? new MissingRedisError() : err),
-    );
+    child.once("error", (err: NodeJS.ErrnoException) => reject(err.code === "ENOENT" ? new MissingRedisError() : err));
     child.once("exit", (code, signal) => reject(new Error(`redis-server exited (${code ?? signal}) on port ${port}: ${output}`)));
   });
   failed.catch(() => {});

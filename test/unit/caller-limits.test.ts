@@ -6,7 +6,8 @@ import { Audit } from "../../src/observability/audit.js";
 import { silentLogger } from "../../src/observability/logger.js";
 
 const audit = new Audit(silentLogger);
-const sse = () => new Response(new ReadableStream({ start: (c) => c.enqueue(new TextEncoder().encode(": hi\n\n")) }), { headers: { "content-type": "text/event-stream" } });
+const sse = () =>
+  new Response(new ReadableStream({ start: (c) => c.enqueue(new TextEncoder().encode(": hi\n\n")) }), { headers: { "content-type": "text/event-stream" } });
 
 describe("per-caller limits", () => {
   it("lets a caller make taskRequestBurst tasks/* requests, then answers 429 with Retry-After until the bucket refills", async () => {

@@ -59,7 +59,13 @@ describe("loadConfig precedence", () => {
 
   it("takes TASKGATE_* env over the file, and finds the file through TASKGATE_CONFIG", () => {
     const { dir, file } = writeConfig(FILE);
-    const env = { TASKGATE_CONFIG: file, TASKGATE_PORT: "2222", TASKGATE_HOST: "env-host", TASKGATE_REDIS_URL: "redis://env:6379", TASKGATE_LOG_LEVEL: "debug" };
+    const env = {
+      TASKGATE_CONFIG: file,
+      TASKGATE_PORT: "2222",
+      TASKGATE_HOST: "env-host",
+      TASKGATE_REDIS_URL: "redis://env:6379",
+      TASKGATE_LOG_LEVEL: "debug",
+    };
     const config = ok(load([], env, dir));
     expect(config.listen).toEqual({ host: "env-host", port: 2222 });
     expect(config.store.redisUrl).toBe("redis://env:6379");
@@ -85,7 +91,9 @@ describe("loadConfig precedence", () => {
     expect(fromFlag.store.cluster).toEqual(["a:1", "b:2"]);
     expect(fromFlag.store.redisUrl).toBeUndefined();
     const urlOverCluster = writeConfig("store: { cluster: [c:1] }\nupstreams: [{ name: a, path: /mcp, http: { url: http://a.example/mcp } }]\n");
-    expect(ok(load(["--config", urlOverCluster.file, "--redis", "redis://flag:6379"], {}, urlOverCluster.dir)).store).toMatchObject({ redisUrl: "redis://flag:6379" });
+    expect(ok(load(["--config", urlOverCluster.file, "--redis", "redis://flag:6379"], {}, urlOverCluster.dir)).store).toMatchObject({
+      redisUrl: "redis://flag:6379",
+    });
     expect(ok(load(["--config", urlOverCluster.file, "--redis", "redis://flag:6379"], {}, urlOverCluster.dir)).store.cluster).toBeUndefined();
   });
 
@@ -122,7 +130,9 @@ describe("loadConfig --upstream", () => {
   it("creates the upstream default when the file has none", () => {
     const { dir, file } = writeConfig("listen: { port: 9000 }\n");
     const config = ok(load(["--config", file, "--upstream", "http://127.0.0.1:3001/mcp"], {}, dir));
-    expect(config.upstreams).toEqual([expect.objectContaining({ name: "default", path: "/mcp", http: expect.objectContaining({ url: "http://127.0.0.1:3001/mcp" }) })]);
+    expect(config.upstreams).toEqual([
+      expect.objectContaining({ name: "default", path: "/mcp", http: expect.objectContaining({ url: "http://127.0.0.1:3001/mcp" }) }),
+    ]);
   });
 
   it("refuses shell operators, an empty command and other schemes", () => {
@@ -169,7 +179,9 @@ upstreams:
   });
 
   it("keeps forwarding the client's Authorization off unless an HTTP upstream turns it on, and refuses it under stdio", () => {
-    const on = writeConfig("upstreams:\n  - http: { url: http://x.example/mcp, forwardAuthorization: true }\n  - { name: b, path: /b, http: { url: http://y.example/mcp } }\n");
+    const on = writeConfig(
+      "upstreams:\n  - http: { url: http://x.example/mcp, forwardAuthorization: true }\n  - { name: b, path: /b, http: { url: http://y.example/mcp } }\n",
+    );
     const upstreams = ok(load(["--config", on.file], {}, on.dir)).upstreams;
     expect(upstreams.map((u) => u.http?.forwardAuthorization)).toEqual([true, false]);
     const stdio = writeConfig("upstreams:\n  - stdio: { command: node, forwardAuthorization: true }\n");

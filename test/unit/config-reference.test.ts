@@ -17,7 +17,9 @@ describe("the configuration reference in the README", () => {
     const rows = configRows();
     expect(rows.filter((r) => !r.description).map((r) => r.key)).toEqual([]);
     expect(new Set(rows.map((r) => r.key)).size).toBe(rows.length);
-    expect(rows.map((r) => r.key)).toEqual(expect.arrayContaining(["listen.port", "tasks.detachAfterMs", "admin.token", "upstreams[].tools.<name>.taskSupport"]));
+    expect(rows.map((r) => r.key)).toEqual(
+      expect.arrayContaining(["listen.port", "tasks.detachAfterMs", "admin.token", "upstreams[].tools.<name>.taskSupport"]),
+    );
   });
 
   it("notices a drifted table", () => {

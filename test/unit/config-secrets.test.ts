@@ -21,7 +21,10 @@ upstreams:
 
 describe("secrets in the config", () => {
   it("fills ${NAME} in upstream headers and auth from the environment", () => {
-    const result = load(`auth: { mode: bearer, bearer: { tokens: [{ sha256: "\${ALICE_HASH}", principal: alice }] } }\n${UPSTREAM}`, { UPSTREAM_TOKEN: "s3cret", ALICE_HASH: HASH });
+    const result = load(`auth: { mode: bearer, bearer: { tokens: [{ sha256: "\${ALICE_HASH}", principal: alice }] } }\n${UPSTREAM}`, {
+      UPSTREAM_TOKEN: "s3cret",
+      ALICE_HASH: HASH,
+    });
     if (!result.ok) throw new Error(result.problems.join("\n"));
     expect(result.config.upstreams[0]!.http!.headers).toEqual({ authorization: "Bearer s3cret", "x-static": "plain" });
     expect(result.config.auth.bearer.tokens[0]!.sha256).toBe(HASH);

@@ -41,7 +41,12 @@ describe("decoding untrusted JSON-RPC", () => {
     const message = (inner: unknown) => JSON.stringify({ jsonrpc: "2.0", id: 9, method: "initialize", params: { capabilities: inner } });
     // message (1) > params (2) > the value of capabilities (3 onwards): 62 levels of it fit in 64.
     expect(decodeMessage(message(nest(62)), { maxDepth: 64 })).toMatchObject({ ok: true });
-    expect(decodeMessage(message(nest(63)), { maxDepth: 64 })).toMatchObject({ ok: false, kind: "invalid_request", id: 9, detail: expect.stringMatching(/^params\.capabilities\..*nested deeper than 64 levels/) });
+    expect(decodeMessage(message(nest(63)), { maxDepth: 64 })).toMatchObject({
+      ok: false,
+      kind: "invalid_request",
+      id: 9,
+      detail: expect.stringMatching(/^params\.capabilities\..*nested deeper than 64 levels/),
+    });
     // Built as text: JSON.stringify itself cannot go this deep.
     const huge = `{"jsonrpc":"2.0","id":9,"method":"initialize","params":{"capabilities":${'{"a":'.repeat(100_000)}1${"}".repeat(100_000)}}}`;
     expect(decodeMessage(huge, { maxDepth: 64 })).toMatchObject({ ok: false, kind: "invalid_request", id: 9 });
@@ -73,7 +78,10 @@ describe("decoding untrusted JSON-RPC", () => {
   });
 
   it("keeps only the fields of the message's shape, and a null id on an error response", () => {
-    expect(decodeMessage('{"jsonrpc":"2.0","id":1,"method":"x","extra":1,"params":{"a":1}}')).toEqual({ ok: true, message: { jsonrpc: "2.0", id: 1, method: "x", params: { a: 1 } } });
+    expect(decodeMessage('{"jsonrpc":"2.0","id":1,"method":"x","extra":1,"params":{"a":1}}')).toEqual({
+      ok: true,
+      message: { jsonrpc: "2.0", id: 1, method: "x", params: { a: 1 } },
+    });
     expect(decodeMessage('{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"m","data":{"d":1},"x":2}}')).toEqual({
       ok: true,
       message: { jsonrpc: "2.0", id: null, error: { code: -32700, message: "m", data: { d: 1 } } },

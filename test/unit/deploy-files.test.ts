@@ -42,7 +42,12 @@ describe("the deployment files", () => {
     try {
       for (const text of configs) {
         writeFileSync(join(dir, "taskgate.yaml"), text);
-        const loaded = loadConfig({ argv: ["--config", "taskgate.yaml"], env: { TASKGATE_ADMIN_TOKEN: "x".repeat(32) }, cwd: dir, defaultUpstream: () => ({}) });
+        const loaded = loadConfig({
+          argv: ["--config", "taskgate.yaml"],
+          env: { TASKGATE_ADMIN_TOKEN: "x".repeat(32) },
+          cwd: dir,
+          defaultUpstream: () => ({}),
+        });
         expect(loaded.ok ? [] : loaded.problems).toEqual([]);
       }
     } finally {
@@ -59,7 +64,9 @@ describe("the deployment files", () => {
     const { config } = loaded;
     // The file lives where the image copies config/ to, and names the compose services by host.
     expect(readFileSync(join(ROOT, "Dockerfile"), "utf8")).toMatch(/^COPY config \.\/config$/m);
-    expect(Object.keys(compose.services)).toEqual(expect.arrayContaining([new URL(config.store.redisUrl!).hostname, new URL((config.upstreams[0] as any).http.url).hostname]));
+    expect(Object.keys(compose.services)).toEqual(
+      expect.arrayContaining([new URL(config.store.redisUrl!).hostname, new URL((config.upstreams[0] as any).http.url).hostname]),
+    );
     expect(taskgate.ports).toEqual(expect.arrayContaining([`127.0.0.1:${config.admin.port}:${config.admin.port}`, "127.0.0.1:8080:8080"]));
     expect(taskgate.ports.every((p: string) => p.startsWith("127.0.0.1:"))).toBe(true);
     expect(taskgate.environment.TASKGATE_ADMIN_TOKEN).toMatch(/^\$\{TASKGATE_ADMIN_TOKEN:\?/);

@@ -54,5 +54,4 @@ describe("the errors table", () => {
     const known = new Set<number>(Object.values(RPC));
     expect(Object.entries(ERRORS).filter(([, row]) => !known.has(row.code))).toEqual([]);
   });
-
 });

@@ -29,7 +29,10 @@ const KEYWORDS = new Set(["by", "without", "on", "ignoring", "group_left", "grou
 function seriesOf(expr: string): Array<{ name: string; labels: string[] }> {
   const found: Array<{ name: string; labels: string[] }> = [];
   // Drop strings, range/offset brackets and Grafana variables; keep matchers for their label names.
-  const text = expr.replace(/"(?:[^"\\]|\\.)*"/g, '""').replace(/\[[^\]]*\]/g, "").replace(/\$\w+/g, "");
+  const text = expr
+    .replace(/"(?:[^"\\]|\\.)*"/g, '""')
+    .replace(/\[[^\]]*\]/g, "")
+    .replace(/\$\w+/g, "");
   for (const m of text.matchAll(/([a-zA-Z_:][\w:]*)\s*(\{[^}]*\})?/g)) {
     const [, word, matchers] = m;
     // A function or aggregation: followed by its arguments, or by its by/without clause.
@@ -75,11 +78,14 @@ describe("the Grafana dashboard under deploy/", () => {
 
   it("fills its upstream variable from an exported series", () => {
     for (const variable of dashboard.templating.list)
-      for (const { name } of variable.definition ? seriesOf(variable.definition.replace(/^label_values\((.*), \w+\)$/, "$1")) : []) expect(series.has(name)).toBe(true);
+      for (const { name } of variable.definition ? seriesOf(variable.definition.replace(/^label_values\((.*), \w+\)$/, "$1")) : [])
+        expect(series.has(name)).toBe(true);
   });
 
   it("catches a query that names a series taskgate does not export", () => {
-    expect(seriesOf('sum by (status) (rate(taskgate_tasks_endd_total{upstream=~"$upstream"}[5m]))')).toEqual([{ name: "taskgate_tasks_endd_total", labels: ["upstream"] }]);
+    expect(seriesOf('sum by (status) (rate(taskgate_tasks_endd_total{upstream=~"$upstream"}[5m]))')).toEqual([
+      { name: "taskgate_tasks_endd_total", labels: ["upstream"] },
+    ]);
     expect(series.has("taskgate_tasks_endd_total")).toBe(false);
   });
 });

@@ -49,7 +49,10 @@ describe("binding a front task to the upstream's task", () => {
   const front = { createdAt: 1_000_000, ttlMs: 3_600_000 };
 
   it("cuts the front TTL so it ends no later than the upstream's, counted from when taskgate asked", () => {
-    expect(bindingOf(front, { taskId: "u1", session: "s1", ttlMs: 300_000, askedAt: 1_000_050 })).toEqual({ ref: { taskId: "u1", session: "s1" }, ttlMs: 300_050 });
+    expect(bindingOf(front, { taskId: "u1", session: "s1", ttlMs: 300_000, askedAt: 1_000_050 })).toEqual({
+      ref: { taskId: "u1", session: "s1" },
+      ttlMs: 300_050,
+    });
     // Asked before the front task existed (a call that detached later): shorter still.
     expect(bindingOf(front, { taskId: "u1", ttlMs: 300_000, askedAt: 999_000 })).toEqual({ ref: { taskId: "u1" }, ttlMs: 299_000 });
   });

@@ -18,8 +18,13 @@ describe("the oauth authenticator's key and introspection caches", () => {
   });
   afterAll(async () => as?.close());
 
-  const authenticator = (oauth: Record<string, unknown>) => new OAuthAuthenticator(AuthSchema.parse({ mode: "oauth", oauth: { issuer: as.issuer, ...oauth } }).oauth);
-  const request = (token: string, resource: string): AuthRequest => ({ header: (n) => (n === "authorization" ? `Bearer ${token}` : undefined), remoteAddress: undefined, resource });
+  const authenticator = (oauth: Record<string, unknown>) =>
+    new OAuthAuthenticator(AuthSchema.parse({ mode: "oauth", oauth: { issuer: as.issuer, ...oauth } }).oauth);
+  const request = (token: string, resource: string): AuthRequest => ({
+    header: (n) => (n === "authorization" ? `Bearer ${token}` : undefined),
+    remoteAddress: undefined,
+    resource,
+  });
 
   it("fetches the key set again for an unknown kid at most once per cooldown, and again once it is older than jwksMaxAgeMs", async () => {
     const limited = authenticator({ jwksCooldownMs: 3_600_000 });
@@ -44,7 +49,8 @@ describe("the oauth authenticator's key and introspection caches", () => {
     const uncached = authenticator({ introspection: { ...introspection, cacheMs: 0 } });
     const token = await as.token(agent, OPAQUE, "mcp");
     const start = as.requests("/token/introspection");
-    for (let i = 0; i < 3; i++) expect(await cached.authenticate(request(token, OPAQUE))).toMatchObject({ ok: true, principal: "user:agent", scopes: new Set(["mcp"]) });
+    for (let i = 0; i < 3; i++)
+      expect(await cached.authenticate(request(token, OPAQUE))).toMatchObject({ ok: true, principal: "user:agent", scopes: new Set(["mcp"]) });
     expect(as.requests("/token/introspection")).toBe(start + 1);
     for (let i = 0; i < 2; i++) expect(await uncached.authenticate(request(token, OPAQUE))).toMatchObject({ ok: true });
     expect(as.requests("/token/introspection")).toBe(start + 3);

@@ -18,9 +18,16 @@ const UP = "upstreams:\n  - { http: { url: http://up.example/mcp } }\n";
 describe("oauth mode configuration", () => {
   it("needs the issuer, and expands ${ENV} in its section", () => {
     expect(problemsOf(load(`auth: { mode: oauth }\n${UP}`))).toEqual(["auth.oauth.issuer: oauth mode needs the issuer of the authorization server"]);
-    const loaded = load(`auth: { mode: oauth, oauth: { issuer: https://id.example, introspection: { clientId: tg, clientSecret: "\${SECRET}" } } }\n${UP}`, { SECRET: "s3cret" });
+    const loaded = load(`auth: { mode: oauth, oauth: { issuer: https://id.example, introspection: { clientId: tg, clientSecret: "\${SECRET}" } } }\n${UP}`, {
+      SECRET: "s3cret",
+    });
     if (!loaded.ok) throw new Error(loaded.problems.join("\n"));
-    expect(loaded.config.auth.oauth).toMatchObject({ algorithms: ["RS256", "ES256"], principalClaim: "sub", jwksCooldownMs: 30_000, introspection: { clientSecret: "s3cret", cacheMs: 60_000 } });
+    expect(loaded.config.auth.oauth).toMatchObject({
+      algorithms: ["RS256", "ES256"],
+      principalClaim: "sub",
+      jwksCooldownMs: 30_000,
+      introspection: { clientSecret: "s3cret", cacheMs: 60_000 },
+    });
   });
 
   it("refuses scopes in modes whose credentials carry none", () => {
@@ -30,18 +37,28 @@ describe("oauth mode configuration", () => {
 
   it("refuses forwarding a token issued for taskgate to an upstream that is not the same resource (token passthrough)", () => {
     const forward = "upstreams:\n  - { http: { url: http://up.example/mcp, forwardAuthorization: true } }\n";
-    expect(problemsOf(load(`auth: { mode: oauth, oauth: { issuer: https://id.example } }\n${forward}`))[0]).toMatch(/^upstreams\.0\.http\.forwardAuthorization: would hand tokens issued for taskgate to another resource/);
+    expect(problemsOf(load(`auth: { mode: oauth, oauth: { issuer: https://id.example } }\n${forward}`))[0]).toMatch(
+      /^upstreams\.0\.http\.forwardAuthorization: would hand tokens issued for taskgate to another resource/,
+    );
     expect(problemsOf(load(`auth: { mode: oauth, oauth: { issuer: https://id.example, audience: [http://up.example/mcp] } }\n${forward}`))).toEqual([]);
   });
 });
 
 describe("protected resource metadata and scope challenges", () => {
-  const resources = new ProtectedResources({ publicUrl: () => "https://mcp.example.com/gw/", authorizationServers: ["https://id.example"], scopesSupported: () => [] });
+  const resources = new ProtectedResources({
+    publicUrl: () => "https://mcp.example.com/gw/",
+    authorizationServers: ["https://id.example"],
+    scopesSupported: () => [],
+  });
 
   it("names each endpoint's resource under the public URL and its metadata by RFC 9728's path insertion", () => {
     expect(resources.resource("/mcp")).toBe("https://mcp.example.com/gw/mcp");
     expect(resources.metadataUrl("/mcp")).toBe("https://mcp.example.com/.well-known/oauth-protected-resource/gw/mcp");
-    expect(resources.metadata("/mcp")).toEqual({ resource: "https://mcp.example.com/gw/mcp", authorization_servers: ["https://id.example"], bearer_methods_supported: ["header"] });
+    expect(resources.metadata("/mcp")).toEqual({
+      resource: "https://mcp.example.com/gw/mcp",
+      authorization_servers: ["https://id.example"],
+      bearer_methods_supported: ["header"],
+    });
   });
 
   it("asks for the union of required, method and tool scopes, by body name and Mcp-Name header", () => {

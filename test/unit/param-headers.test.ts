@@ -6,7 +6,11 @@ const schema = (properties: Record<string, unknown>) => ({ type: "object", prope
 describe("SEP-2243 x-mcp-header declarations and Mcp-Param-* headers", () => {
   it("finds declarations under properties at any depth, and none elsewhere", () => {
     const found = headerDeclarations(
-      schema({ region: { type: "string", "x-mcp-header": "Region" }, opts: { type: "object", properties: { dry: { type: "boolean", "x-mcp-header": "Dry-Run" } } }, plain: { type: "string" } }),
+      schema({
+        region: { type: "string", "x-mcp-header": "Region" },
+        opts: { type: "object", properties: { dry: { type: "boolean", "x-mcp-header": "Dry-Run" } } },
+        plain: { type: "string" },
+      }),
     );
     expect(found).toEqual([
       { path: ["region"], header: "Region", type: "string" },
@@ -29,9 +33,17 @@ describe("SEP-2243 x-mcp-header declarations and Mcp-Param-* headers", () => {
   });
 
   it("checks each present argument against its header, decoded, by type", () => {
-    const declarations = headerDeclarations(schema({ n: { type: "integer", "x-mcp-header": "N" }, b: { type: "boolean", "x-mcp-header": "B" }, s: { type: "string", "x-mcp-header": "S" } }))!;
+    const declarations = headerDeclarations(
+      schema({ n: { type: "integer", "x-mcp-header": "N" }, b: { type: "boolean", "x-mcp-header": "B" }, s: { type: "string", "x-mcp-header": "S" } }),
+    )!;
     const headers = (h: Record<string, string>) => (name: string) => h[name];
-    expect(() => checkParamHeaders(declarations, { n: 42, b: false, s: "é" }, headers({ "Mcp-Param-N": "42.0", "Mcp-Param-B": "false", "Mcp-Param-S": "=?base64?w6k=?=" }))).not.toThrow();
+    expect(() =>
+      checkParamHeaders(
+        declarations,
+        { n: 42, b: false, s: "é" },
+        headers({ "Mcp-Param-N": "42.0", "Mcp-Param-B": "false", "Mcp-Param-S": "=?base64?w6k=?=" }),
+      ),
+    ).not.toThrow();
     expect(() => checkParamHeaders(declarations, { n: null }, headers({}))).not.toThrow();
     for (const [args, h] of [
       [{ n: 42 }, {}],
@@ -40,6 +52,8 @@ describe("SEP-2243 x-mcp-header declarations and Mcp-Param-* headers", () => {
       [{ s: "é" }, { "Mcp-Param-S": "=?base64?w6k?=" }],
       [{ s: "x" }, { "Mcp-Param-S": "=?base64?/w==?=" }], // not UTF-8
     ] as const)
-      expect(() => checkParamHeaders(declarations, args, headers(h)), JSON.stringify([args, h])).toThrow(expect.objectContaining({ code: -32020, status: 400 }));
+      expect(() => checkParamHeaders(declarations, args, headers(h)), JSON.stringify([args, h])).toThrow(
+        expect.objectContaining({ code: -32020, status: 400 }),
+      );
   });
 });

@@ -28,7 +28,10 @@ describe("the reply to a POSTed request", () => {
     const res = await pending;
     finish();
     expect(res.headers.get("content-type")).toBe("text/event-stream");
-    const frames = (await res.text()).split("\n").filter((l) => l.startsWith("data: ")).map((l) => JSON.parse(l.slice(6)));
+    const frames = (await res.text())
+      .split("\n")
+      .filter((l) => l.startsWith("data: "))
+      .map((l) => JSON.parse(l.slice(6)));
     expect(frames).toEqual([progress, done]);
   });
 
@@ -47,7 +50,10 @@ describe("the reply to a POSTed request", () => {
     while (!text.includes(": keep-alive")) text += decoder.decode((await reader.read()).value);
     finish();
     for (let chunk = await reader.read(); !chunk.done; chunk = await reader.read()) text += decoder.decode(chunk.value);
-    const frames = text.split("\n").filter((l) => l.startsWith("data: ")).map((l) => JSON.parse(l.slice(6)));
+    const frames = text
+      .split("\n")
+      .filter((l) => l.startsWith("data: "))
+      .map((l) => JSON.parse(l.slice(6)));
     expect(frames).toEqual([done]);
   });
 
@@ -55,7 +61,10 @@ describe("the reply to a POSTed request", () => {
     // A fake clock: the call ends only after far more than keepAliveMs, whatever the machine's load.
     vi.useFakeTimers();
     try {
-      for (const [accepts, keepAliveMs] of [[{ json: true, sse: true }, 0], [{ json: true, sse: false }, 5]] as const) {
+      for (const [accepts, keepAliveMs] of [
+        [{ json: true, sse: true }, 0],
+        [{ json: true, sse: false }, 5],
+      ] as const) {
         let finish!: () => void;
         const replied = new CallReply(accepts, keepAliveMs).respond(new Promise<typeof done>((r) => (finish = () => r(done))));
         await vi.advanceTimersByTimeAsync(1_000);

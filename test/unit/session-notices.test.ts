@@ -5,9 +5,25 @@ import type { TaskRecord } from "../../src/store/contract.js";
 
 function task(id: string, fields: Partial<TaskRecord> = {}): TaskRecord {
   return {
-    id, principal: "p", dialect: "A", upstream: "u", tool: "t", status: "working", createdAt: 1, lastUpdatedAt: 1, ttlMs: 1000,
-    pollIntervalMs: 100, revision: 1, owner: "r", cancelRequested: false, clientCapabilities: {}, inputRequests: {}, inputResponses: {},
-    attempt: 1, parked: false, ...fields,
+    id,
+    principal: "p",
+    dialect: "A",
+    upstream: "u",
+    tool: "t",
+    status: "working",
+    createdAt: 1,
+    lastUpdatedAt: 1,
+    ttlMs: 1000,
+    pollIntervalMs: 100,
+    revision: 1,
+    owner: "r",
+    cancelRequested: false,
+    clientCapabilities: {},
+    inputRequests: {},
+    inputResponses: {},
+    attempt: 1,
+    parked: false,
+    ...fields,
   };
 }
 
@@ -58,7 +74,14 @@ describe("dialect A questions on the wire", () => {
   it("sends each unanswered question once per stream, re-id'd on the GET stream, with the related-task _meta", () => {
     const asked = new Set<string>();
     const sent = questionsToSend(asking("T", ["a", "b"], ["b"]), asked, "get", () => true);
-    expect(sent).toEqual([{ jsonrpc: "2.0", id: "tgi:T:a:get", method: "elicitation/create", params: { message: "a", _meta: { "io.modelcontextprotocol/related-task": { taskId: "T" } } } }]);
+    expect(sent).toEqual([
+      {
+        jsonrpc: "2.0",
+        id: "tgi:T:a:get",
+        method: "elicitation/create",
+        params: { message: "a", _meta: { "io.modelcontextprotocol/related-task": { taskId: "T" } } },
+      },
+    ]);
     expect(questionsToSend(asking("T", ["a"]), asked, "get", () => true)).toEqual([]);
     expect(questionsToSend(asking("T", ["a"]), new Set(), "result", () => true).map((q) => q.id)).toEqual(["tgi:T:a"]);
     expect(questionsToSend(asking("T", ["a"]), new Set(), "result", () => false)).toEqual([]);

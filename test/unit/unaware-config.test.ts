@@ -47,7 +47,10 @@ describe("tasks.unawareClients and the gateway tools' names", () => {
 
   it("makes each gateway tool need the scopes of the task method it stands for", () => {
     const names = { status: "taskgate_status", result: "taskgate_result", cancel: "taskgate_cancel", answer: "taskgate_answer" };
-    const policy = withGatewayToolScopes({ required: ["mcp"], methods: { "tasks/cancel": ["tasks:cancel"], "tasks/update": ["tasks:answer"] }, tools: { taskgate_cancel: ["extra"] } }, names);
+    const policy = withGatewayToolScopes(
+      { required: ["mcp"], methods: { "tasks/cancel": ["tasks:cancel"], "tasks/update": ["tasks:answer"] }, tools: { taskgate_cancel: ["extra"] } },
+      names,
+    );
     const scopes = (tool: string) => scopesFor(policy, { jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: tool } }, tool).sort();
     expect(scopes("taskgate_cancel")).toEqual(["extra", "mcp", "tasks:cancel"]);
     expect(scopes("taskgate_answer")).toEqual(["mcp", "tasks:answer"]);

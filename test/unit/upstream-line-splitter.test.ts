@@ -4,7 +4,11 @@ import { LineSplitter } from "../../src/upstream/stdio/line-splitter.js";
 function split(chunks: Array<string | Buffer>, maxLineBytes = 1024): { lines: string[]; overlong: number } {
   const lines: string[] = [];
   let overlong = 0;
-  const splitter = new LineSplitter(maxLineBytes, (l) => lines.push(l), () => overlong++);
+  const splitter = new LineSplitter(
+    maxLineBytes,
+    (l) => lines.push(l),
+    () => overlong++,
+  );
   for (const chunk of chunks) splitter.push(typeof chunk === "string" ? Buffer.from(chunk) : chunk);
   splitter.end();
   return { lines, overlong };

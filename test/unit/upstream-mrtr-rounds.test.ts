@@ -25,8 +25,15 @@ function world(rounds: Array<Record<string, unknown>>) {
 
 describe("the upstream's MRTR rounds (https://modelcontextprotocol.io/specification/2026-07-28/basic/patterns/mrtr)", () => {
   it("asks each input request as a question related to the call, then retries with the answers and the upstream's requestState", async () => {
-    const { calls, sent, asked } = world([{ resultType: "input_required", inputRequests: { sure: ASK }, requestState: "opaque-1" }, { resultType: "complete", content: [{ type: "text", text: "done" }] }]);
-    const response = calls.request({ method: "tools/call", params: { name: "t", arguments: {} }, clientCapabilities: { elicitation: {}, extensions: { x: {} } } });
+    const { calls, sent, asked } = world([
+      { resultType: "input_required", inputRequests: { sure: ASK }, requestState: "opaque-1" },
+      { resultType: "complete", content: [{ type: "text", text: "done" }] },
+    ]);
+    const response = calls.request({
+      method: "tools/call",
+      params: { name: "t", arguments: {} },
+      clientCapabilities: { elicitation: {}, extensions: { x: {} } },
+    });
     await expect.poll(() => asked.length).toBe(1);
     expect(asked[0]).toMatchObject({ request: { method: "elicitation/create", params: ASK.params }, relatedTo: 1 });
     expect(calls.answer(asked[0]!.request.id, { result: { action: "accept", content: {} } })).toBe(true);
@@ -69,9 +76,13 @@ describe("the upstream's MRTR rounds (https://modelcontextprotocol.io/specificat
 
   it("refuses a result type taskgate did not negotiate, and input_required on a method that may not ask", async () => {
     const task = world([{ resultType: "task", taskId: "t1" }]);
-    expect(await task.calls.request({ method: "tools/call", params: { name: "t" } })).toMatchObject({ error: { code: -32603, message: expect.stringContaining("resultType 'task'") } });
+    expect(await task.calls.request({ method: "tools/call", params: { name: "t" } })).toMatchObject({
+      error: { code: -32603, message: expect.stringContaining("resultType 'task'") },
+    });
     const list = world([{ resultType: "input_required", inputRequests: { sure: ASK } }]);
-    expect(await list.calls.request({ method: "tools/list" })).toMatchObject({ error: { message: expect.stringContaining("only tools/call, prompts/get and resources/read") } });
+    expect(await list.calls.request({ method: "tools/list" })).toMatchObject({
+      error: { message: expect.stringContaining("only tools/call, prompts/get and resources/read") },
+    });
   });
 
   it("mirrors the request in the 2026-07-28 headers, encoding a name that is not plain ASCII (SEP-2243)", () => {

@@ -5,8 +5,17 @@ import { negotiate, type Exchange } from "../../src/upstream/negotiate.js";
 
 const INFO = { name: "up", version: "1" };
 const modernOnly = (method: string, params: Record<string, unknown>): JsonRpcResponse => {
-  if (method === "server/discover") return { jsonrpc: "2.0", id: 1, result: { supportedVersions: ["2026-07-28"], capabilities: { tools: {} }, _meta: { "io.modelcontextprotocol/serverInfo": INFO } } };
-  return { jsonrpc: "2.0", id: 1, error: { code: -32022, message: "Unsupported protocol version", data: { supported: ["2026-07-28"], requested: params.protocolVersion } } };
+  if (method === "server/discover")
+    return {
+      jsonrpc: "2.0",
+      id: 1,
+      result: { supportedVersions: ["2026-07-28"], capabilities: { tools: {} }, _meta: { "io.modelcontextprotocol/serverInfo": INFO } },
+    };
+  return {
+    jsonrpc: "2.0",
+    id: 1,
+    error: { code: -32022, message: "Unsupported protocol version", data: { supported: ["2026-07-28"], requested: params.protocolVersion } },
+  };
 };
 const legacyOnly = (method: string, params: Record<string, unknown>): JsonRpcResponse => {
   if (method === "initialize") return { jsonrpc: "2.0", id: 1, result: { protocolVersion: params.protocolVersion, capabilities: {}, serverInfo: INFO } };
@@ -46,7 +55,9 @@ describe("negotiating the protocol generation with an upstream (https://modelcon
 
   it("retries initialize once with an older legacy version the upstream names", async () => {
     const { exchange, sent } = upstream((method, params) =>
-      params.protocolVersion === "2025-06-18" ? legacyOnly(method, params) : { jsonrpc: "2.0", id: 1, error: { code: -32022, message: "no", data: { supported: ["2025-06-18"] } } },
+      params.protocolVersion === "2025-06-18"
+        ? legacyOnly(method, params)
+        : { jsonrpc: "2.0", id: 1, error: { code: -32022, message: "no", data: { supported: ["2025-06-18"] } } },
     );
     expect(await negotiate(exchange, "auto", undefined, "up")).toMatchObject({ generation: "legacy", result: { protocolVersion: "2025-06-18" } });
     expect(sent).toEqual(["initialize 2025-11-25", "initialize 2025-06-18"]);

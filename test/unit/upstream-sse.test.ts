@@ -21,7 +21,7 @@ async function read(chunks: string[], maxEventChars = 1024) {
 
 describe("readSse", () => {
   it("yields each event's data, across chunk boundaries", async () => {
-    const { data } = await read(['data: {"a":', "1}\n\ndata: {\"b\":2}\n", "\n"]);
+    const { data } = await read(['data: {"a":', '1}\n\ndata: {"b":2}\n', "\n"]);
     expect(data).toEqual(['{"a":1}', '{"b":2}']);
   });
 

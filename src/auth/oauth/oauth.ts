@@ -87,7 +87,11 @@ export class OAuthAuthenticator implements Authenticator {
   /** The issuer's key set, created once from the configured URL or the metadata's jwks_uri. */
   private readonly getKey: JWTVerifyGetKey = async (header, token) => {
     this.remoteKeys ??= this.jwksUrl().then((url) =>
-      createRemoteJWKSet(url, { cooldownDuration: this.config.jwksCooldownMs, cacheMaxAge: this.config.jwksMaxAgeMs, timeoutDuration: this.config.fetchTimeoutMs }),
+      createRemoteJWKSet(url, {
+        cooldownDuration: this.config.jwksCooldownMs,
+        cacheMaxAge: this.config.jwksMaxAgeMs,
+        timeoutDuration: this.config.fetchTimeoutMs,
+      }),
     );
     this.remoteKeys.catch(() => (this.remoteKeys = undefined));
     return (await this.remoteKeys)(header, token);

@@ -32,7 +32,15 @@ export class TaskBook {
 
   create(): DemoTask {
     const now = new Date().toISOString();
-    const task: DemoTask = { taskId: randomBytes(16).toString("hex"), status: "working", createdAt: now, lastUpdatedAt: now, ttlMs: TTL_MS, pollIntervalMs: POLL_INTERVAL_MS, answers: {} };
+    const task: DemoTask = {
+      taskId: randomBytes(16).toString("hex"),
+      status: "working",
+      createdAt: now,
+      lastUpdatedAt: now,
+      ttlMs: TTL_MS,
+      pollIntervalMs: POLL_INTERVAL_MS,
+      answers: {},
+    };
     this.tasks.set(task.taskId, task);
     setTimeout(() => this.tasks.delete(task.taskId), TTL_MS).unref();
     return task;

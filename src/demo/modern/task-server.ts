@@ -23,15 +23,24 @@ export function createTaskDemoServer(book: TaskBook, log: (line: string) => void
   const server = new Server(MODERN_DEMO_INFO, { capabilities: { tools: {}, extensions: { [TASKS]: {} } } });
   server.setRequestHandler("tools/list", () => ({
     tools: <Tool[]>[
-      { name: "echo", description: "Returns the text it was given.", inputSchema: { type: "object", properties: { text: { type: "string" } }, required: ["text"] } },
-      { name: "research", description: "Runs as a task of this server's own: asks how deep to go, then answers.", inputSchema: { type: "object", properties: { topic: { type: "string" }, seconds: { type: "number" } }, required: ["topic"] } },
+      {
+        name: "echo",
+        description: "Returns the text it was given.",
+        inputSchema: { type: "object", properties: { text: { type: "string" } }, required: ["text"] },
+      },
+      {
+        name: "research",
+        description: "Runs as a task of this server's own: asks how deep to go, then answers.",
+        inputSchema: { type: "object", properties: { topic: { type: "string" }, seconds: { type: "number" } }, required: ["topic"] },
+      },
     ],
   }));
   server.setRequestHandler("tools/call", (request, ctx) => {
     const args = request.params.arguments ?? {};
     if (request.params.name === "echo") return { content: [{ type: "text", text: String(args["text"] ?? "") }] };
     if (request.params.name !== "research") throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Unknown tool: ${request.params.name}`);
-    if (!declaresTasks(ctx.mcpReq.envelope)) throw new MissingRequiredClientCapabilityError({ requiredCapabilities: { extensions: { [TASKS]: {} } } }, "research runs only as a task");
+    if (!declaresTasks(ctx.mcpReq.envelope))
+      throw new MissingRequiredClientCapabilityError({ requiredCapabilities: { extensions: { [TASKS]: {} } } }, "research runs only as a task");
     const task = book.create();
     log(`task ${task.taskId} started`);
     void runResearch(book, task, Research.parse(args), log);
@@ -44,7 +53,11 @@ export function createTaskDemoServer(book: TaskBook, log: (line: string) => void
     if (!task) throw new ProtocolError(ProtocolErrorCode.InvalidParams, "Failed to retrieve task: Task not found");
     return task;
   };
-  server.setRequestHandler("tasks/get", { params: TaskId }, (params, ctx) => ({ resultType: "complete", ...detailed(known(params.taskId, ctx.mcpReq.envelope)) }) as never);
+  server.setRequestHandler(
+    "tasks/get",
+    { params: TaskId },
+    (params, ctx) => ({ resultType: "complete", ...detailed(known(params.taskId, ctx.mcpReq.envelope)) }) as never,
+  );
   server.setRequestHandler("tasks/update", { params: Update }, (params, ctx) => {
     // The SDK lifts `inputResponses` out of every request's params, as it does for an MRTR retry.
     book.answer(known(params.taskId, ctx.mcpReq.envelope), params.inputResponses ?? ctx.mcpReq.inputResponses ?? {});
@@ -65,7 +78,14 @@ async function runResearch(book: TaskBook, task: DemoTask, args: z.infer<typeof 
   const never = new AbortController().signal;
   book.update(task, { statusMessage: `Reading about ${args.topic}` });
   await delay(50, never);
-  const ask = { method: "elicitation/create", params: { mode: "form", message: `How deep should the research on ${args.topic} go?`, requestedSchema: { type: "object", properties: { depth: { type: "string" } }, required: ["depth"] } } };
+  const ask = {
+    method: "elicitation/create",
+    params: {
+      mode: "form",
+      message: `How deep should the research on ${args.topic} go?`,
+      requestedSchema: { type: "object", properties: { depth: { type: "string" } }, required: ["depth"] },
+    },
+  };
   book.update(task, { status: "input_required", inputRequests: { depth: ask } });
   while (task.answers["depth"] === undefined && !book.isTerminal(task)) await new Promise<void>((resolve) => (task.wake = resolve));
   if (book.isTerminal(task)) return;

@@ -15,7 +15,8 @@ const text = (value: string): CallToolResult => ({ content: [{ type: "text", tex
 export function createModernDemoServer(log: (line: string) => void): McpServer {
   const server = new McpServer(MODERN_DEMO_INFO, {
     capabilities: { tools: {}, prompts: {} },
-    instructions: "A 2026-07-28-only demo server: echo, sleep, hang, deploy (asks first), survey (asks twice, the second round carrying requestState); the prompt confirm-greeting asks first too.",
+    instructions:
+      "A 2026-07-28-only demo server: echo, sleep, hang, deploy (asks first), survey (asks twice, the second round carrying requestState); the prompt confirm-greeting asks first too.",
   });
   server.registerTool("echo", { description: "Returns the text it was given.", inputSchema: z.object({ text: z.string() }) }, ({ text: value }) => text(value));
   server.registerTool(
@@ -73,7 +74,10 @@ function addAskingTools(server: McpServer): void {
       if (name === undefined) return inputRequired({ inputRequests: { name: inputRequired.elicit({ message: "Your name?", requestedSchema: Name }) } });
       const colour = state === undefined ? undefined : acceptedContent(responses, "colour", Colour)?.colour;
       if (colour === undefined)
-        return inputRequired({ inputRequests: { colour: inputRequired.elicit({ message: `${name}, your colour?`, requestedSchema: Colour }) }, requestState: name });
+        return inputRequired({
+          inputRequests: { colour: inputRequired.elicit({ message: `${name}, your colour?`, requestedSchema: Colour }) },
+          requestState: name,
+        });
       return text(`${name} likes ${colour}`);
     },
   );

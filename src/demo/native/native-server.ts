@@ -36,17 +36,40 @@ export function createNativeDemoServer(log: (line: string) => void, state: Nativ
   });
   const tasks = server.experimental.tasks;
   const review = { subject: z.string().min(1).describe("What to review."), ms: ms.default(200).describe("How long reading it takes.") };
-  tasks.registerToolTask("review", { description: "Reads the subject, asks the client to approve it mid-task, then answers.", inputSchema: review, execution: { taskSupport: "required" } }, handler(log, "review", review, async (work, args) => {
-    await work.status(`Reading ${args.subject}`);
-    if (!(await work.pause(args.ms))) return text("cancelled");
-    const answer = await work.ask({ mode: "form", message: `Approve ${args.subject}?`, requestedSchema: { type: "object", properties: { approve: { type: "boolean", title: "Approve" } }, required: ["approve"] } });
-    const approved = answer.action === "accept" && answer.content?.["approve"] === true;
-    await work.status("Writing the verdict");
-    return text(`${approved ? "approved" : "rejected"} ${args.subject}`);
-  }));
-  const crunch = { ms: ms.describe("How long the whole job takes."), steps: z.number().int().min(1).max(1000).default(4).describe("Status updates along the way.") };
-  tasks.registerToolTask("crunch", { description: "Works for ms milliseconds in steps, telling each step in its statusMessage; stops when cancelled.", inputSchema: crunch, execution: { taskSupport: "required" } }, handler(log, "crunch", crunch, (work, args) => steps(work, args, "crunched")));
-  tasks.registerToolTask("tally", { description: "Like crunch, as a task only when the caller asks for one.", inputSchema: crunch, execution: { taskSupport: "optional" } }, handler(log, "tally", crunch, (work, args) => steps(work, args, "tallied")));
+  tasks.registerToolTask(
+    "review",
+    { description: "Reads the subject, asks the client to approve it mid-task, then answers.", inputSchema: review, execution: { taskSupport: "required" } },
+    handler(log, "review", review, async (work, args) => {
+      await work.status(`Reading ${args.subject}`);
+      if (!(await work.pause(args.ms))) return text("cancelled");
+      const answer = await work.ask({
+        mode: "form",
+        message: `Approve ${args.subject}?`,
+        requestedSchema: { type: "object", properties: { approve: { type: "boolean", title: "Approve" } }, required: ["approve"] },
+      });
+      const approved = answer.action === "accept" && answer.content?.["approve"] === true;
+      await work.status("Writing the verdict");
+      return text(`${approved ? "approved" : "rejected"} ${args.subject}`);
+    }),
+  );
+  const crunch = {
+    ms: ms.describe("How long the whole job takes."),
+    steps: z.number().int().min(1).max(1000).default(4).describe("Status updates along the way."),
+  };
+  tasks.registerToolTask(
+    "crunch",
+    {
+      description: "Works for ms milliseconds in steps, telling each step in its statusMessage; stops when cancelled.",
+      inputSchema: crunch,
+      execution: { taskSupport: "required" },
+    },
+    handler(log, "crunch", crunch, (work, args) => steps(work, args, "crunched")),
+  );
+  tasks.registerToolTask(
+    "tally",
+    { description: "Like crunch, as a task only when the caller asks for one.", inputSchema: crunch, execution: { taskSupport: "optional" } },
+    handler(log, "tally", crunch, (work, args) => steps(work, args, "tallied")),
+  );
   server.registerTool("echo", { description: "Echoes text back at once.", inputSchema: { text: z.string() } }, ({ text: value }) => text(value));
   return server;
 }
@@ -60,10 +83,18 @@ async function steps(work: NativeWork, args: { ms: number; steps: number }, done
 }
 
 /** The SDK's three task handlers for one tool: make the task and run `body` on it; read it; read its result. */
-function handler<S extends ZodRawShapeCompat>(log: (line: string) => void, tool: string, _shape: S, body: (work: NativeWork, args: ShapeOutput<S>) => Promise<CallToolResult>): ToolTaskHandler<S> {
+function handler<S extends ZodRawShapeCompat>(
+  log: (line: string) => void,
+  tool: string,
+  _shape: S,
+  body: (work: NativeWork, args: ShapeOutput<S>) => Promise<CallToolResult>,
+): ToolTaskHandler<S> {
   return {
-    createTask: ((args: ShapeOutput<S>, extra: CreateTaskRequestHandlerExtra) => NativeWork.start(tool, extra, log, (work) => body(work, args))) as ToolTaskHandler<S>["createTask"],
-    getTask: ((_args: unknown, extra: { taskId: string; taskStore: CreateTaskRequestHandlerExtra["taskStore"] }) => extra.taskStore.getTask(extra.taskId)) as ToolTaskHandler<S>["getTask"],
-    getTaskResult: ((_args: unknown, extra: { taskId: string; taskStore: CreateTaskRequestHandlerExtra["taskStore"] }) => extra.taskStore.getTaskResult(extra.taskId)) as ToolTaskHandler<S>["getTaskResult"],
+    createTask: ((args: ShapeOutput<S>, extra: CreateTaskRequestHandlerExtra) =>
+      NativeWork.start(tool, extra, log, (work) => body(work, args))) as ToolTaskHandler<S>["createTask"],
+    getTask: ((_args: unknown, extra: { taskId: string; taskStore: CreateTaskRequestHandlerExtra["taskStore"] }) =>
+      extra.taskStore.getTask(extra.taskId)) as ToolTaskHandler<S>["getTask"],
+    getTaskResult: ((_args: unknown, extra: { taskId: string; taskStore: CreateTaskRequestHandlerExtra["taskStore"] }) =>
+      extra.taskStore.getTaskResult(extra.taskId)) as ToolTaskHandler<S>["getTaskResult"],
   };
 }

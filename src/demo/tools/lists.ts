@@ -12,7 +12,14 @@ export const changeLists = defineTool({
   name: "change-lists",
   description: "Sends notifications/{tools,prompts,resources}/list_changed for the lists named (all by default).",
   annotations: { title: "Change lists", readOnlyHint: false, idempotentHint: true, openWorldHint: false },
-  input: z.object({ lists: z.array(z.enum(LISTS)).default([...LISTS]).describe("Which lists to announce as changed.") }).strict(),
+  input: z
+    .object({
+      lists: z
+        .array(z.enum(LISTS))
+        .default([...LISTS])
+        .describe("Which lists to announce as changed."),
+    })
+    .strict(),
   run: async ({ lists }, ctx) => {
     for (const list of lists) await ctx.notify(`notifications/${list}/list_changed`);
     return text(`Announced: ${lists.join(", ") || "nothing"}`);

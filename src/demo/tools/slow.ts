@@ -11,8 +11,7 @@ export async function sleepReporting(ctx: ToolContext, totalSeconds: number, int
     seconds: totalSeconds,
     intervalMs,
     signal: ctx.signal,
-    onTick: (elapsed) =>
-      ctx.progress(elapsed, totalSeconds, `Slept ${formatSeconds(elapsed)}/${formatSeconds(totalSeconds)} s`),
+    onTick: (elapsed) => ctx.progress(elapsed, totalSeconds, `Slept ${formatSeconds(elapsed)}/${formatSeconds(totalSeconds)} s`),
   });
 }
 

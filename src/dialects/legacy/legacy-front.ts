@@ -1,12 +1,5 @@
 import { RPC } from "../../jsonrpc/codes.js";
-import {
-  isNotification,
-  isRequest,
-  type JsonRpcMessage,
-  type JsonRpcNotification,
-  type JsonRpcRequest,
-  type JsonRpcResponse,
-} from "../../jsonrpc/message.js";
+import { isNotification, isRequest, type JsonRpcMessage, type JsonRpcNotification, type JsonRpcRequest, type JsonRpcResponse } from "../../jsonrpc/message.js";
 import { GatewayError } from "../../wire/errors.js";
 import { CallReply, type Accepts } from "../../wire/reply.js";
 import { failureResponse } from "../../wire/reply-outcome.js";
@@ -55,11 +48,14 @@ export class LegacyFront {
     const { message } = req;
     if (isRequest(message) && message.method === "initialize") return this.initialize(message, req.accepts, req.principal);
     const session = await this.sessions.require(req.sessionId, req.principal);
-    if (req.protocolVersion !== undefined && !isLegacyVersion(req.protocolVersion))
-      throw new GatewayError("unsupported_protocol_version", req.protocolVersion);
+    if (req.protocolVersion !== undefined && !isLegacyVersion(req.protocolVersion)) throw new GatewayError("unsupported_protocol_version", req.protocolVersion);
     const client = sessionClient(session, req.authorization);
     if (isRequest(message) && takesLegacy(this.unaware, session, message))
-      return serveLegacy(this.unaware, this.relay, session, message, { accepts: req.accepts, keepAliveMs: this.keepAliveMs, ...(req.authorization !== undefined ? { authorization: req.authorization } : {}) });
+      return serveLegacy(this.unaware, this.relay, session, message, {
+        accepts: req.accepts,
+        keepAliveMs: this.keepAliveMs,
+        ...(req.authorization !== undefined ? { authorization: req.authorization } : {}),
+      });
     if (isRequest(message) && this.tasksA?.handles(session, message.method)) {
       // Only tasks/result waits on the request's signal; reading it makes @hono/node-server build
       // an AbortController for the request (#16), so every other method leaves it unread.
@@ -101,8 +97,7 @@ export class LegacyFront {
 
   private async initialize(message: JsonRpcRequest, accepts: Accepts, principal: string | undefined): Promise<Response> {
     const upstream = this.relay.connector.initializeResult();
-    if (!upstream)
-      throw new GatewayError("upstream_unavailable", this.relay.connector.lastError() ?? `'${this.relay.connector.name}' is not initialized`);
+    if (!upstream) throw new GatewayError("upstream_unavailable", this.relay.connector.lastError() ?? `'${this.relay.connector.name}' is not initialized`);
     const params = message.params ?? {};
     const session = await this.sessions.open(
       {
@@ -145,7 +140,6 @@ export class LegacyFront {
     await this.relay.notify(message);
   }
 }
-
 
 function asRecord(value: unknown): Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : {};

@@ -69,7 +69,8 @@ export function validateModernRequest(request: JsonRpcRequest, headers: ModernHe
   const version = meta?.[META.protocolVersion];
   if (typeof version !== "string") throw new GatewayError("missing_meta", `_meta["${META.protocolVersion}"] is required`);
   checkHeaders(request, headers, version);
-  if (!isModernVersion(version)) throw new GatewayError("unsupported_version", version.slice(0, 100), { supported: [...MODERN_VERSIONS], requested: version.slice(0, 100) });
+  if (!isModernVersion(version))
+    throw new GatewayError("unsupported_version", version.slice(0, 100), { supported: [...MODERN_VERSIONS], requested: version.slice(0, 100) });
   const caps = meta?.[META.clientCapabilities];
   if (typeof caps !== "object" || caps === null || Array.isArray(caps))
     throw new GatewayError("missing_meta", `_meta["${META.clientCapabilities}"] is required`);

@@ -102,7 +102,10 @@ export class TasksA {
 
   /** Another stream of the session closed leaving questions: look at the task again, as it is now. */
   private reread(session: SessionRecord, taskId: string, onChange: (task: TaskRecord) => void): void {
-    void this.deps.engine.get(taskId, session.principal).then((task) => task && onChange(task), () => undefined);
+    void this.deps.engine.get(taskId, session.principal).then(
+      (task) => task && onChange(task),
+      () => undefined,
+    );
   }
 
   /** A client's answer to a question sent on a tasks/result or GET stream; false when it is not one. The first answer to a question wins. */
@@ -122,11 +125,18 @@ export class TasksA {
     const policy = await policyOf(this.deps.tasks, this.deps.upstream, name, native);
     if (task === undefined) {
       // the 2025-11-25 tasks utility, https://modelcontextprotocol.io/specification/2025-11-25/basic/utilities/tasks: a required tool MUST be called as a task (-32601); -32600 is only a MAY (where the spec leaves it open).
-      if (policy.taskSupport === "required") return failureResponse(failure(request.id, { code: RPC.METHOD_NOT_FOUND, message: `Task augmentation required for tools/call requests: tool '${name}' runs only as a task` }));
+      if (policy.taskSupport === "required")
+        return failureResponse(
+          failure(request.id, {
+            code: RPC.METHOD_NOT_FOUND,
+            message: `Task augmentation required for tools/call requests: tool '${name}' runs only as a task`,
+          }),
+        );
       // A tool the upstream runs only as its own task, allowed plainly here by the config: the caller waits for the bridge (#15).
       return this.relayed(session, request, accepts, authorization, callerFor(policy, false, native, undefined));
     }
-    if (policy.taskSupport === "forbidden") return failureResponse(failure(request.id, { code: RPC.METHOD_NOT_FOUND, message: `Tool '${name}' does not support task-augmented calls` }));
+    if (policy.taskSupport === "forbidden")
+      return failureResponse(failure(request.id, { code: RPC.METHOD_NOT_FOUND, message: `Tool '${name}' does not support task-augmented calls` }));
     const created = await this.deps.engine.detachNow({
       caller: callerFor(policy, true, native, this.deps.caller ?? this.deps.relay),
       upstream: this.deps.upstream.name,
@@ -146,7 +156,9 @@ export class TasksA {
   private ttl(task: unknown): number {
     const requested = (task as { ttl?: unknown } | null)?.ttl;
     const { defaultTtlMs, maxTtlMs } = this.deps.tasks;
-    return typeof requested === "number" && Number.isFinite(requested) && requested > 0 ? Math.min(Math.floor(requested), maxTtlMs) : Math.min(defaultTtlMs, maxTtlMs);
+    return typeof requested === "number" && Number.isFinite(requested) && requested > 0
+      ? Math.min(Math.floor(requested), maxTtlMs)
+      : Math.min(defaultTtlMs, maxTtlMs);
   }
 
   /**
@@ -165,7 +177,13 @@ export class TasksA {
     return reply.respond(work);
   }
 
-  private relayed(session: SessionRecord, request: JsonRpcRequest, accepts: Accepts, authorization: string | undefined, caller?: UpstreamCaller): Promise<Response> {
+  private relayed(
+    session: SessionRecord,
+    request: JsonRpcRequest,
+    accepts: Accepts,
+    authorization: string | undefined,
+    caller?: UpstreamCaller,
+  ): Promise<Response> {
     const reply = new CallReply(accepts, this.deps.keepAliveMs);
     return reply.respond((caller ?? this.deps.relay).call(sessionClient(session, authorization), request, reply));
   }
@@ -175,8 +193,7 @@ export class TasksA {
     const taskId = taskIdOf(request);
     if (request.method === "tasks/get") return taskA(await found(this.deps.engine.get(taskId, session.principal)));
     const cancelled = await found(this.deps.engine.cancelNow(taskId, session.principal));
-    if ("terminal" in cancelled)
-      throw new GatewayError("invalid_params", `Cannot cancel task: already in terminal status '${cancelled.terminal.status}'`);
+    if ("terminal" in cancelled) throw new GatewayError("invalid_params", `Cannot cancel task: already in terminal status '${cancelled.terminal.status}'`);
     return taskA(cancelled.task);
   }
 
@@ -225,6 +242,9 @@ function finalAnswer(request: JsonRpcRequest, task: TaskRecord): JsonRpcResponse
   if (task.outcome && "result" in task.outcome)
     return success(request.id, { ...task.outcome.result, _meta: { ...(task.outcome.result._meta as object | undefined), ...related } });
   if (task.outcome && "error" in task.outcome) return failure(request.id, task.outcome.error);
-  return failure(request.id, { code: RPC.INTERNAL_ERROR, message: task.statusMessage ?? `the task ended ${task.status}`, data: { taskId: task.id, status: task.status } });
+  return failure(request.id, {
+    code: RPC.INTERNAL_ERROR,
+    message: task.statusMessage ?? `the task ended ${task.status}`,
+    data: { taskId: task.id, status: task.status },
+  });
 }
-

@@ -22,7 +22,11 @@ export function tasksBHandlers(deps: TasksBDeps): Map<string, MethodHandler> {
   const readResource = promptOrResource("resources/read");
   return new Map<string, MethodHandler>([
     ["tools/call", (call, front) => toolsCall(deps, call, front)],
-    ["tools/list", (call, front) => (deps.unaware?.active && !declaresTasks(call.client.capabilities) ? listModern(deps.unaware, deps.relay, call, front) : front.passthrough(call))],
+    [
+      "tools/list",
+      (call, front) =>
+        deps.unaware?.active && !declaresTasks(call.client.capabilities) ? listModern(deps.unaware, deps.relay, call, front) : front.passthrough(call),
+    ],
     ["prompts/get", (call, front) => getPrompt(deps, call, front)],
     ["resources/read", (call, front) => readResource(deps, call, front)],
     ["tasks/get", (call) => withTask(call, async (id) => getTaskResult(await found(deps.engine.get(id, call.principal))))],
@@ -49,4 +53,3 @@ async function withTask(call: ModernCall, op: (taskId: string) => Promise<Record
   const result = await storeCall(() => op(taskId));
   return Response.json(success(call.request.id, result));
 }
-

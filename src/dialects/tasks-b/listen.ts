@@ -36,7 +36,10 @@ export async function listen(deps: TasksBDeps, call: ModernCall, front: ModernFr
   const tasks = found.filter((t): t is TaskRecord => t !== undefined);
   const subscriptionId = call.request.id;
   const stream = new SseStream(front.keepAliveMs);
-  const acknowledged = { ...(requested === undefined ? {} : { taskIds: tasks.map((t) => t.id) }), ...Object.fromEntries(lists.map((k) => [LIST_FILTER[k], true])) };
+  const acknowledged = {
+    ...(requested === undefined ? {} : { taskIds: tasks.map((t) => t.id) }),
+    ...Object.fromEntries(lists.map((k) => [LIST_FILTER[k], true])),
+  };
   stream.send({ jsonrpc: "2.0", method: "notifications/subscriptions/acknowledged", params: { _meta: meta(subscriptionId), notifications: acknowledged } });
   const closed = new AbortController();
   stream.onClose(() => closed.abort());
@@ -58,7 +61,8 @@ function listsOf(notifications: unknown, upstreamCapabilities: Record<string, un
   const asked = notifications as Record<string, unknown>;
   return (Object.keys(LIST_FILTER) as ListKind[]).filter((kind) => {
     const flag = asked[LIST_FILTER[kind]];
-    if (flag !== undefined && typeof flag !== "boolean") throw new GatewayError("invalid_params", `params.notifications.${LIST_FILTER[kind]} must be a boolean`);
+    if (flag !== undefined && typeof flag !== "boolean")
+      throw new GatewayError("invalid_params", `params.notifications.${LIST_FILTER[kind]} must be a boolean`);
     const capability = upstreamCapabilities[kind];
     return flag === true && typeof capability === "object" && capability !== null && (capability as Record<string, unknown>).listChanged === true;
   });

@@ -65,7 +65,15 @@ export function syncCall(deps: TasksBDeps, call: ModernCall, caller: UpstreamCal
  * Start `task`, or continue the round `retry` names, and answer with what comes next: the
  * request's own result, a task (tools/call only), or another round.
  */
-export function runRound(deps: TasksBDeps, call: ModernCall, front: ModernFront, target: CallTarget, retry: Retry | undefined, task: TaskCall, options: SyncOptions): Promise<Response> {
+export function runRound(
+  deps: TasksBDeps,
+  call: ModernCall,
+  front: ModernFront,
+  target: CallTarget,
+  retry: Retry | undefined,
+  task: TaskCall,
+  options: SyncOptions,
+): Promise<Response> {
   const reply = new CallReply(call.accepts, front.keepAliveMs);
   const outcome = retry
     ? deps.engine.sync.resume(retry.ticket, call.principal, call.request.id, retry.responses, options)
@@ -75,7 +83,8 @@ export function runRound(deps: TasksBDeps, call: ModernCall, front: ModernFront,
 }
 
 function renderOutcome(deps: TasksBDeps, request: JsonRpcRequest, front: ModernFront, outcome: SyncOutcome | undefined): JsonRpcResponse {
-  if (outcome === undefined) return failure(request.id, { code: RPC.INVALID_PARAMS, message: "Invalid params: requestState has expired (the parked call is gone)" });
+  if (outcome === undefined)
+    return failure(request.id, { code: RPC.INVALID_PARAMS, message: "Invalid params: requestState has expired (the parked call is gone)" });
   if ("inline" in outcome) return front.shape(request, outcome.inline);
   if ("task" in outcome) return success(request.id, createTaskResult(outcome.task));
   const { inputRequests, ticket } = outcome.input;

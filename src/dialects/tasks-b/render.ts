@@ -31,9 +31,10 @@ export function createTaskResult(task: TaskRecord): Record<string, unknown> {
 export function detailedTask(task: TaskRecord): Record<string, unknown> {
   const fields = taskFields(task);
   if (task.status === "input_required") fields.inputRequests = task.inputRequests;
-  if (task.status === "completed" && task.outcome && "result" in task.outcome)
-    fields.result = { ...task.outcome.result, resultType: "complete" };
-  if (task.status === "failed") fields.error = task.outcome && "error" in task.outcome ? task.outcome.error : { code: RPC.INTERNAL_ERROR, message: task.statusMessage ?? "The task failed" };
+  if (task.status === "completed" && task.outcome && "result" in task.outcome) fields.result = { ...task.outcome.result, resultType: "complete" };
+  if (task.status === "failed")
+    fields.error =
+      task.outcome && "error" in task.outcome ? task.outcome.error : { code: RPC.INTERNAL_ERROR, message: task.statusMessage ?? "The task failed" };
   return fields;
 }
 

@@ -12,7 +12,7 @@ const TASK_STATUS_SCHEMA = {
   properties: {
     taskId: { type: "string" },
     status: { type: "string", enum: ["working", "input_required", "completed", "failed", "cancelled"] },
-    statusMessage: { type: "string", description: "The upstream's latest progress, e.g. \"Slept 2/5 s\"." },
+    statusMessage: { type: "string", description: 'The upstream\'s latest progress, e.g. "Slept 2/5 s".' },
     createdAt: { type: "string", description: "ISO 8601." },
     lastUpdatedAt: { type: "string", description: "ISO 8601." },
     ttlMs: { type: "integer", description: "The task and its result are kept this long from creation." },

@@ -18,7 +18,10 @@ export function withGatewayToolScopes(policy: ScopePolicy, names: GatewayToolNam
   const tools: Record<string, readonly string[]> = { ...policy.tools };
   for (const kind of Object.keys(STANDS_FOR) as GatewayToolKind[]) {
     const name = names[kind];
-    const needed = new Set([...(Object.hasOwn(tools, name) ? (tools[name] ?? []) : []), ...STANDS_FOR[kind].flatMap((m) => (Object.hasOwn(policy.methods, m) ? (policy.methods[m] ?? []) : []))]);
+    const needed = new Set([
+      ...(Object.hasOwn(tools, name) ? (tools[name] ?? []) : []),
+      ...STANDS_FOR[kind].flatMap((m) => (Object.hasOwn(policy.methods, m) ? (policy.methods[m] ?? []) : [])),
+    ]);
     if (needed.size > 0) tools[name] = [...needed];
   }
   return { ...policy, tools };

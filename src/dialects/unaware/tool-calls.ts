@@ -30,7 +30,10 @@ export async function callGatewayTool(deps: GatewayToolDeps, kind: GatewayToolKi
       return withTask(await deps.engine.get(taskId, principal), taskId, (task) => resultOf(task, deps.names));
     case "cancel":
       return withTask(await deps.engine.requestCancel(taskId, principal), taskId, (task) =>
-        toolResult(isTerminal(task.status) ? statusLine(task, deps.names) : `Cancellation of task ${task.id} requested; ${deps.names.status} shows when it stopped.`, taskStatus(task)),
+        toolResult(
+          isTerminal(task.status) ? statusLine(task, deps.names) : `Cancellation of task ${task.id} requested; ${deps.names.status} shows when it stopped.`,
+          taskStatus(task),
+        ),
       );
     case "answer":
       return answer(deps, taskId, principal, args);

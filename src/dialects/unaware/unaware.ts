@@ -71,7 +71,9 @@ export class Unaware {
     const kind = gatewayToolKind(this.names, name);
     if (kind) {
       const args = asRecord(request.params?.arguments);
-      const result = await storeCall(() => callGatewayTool({ engine: this.deps.engine, names: this.names, maxInputResponsesBytes: this.deps.maxInputResponsesBytes }, kind, call.principal, args));
+      const result = await storeCall(() =>
+        callGatewayTool({ engine: this.deps.engine, names: this.names, maxInputResponsesBytes: this.deps.maxInputResponsesBytes }, kind, call.principal, args),
+      );
       return { answer: Promise.resolve(success(request.id, result)) };
     }
     // Draining: no new task here; the caller retries on a replica that stays (HTTP 503).

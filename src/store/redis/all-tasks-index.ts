@@ -22,7 +22,10 @@ export class RedisAllTasksIndex {
   ) {}
 
   /** The commands to add a new task, for the caller's pipeline. */
-  addTo(pipeline: { zadd(key: string, score: number, member: string): unknown; zremrangebyscore(key: string, min: string, max: number): unknown }, task: NewTask): void {
+  addTo(
+    pipeline: { zadd(key: string, score: number, member: string): unknown; zremrangebyscore(key: string, min: string, max: number): unknown },
+    task: NewTask,
+  ): void {
     const shard = this.keys.allTasksShardOf(task.id);
     pipeline.zadd(shard, expiresAt(task), task.id);
     pipeline.zremrangebyscore(shard, "-inf", Date.now());

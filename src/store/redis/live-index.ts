@@ -20,17 +20,13 @@ export class LiveIndex {
   async add(task: NewTask): Promise<void> {
     const shard = this.keys.liveShardOf(task.id);
     const until = expiresAt(task);
-    await this.connection.call((c) =>
-      c.pipeline().zadd(shard, task.createdAt, task.id).pexpireat(shard, until, "NX").pexpireat(shard, until, "GT").exec(),
-    );
+    await this.connection.call((c) => c.pipeline().zadd(shard, task.createdAt, task.id).pexpireat(shard, until, "NX").pexpireat(shard, until, "GT").exec());
   }
 
   /** Oldest first, `count` from `offset` in every shard, all shards read at once. */
   async candidates(createdBefore: number, offset: number, count: number): Promise<string[]> {
     const shards = Array.from({ length: LIVE_SHARDS }, (_, n) => this.keys.liveShard(n));
-    const found = await Promise.all(
-      shards.map((shard) => this.connection.call((c) => c.zrangebyscore(shard, "-inf", createdBefore, "LIMIT", offset, count))),
-    );
+    const found = await Promise.all(shards.map((shard) => this.connection.call((c) => c.zrangebyscore(shard, "-inf", createdBefore, "LIMIT", offset, count))));
     return found.flat();
   }
 

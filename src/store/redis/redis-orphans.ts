@@ -37,7 +37,10 @@ export class RedisOrphans {
     for (let page = 0; page < MAX_PAGES && orphans.length < limit; page++) {
       const ids = await this.index.candidates(createdBefore, page * this.pageSize, this.pageSize);
       if (ids.length === 0) break;
-      const probes = await this.scripts.runEach(probeTask, ids.map((id) => ({ keys: [this.keys.task(id), this.keys.taskLease(id)], args: [] })));
+      const probes = await this.scripts.runEach(
+        probeTask,
+        ids.map((id) => ({ keys: [this.keys.task(id), this.keys.taskLease(id)], args: [] })),
+      );
       gone.push(...ids.filter((_, i) => probes[i] === GONE));
       const found = await Promise.all(ids.filter((_, i) => probes[i] === ORPHAN).map((id) => this.read(id)));
       orphans.push(...found.filter((t): t is TaskRecord => t !== undefined));

@@ -32,7 +32,8 @@ export class RedisStore implements Store {
 
   constructor(opts: RedisStoreOptions) {
     const callTimeoutMs = opts.callTimeoutMs ?? 1_000;
-    const connect = (name: string, autoPipelining = false) => new RedisConnection({ target: opts.target, name, logger: opts.logger, callTimeoutMs, autoPipelining });
+    const connect = (name: string, autoPipelining = false) =>
+      new RedisConnection({ target: opts.target, name, logger: opts.logger, callTimeoutMs, autoPipelining });
     this.keys = new RedisKeys(opts.keyPrefix);
     this.connection = connect("taskgate", true);
     this.scripts = new ScriptRunner(this.connection, allScripts);

@@ -1,7 +1,14 @@
 import { failure, type JsonRpcId, type JsonRpcRequest, type JsonRpcResponse } from "../../jsonrpc/message.js";
 import { RPC } from "../../jsonrpc/codes.js";
 import type { MessageSink } from "../../jsonrpc/sink.js";
-import type { UpstreamQuestion, UpstreamTaskEvents, UpstreamTaskLink, UpstreamTaskRef, UpstreamTasks, UpstreamTaskState } from "../../upstream/native-tasks/upstream-tasks.js";
+import type {
+  UpstreamQuestion,
+  UpstreamTaskEvents,
+  UpstreamTaskLink,
+  UpstreamTaskRef,
+  UpstreamTasks,
+  UpstreamTaskState,
+} from "../../upstream/native-tasks/upstream-tasks.js";
 import { CANCELLED_CODE, type CallClient } from "../../upstream/caller.js";
 import { notice, UPSTREAM_STATUS_NOTICE, UPSTREAM_TASK_NOTICE, type UpstreamTaskNotice } from "./notices.js";
 
@@ -54,7 +61,9 @@ export class BridgedCall {
     const askedAt = this.clock();
     const started = await this.tasks
       .start(this.client, this.request, this.options.ttlMs === undefined ? {} : { ttlMs: this.options.ttlMs }, this.events)
-      .catch((err: unknown) => ({ response: failure(this.request.id, { code: RPC.INTERNAL_ERROR, message: `upstream task could not be started: ${messageOf(err)}` }) }));
+      .catch((err: unknown) => ({
+        response: failure(this.request.id, { code: RPC.INTERNAL_ERROR, message: `upstream task could not be started: ${messageOf(err)}` }),
+      }));
     if ("response" in started) return { ...started.response, id: this.request.id };
     const { task, state } = started;
     const told: UpstreamTaskNotice = { taskId: task.taskId, ttlMs: state.ttlMs, askedAt, ...(task.session !== undefined ? { session: task.session } : {}) };
@@ -127,7 +136,12 @@ export class BridgedCall {
 
   private ask(question: UpstreamQuestion): void {
     this.questions.add(question.key);
-    const request = { jsonrpc: "2.0" as const, id: question.key, method: question.request.method, ...(question.request.params ? { params: question.request.params } : {}) };
+    const request = {
+      jsonrpc: "2.0" as const,
+      id: question.key,
+      method: question.request.method,
+      ...(question.request.params ? { params: question.request.params } : {}),
+    };
     if (this.sink.send(request)) return;
     this.questions.delete(question.key);
     const error = { code: RPC.INTERNAL_ERROR, message: "the client has no open stream for this call (it accepts no text/event-stream)" };

@@ -51,9 +51,20 @@ export class NativeCaller implements UpstreamCaller {
     for (const bridged of this.running.values()) if (bridged.client.sessionId === client.sessionId) bridged.cancel({ cancelUpstream: true, abandon: true });
   }
 
-  private track(client: CallClient, request: JsonRpcRequest, sink: MessageSink, options: CallOptions, go: (bridged: BridgedCall) => Promise<JsonRpcResponse>): Promise<JsonRpcResponse> {
+  private track(
+    client: CallClient,
+    request: JsonRpcRequest,
+    sink: MessageSink,
+    options: CallOptions,
+    go: (bridged: BridgedCall) => Promise<JsonRpcResponse>,
+  ): Promise<JsonRpcResponse> {
     const key = keyOf(client.sessionId, request.id);
-    if (this.running.has(key)) return Promise.resolve({ jsonrpc: "2.0", id: request.id, error: { code: RPC.INVALID_REQUEST, message: `request id ${String(request.id)} is already in flight` } });
+    if (this.running.has(key))
+      return Promise.resolve({
+        jsonrpc: "2.0",
+        id: request.id,
+        error: { code: RPC.INVALID_REQUEST, message: `request id ${String(request.id)} is already in flight` },
+      });
     const bridged = new BridgedCall(this.tasks, client, request, sink, options, this.clock);
     this.running.set(key, bridged);
     return go(bridged).finally(() => this.running.delete(key));

@@ -6,7 +6,11 @@ import { TASKS_EXTENSION, clientCapabilitiesFor, isObject, withEnvelope } from "
 /** What a round of a call needs from the session: send it, ask a question of whoever holds the call, stop it upstream. */
 export interface RoundLink {
   /** One round, under a new JSON-RPC id (`onId`); rejects as the session's requests do. */
-  send(method: string, params: Record<string, unknown>, options: { signal: AbortSignal; onId: (id: JsonRpcId) => void; authorization?: string }): Promise<JsonRpcResponse>;
+  send(
+    method: string,
+    params: Record<string, unknown>,
+    options: { signal: AbortSignal; onId: (id: JsonRpcId) => void; authorization?: string },
+  ): Promise<JsonRpcResponse>;
   /** Hand a server→client request to the call's holder (as a legacy session's mid-call request); false when nobody listens. */
   ask(request: JsonRpcRequest, relatedTo: JsonRpcId): boolean;
   /** Stop the upstream working on round `wireId` (HTTP: close its stream; stdio: notifications/cancelled). */
@@ -106,7 +110,11 @@ export class ModernCalls {
     return true;
   }
 
-  private async askAll(requests: Record<string, unknown>, callId: JsonRpcId, call: Call): Promise<{ responses: Record<string, unknown> } | { error: JsonRpcErrorObject }> {
+  private async askAll(
+    requests: Record<string, unknown>,
+    callId: JsonRpcId,
+    call: Call,
+  ): Promise<{ responses: Record<string, unknown> } | { error: JsonRpcErrorObject }> {
     const keys = Object.keys(requests);
     const answers = await abortable(Promise.all(keys.map((key) => this.ask(requests[key], callId, call))), call.stopped.signal, this.name);
     const responses: Record<string, unknown> = {};
@@ -135,7 +143,9 @@ export class ModernCalls {
   }
 
   private tooManyRounds(method: string, round: number): JsonRpcErrorObject {
-    const why = MRTR_METHODS.has(method) ? `asked for input ${round} times; taskgate stops following at ${MAX_ROUNDS}` : `answered ${method} with input_required, which only tools/call, prompts/get and resources/read may`;
+    const why = MRTR_METHODS.has(method)
+      ? `asked for input ${round} times; taskgate stops following at ${MAX_ROUNDS}`
+      : `answered ${method} with input_required, which only tools/call, prompts/get and resources/read may`;
     return { code: RPC.INTERNAL_ERROR, message: `upstream '${this.name}' ${why}` };
   }
 }
@@ -158,7 +168,10 @@ function completed(response: JsonRpcResponse, name: string, extensions: Record<s
   if (resultType === undefined || resultType === "complete") return { ...response, result };
   // The tasks extension's CreateTaskResult, on a request that declared it (https://github.com/modelcontextprotocol/ext-tasks/blob/main/specification/draft/tasks.md).
   if (resultType === "task" && extensions?.[TASKS_EXTENSION] !== undefined) return response;
-  return failure(response.id, { code: RPC.INTERNAL_ERROR, message: `upstream '${name}' answered with resultType '${String(resultType)}', which taskgate did not negotiate` });
+  return failure(response.id, {
+    code: RPC.INTERNAL_ERROR,
+    message: `upstream '${name}' answered with resultType '${String(resultType)}', which taskgate did not negotiate`,
+  });
 }
 
 function abortable<T>(work: Promise<T>, signal: AbortSignal, name: string): Promise<T> {
@@ -168,7 +181,8 @@ function abortable<T>(work: Promise<T>, signal: AbortSignal, name: string): Prom
 /** Rejects once the caller stops waiting, as the session's own requests do (reason "closed"). */
 function stopped(signal: AbortSignal, name: string, what: string): Promise<never> {
   return new Promise((_, reject) => {
-    const fail = (): void => reject(Object.assign(new UpstreamError(`stopped waiting for ${what} to upstream '${name}': aborted by the caller`, "closed"), { cause: signal.reason }));
+    const fail = (): void =>
+      reject(Object.assign(new UpstreamError(`stopped waiting for ${what} to upstream '${name}': aborted by the caller`, "closed"), { cause: signal.reason }));
     if (signal.aborted) fail();
     else signal.addEventListener("abort", fail, { once: true });
   });

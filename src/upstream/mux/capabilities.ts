@@ -2,11 +2,7 @@
  * Which client capability a server→client request needs. taskgate declares all of them to the
  * upstream (it relays), so it must check each front client's own declaration before relaying.
  */
-export function missingClientCapability(
-  method: string,
-  params: Record<string, unknown> | undefined,
-  caps: Record<string, unknown>,
-): string | undefined {
+export function missingClientCapability(method: string, params: Record<string, unknown> | undefined, caps: Record<string, unknown>): string | undefined {
   switch (method) {
     case "elicitation/create": {
       const elicitation = caps.elicitation as Record<string, unknown> | undefined;

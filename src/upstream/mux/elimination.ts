@@ -47,7 +47,10 @@ export class Elimination<C> {
       };
       entry.timer.unref();
       this.held.add(entry);
-      this.logger.info({ method, callsInFlight: candidates.size }, "a server-to-client request on the quiet lane is held until one call is left that can have asked it");
+      this.logger.info(
+        { method, callsInFlight: candidates.size },
+        "a server-to-client request on the quiet lane is held until one call is left that can have asked it",
+      );
     });
   }
 

@@ -49,11 +49,18 @@ export function upstreamCalls(u: UpstreamConfig, home: UpstreamConnector, logger
   metrics.watchPool(u.name, () => pool.counts());
   const alone = bulkheadOf(u, u.poolSize, metrics);
   // The quiet lane's bound is maxInFlight, as shared's is; the queue gauge counts both queues.
-  const shared: SharedQuietCalls | undefined = reuse && u.shareQuietCalls ? { lane: new QuietLane(pool), bulkhead: bulkheadOf(u, u.maxInFlight, metrics, alone) } : undefined;
+  const shared: SharedQuietCalls | undefined =
+    reuse && u.shareQuietCalls ? { lane: new QuietLane(pool), bulkhead: bulkheadOf(u, u.maxInFlight, metrics, alone) } : undefined;
   const caller = new PoolCaller(pool, alone, shared);
   // What a pool process says outside its call (list_changed, resources/updated) reaches the front sessions' streams.
   const relay = new Relay(home, logger, idPrefix, metrics, { calls: caller, questions, streams, listChanged });
-  return { relay, pool: caller, describe: { isolation: u.isolation, poolSize: u.poolSize, warm: options.warm, ...(reuse ? { shareQuietCalls: u.shareQuietCalls } : {}) }, start: () => pool.start(), warmed: () => pool.warmed };
+  return {
+    relay,
+    pool: caller,
+    describe: { isolation: u.isolation, poolSize: u.poolSize, warm: options.warm, ...(reuse ? { shareQuietCalls: u.shareQuietCalls } : {}) },
+    start: () => pool.start(),
+    warmed: () => pool.warmed,
+  };
 }
 
 function bulkheadOf(u: UpstreamConfig, limit: number, metrics: Metrics, beside?: Bulkhead): Bulkhead {

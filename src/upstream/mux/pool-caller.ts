@@ -60,7 +60,14 @@ export class PoolCaller implements PooledCalls {
   }
 
   /** On a process of its own, which comes back if the call ended cleanly. */
-  private async alone(key: string, tool: string | undefined, client: CallClient, request: JsonRpcRequest, sink: MessageSink, options: CallOptions): Promise<JsonRpcResponse> {
+  private async alone(
+    key: string,
+    tool: string | undefined,
+    client: CallClient,
+    request: JsonRpcRequest,
+    sink: MessageSink,
+    options: CallOptions,
+  ): Promise<JsonRpcResponse> {
     const notices = options.trackProgress ? queueNotices(sink) : undefined;
     const slot: Slot = { client, frontId: request.id, ticket: this.bulkhead.enter(notices?.onAhead) };
     this.active.set(key, slot);
@@ -84,7 +91,8 @@ export class PoolCaller implements PooledCalls {
       const response = await member.relay.call(client, request, sink, options);
       // Not clean when a handler may still run: cancelled, or given up on (a timeout, a failed connection).
       clean = !slot.cancelled && questions.leftRunning === leftRunning && member.connector.isReady();
-      if (tool !== undefined) this.quietness.ranAlone(tool, { asked: questions.asked !== asked, quiet: clean && "result" in response && performance.now() - began < FAST_MS });
+      if (tool !== undefined)
+        this.quietness.ranAlone(tool, { asked: questions.asked !== asked, quiet: clean && "result" in response && performance.now() - began < FAST_MS });
       return response;
     } catch (err) {
       return failure(request.id, this.failed(err));
@@ -97,7 +105,14 @@ export class PoolCaller implements PooledCalls {
   }
 
   /** On the quiet lane, beside the other quiet calls; a slow run, or a question heard meanwhile, sends its tool back to runs alone. */
-  private async onLane(key: string, tool: string, client: CallClient, request: JsonRpcRequest, sink: MessageSink, options: CallOptions): Promise<JsonRpcResponse> {
+  private async onLane(
+    key: string,
+    tool: string,
+    client: CallClient,
+    request: JsonRpcRequest,
+    sink: MessageSink,
+    options: CallOptions,
+  ): Promise<JsonRpcResponse> {
     const { lane, bulkhead } = this.shared as SharedQuietCalls;
     const notices = options.trackProgress ? queueNotices(sink) : undefined;
     const slot: Slot = { client, frontId: request.id, ticket: bulkhead.enter(notices?.onAhead) };

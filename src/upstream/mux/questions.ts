@@ -78,7 +78,9 @@ export class Questions {
     const missing = missingClientCapability(request.method, request.params, call.client.capabilities);
     if (missing) return this.reply(request.id, { error: { code: RPC.METHOD_NOT_FOUND, message: `the client did not declare the ${missing} capability` } });
     if (this.open.relay(request, call.client, call.sink, call) === undefined)
-      return this.reply(request.id, { error: { code: RPC.INTERNAL_ERROR, message: "the client has no open stream for this call (it accepts no text/event-stream)" } });
+      return this.reply(request.id, {
+        error: { code: RPC.INTERNAL_ERROR, message: "the client has no open stream for this call (it accepts no text/event-stream)" },
+      });
   }
 
   /**

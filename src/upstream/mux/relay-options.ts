@@ -33,7 +33,6 @@ export interface RelayOptions {
 /** The requests that run a server handler on the client's behalf, and so may ask the client something. */
 export const CALL_METHODS: ReadonlySet<string> = new Set(["tools/call", "prompts/get", "resources/read"]);
 
-
 /** Cancelled while it waited in the upstream's queue: the upstream never saw it. */
 export const CANCELLED_BEFORE_START: JsonRpcErrorObject = { code: CANCELLED_CODE, message: "Request cancelled before it reached the upstream" };
 

@@ -30,7 +30,10 @@ export function answerUnowned(request: JsonRpcRequest, policy: QuestionPolicy, l
   }
   const advice = request.method === "roots/list" ? "; set upstreams[].roots to answer it" : "";
   logger.warn({ method: request.method }, `refused a request from the upstream that belongs to no client call (${where})${advice}`);
-  const message = request.method === "roots/list" ? "taskgate has no roots to give outside a client call (upstreams[].roots is not set)" : "taskgate has no client to ask: this request belongs to no client call";
+  const message =
+    request.method === "roots/list"
+      ? "taskgate has no roots to give outside a client call (upstreams[].roots is not set)"
+      : "taskgate has no client to ask: this request belongs to no client call";
   return { error: { code: RPC.INTERNAL_ERROR, message } };
 }
 

@@ -1,7 +1,16 @@
 import type { JsonRpcRequest } from "../../jsonrpc/message.js";
 import type { UpstreamConnector } from "../connector.js";
 import { offersTasksExtension } from "./tasks-extension.js";
-import type { NativeSupport, StartOptions, UpstreamStart, UpstreamTaskClient, UpstreamTaskEvents, UpstreamTaskLink, UpstreamTaskRef, UpstreamTasks } from "./upstream-tasks.js";
+import type {
+  NativeSupport,
+  StartOptions,
+  UpstreamStart,
+  UpstreamTaskClient,
+  UpstreamTaskEvents,
+  UpstreamTaskLink,
+  UpstreamTaskRef,
+  UpstreamTasks,
+} from "./upstream-tasks.js";
 
 /**
  * The upstream's own tasks in the dialect of the generation negotiated with it, chosen at each

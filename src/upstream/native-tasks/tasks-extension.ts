@@ -59,7 +59,8 @@ export class ExtensionTasks implements UpstreamTasks {
     const response = await send(this.connector, client, "tools/call", params);
     if (isFailure(response) || response.result.resultType !== "task") return { response: { ...response, id: request.id } };
     const { resultType: _type, ...created } = response.result;
-    if (typeof created.taskId !== "string") return { response: failure(request.id, { code: RPC.INTERNAL_ERROR, message: "the upstream created a task without a taskId" }) };
+    if (typeof created.taskId !== "string")
+      return { response: failure(request.id, { code: RPC.INTERNAL_ERROR, message: "the upstream created a task without a taskId" }) };
     const ref: UpstreamTaskRef = { taskId: created.taskId };
     const link = new ExtensionTaskLink(this.connector, client, ref, events, request.id);
     const state = link.observe(created);
@@ -99,7 +100,10 @@ class ExtensionTaskLink implements UpstreamTaskLink {
     const response = await send(this.connector, this.client, "tasks/get", { taskId: this.ref.taskId });
     if (isFailure(response)) {
       if (response.error.code === RPC.INVALID_PARAMS) return undefined;
-      throw new UpstreamError(`upstream '${this.connector.name}' refused tasks/get for ${this.ref.taskId}: ${response.error.message} (${response.error.code})`, "protocol");
+      throw new UpstreamError(
+        `upstream '${this.connector.name}' refused tasks/get for ${this.ref.taskId}: ${response.error.message} (${response.error.code})`,
+        "protocol",
+      );
     }
     this.lastReadAt = performance.now();
     return this.observe(response.result);
@@ -159,7 +163,11 @@ class ExtensionTaskLink implements UpstreamTaskLink {
     if (state.status === "completed" && isObject(task.result)) return success(this.requestId, task.result);
     if (state.status === "failed" && isErrorObject(task.error)) return failure(this.requestId, task.error);
     const message = state.statusMessage ?? `the upstream task ended ${state.status}`;
-    return failure(this.requestId, { code: state.status === "cancelled" ? RPC.REQUEST_CANCELLED : RPC.INTERNAL_ERROR, message, data: { status: state.status } });
+    return failure(this.requestId, {
+      code: state.status === "cancelled" ? RPC.REQUEST_CANCELLED : RPC.INTERNAL_ERROR,
+      message,
+      data: { status: state.status },
+    });
   }
 
   private finish(response: JsonRpcResponse): void {
@@ -175,7 +183,10 @@ class ExtensionTaskLink implements UpstreamTaskLink {
     while (!this.done && !this.stopped.signal.aborted) {
       const fresh = performance.now() - this.lastReadAt < this.pollMs;
       const state = fresh ? "fresh" : await this.get().catch(() => "retry" as const);
-      if (state === undefined) this.finish(failure(this.requestId, { code: RPC.INTERNAL_ERROR, message: `upstream '${this.connector.name}' no longer knows task ${this.ref.taskId}` }));
+      if (state === undefined)
+        this.finish(
+          failure(this.requestId, { code: RPC.INTERNAL_ERROR, message: `upstream '${this.connector.name}' no longer knows task ${this.ref.taskId}` }),
+        );
       if (this.done) break;
       await pause(this.pollMs, this.stopped.signal);
     }

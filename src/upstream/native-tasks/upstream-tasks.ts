@@ -106,9 +106,7 @@ export interface StartOptions {
   ttlMs?: number;
 }
 
-export type UpstreamStart =
-  | { task: UpstreamTaskRef; state: UpstreamTaskState; link: UpstreamTaskLink }
-  | { response: JsonRpcResponse };
+export type UpstreamStart = { task: UpstreamTaskRef; state: UpstreamTaskState; link: UpstreamTaskLink } | { response: JsonRpcResponse };
 
 /** An upstream question as the front shows it: `{method, params}` without the 2025-11-25-only `_meta`. */
 export interface UpstreamQuestion {

@@ -18,7 +18,11 @@ export class StderrLog {
     stream: Readable,
     private readonly logger: Logger,
   ) {
-    this.splitter = new LineSplitter(MAX_STDERR_LINE_BYTES, (line) => this.line(line), () => this.line("[stderr line longer than 8 KiB skipped]"));
+    this.splitter = new LineSplitter(
+      MAX_STDERR_LINE_BYTES,
+      (line) => this.line(line),
+      () => this.line("[stderr line longer than 8 KiB skipped]"),
+    );
     stream.on("data", (chunk: Buffer) => this.splitter.push(chunk));
     stream.on("end", () => this.splitter.end());
   }

@@ -15,7 +15,10 @@ export function readMessages(stdout: Readable, maxLineBytes: number, logger: Log
   const onLine = (line: string): void => {
     const decoded = decodeMessage(line);
     if (decoded.ok) return onMessage(decoded.message);
-    logger.warn({ kind: decoded.kind, detail: decoded.detail, line: line.slice(0, LOGGED_PREFIX_CHARS) }, "skipped a line from the upstream that is not a JSON-RPC message");
+    logger.warn(
+      { kind: decoded.kind, detail: decoded.detail, line: line.slice(0, LOGGED_PREFIX_CHARS) },
+      "skipped a line from the upstream that is not a JSON-RPC message",
+    );
   };
   const onOverlong = (): void => logger.warn({ maxLineBytes }, "dropped a line from the upstream longer than maxLineBytes");
   const splitter = new LineSplitter(maxLineBytes, onLine, onOverlong);
