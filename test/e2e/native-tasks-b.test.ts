@@ -28,7 +28,8 @@ describe.each(["memory", "redis"] as const)("an upstream that runs tools as its 
     const store = kind === "redis" ? { redisUrl: inject("redisUrl"), keyPrefix: `native-b-${Date.now()}:` } : {};
     gw = await startGateway({
       store,
-      tasks: { detachAfterMs: 300, pollIntervalMs: 200, requestStateSecret: "s".repeat(32) },
+      // A threshold a loaded machine cannot stall a 10 ms call past (the inline test), well under the 3 s calls that must detach.
+      tasks: { detachAfterMs: 1_000, pollIntervalMs: 200, requestStateSecret: "s".repeat(32) },
       upstreams: [
         { name: "native", path: "/mcp", http: { url: demo.mcpUrl } },
         { name: "off", path: "/off", http: { url: demo.mcpUrl }, nativeTasks: "off" },
@@ -96,9 +97,9 @@ describe.each(["memory", "redis"] as const)("an upstream that runs tools as its 
 
   it("follows the upstream's task for an optional tool when the front call becomes a task (nativeTasks auto), and not with nativeTasks off", async () => {
     const started = nativeLog(demo, "started", "tally");
-    const bridged = await modern(native, "tools/call", { name: "tally", arguments: { ms: 1_500, steps: 3 } }, { capabilities: WITH_TASKS });
+    const bridged = await modern(native, "tools/call", { name: "tally", arguments: { ms: 3_000, steps: 3 } }, { capabilities: WITH_TASKS });
     expect(bridged.body.result.resultType).toBe("task");
-    const held = await modern(off, "tools/call", { name: "tally", arguments: { ms: 1_500, steps: 3 } }, { capabilities: WITH_TASKS });
+    const held = await modern(off, "tools/call", { name: "tally", arguments: { ms: 3_000, steps: 3 } }, { capabilities: WITH_TASKS });
     expect(held.body.result.resultType).toBe("task");
     const [a, b] = await Promise.all(
       [bridged, held].map((r, i) => untilTask(i === 0 ? native : off, r.body.result.taskId, (t) => t.status === "completed", "completed")),
