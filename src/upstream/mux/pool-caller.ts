@@ -6,6 +6,7 @@ import { LeftQueueError, QueueTimeoutError, type Bulkhead, type Ticket } from ".
 import { queueNotices } from "./queued.js";
 import { FAST_MS, quietKey, Quietness, type LaneProcess, type QuietLane } from "./quiet-lane.js";
 import { CANCELLED_BEFORE_START, type CallOptions, type PooledCalls, type Relay } from "./relay.js";
+import { frontKey } from "./relay-options.js";
 import { RPC } from "../../jsonrpc/codes.js";
 
 /** A pooled process and the relay that listens to it from its start. */
@@ -52,7 +53,7 @@ export class PoolCaller implements PooledCalls {
   ) {}
 
   async call(client: CallClient, request: JsonRpcRequest, sink: MessageSink, options: CallOptions = {}): Promise<JsonRpcResponse> {
-    const key = callKey(client.sessionId, request.id);
+    const key = frontKey(client.sessionId, request.id);
     if (this.active.has(key)) return failure(request.id, { code: RPC.INVALID_REQUEST, message: `request id ${String(request.id)} is already in flight` });
     const tool = this.shared ? quietKey(request) : undefined;
     if (tool !== undefined && this.quietness.isQuiet(tool)) return this.onLane(key, tool, client, request, sink, options);
@@ -142,7 +143,7 @@ export class PoolCaller implements PooledCalls {
 
   /** Queued: it leaves the queue, the upstream never sees it. Running: cancelled on its own process. */
   async cancel(client: CallClient, frontId: JsonRpcId, reason?: string, options?: { abandon?: boolean }): Promise<void> {
-    const slot = this.active.get(callKey(client.sessionId, frontId));
+    const slot = this.active.get(frontKey(client.sessionId, frontId));
     if (!slot) return;
     slot.cancelled = true;
     if (slot.ticket.withdraw() || !slot.member) return;
@@ -183,8 +184,4 @@ export class PoolCaller implements PooledCalls {
     const message = err instanceof QueueTimeoutError ? err.message : `upstream '${this.pool.name}' failed: ${err instanceof Error ? err.message : String(err)}`;
     return { code: RPC.INTERNAL_ERROR, message };
   }
-}
-
-function callKey(sessionId: string, id: JsonRpcId): string {
-  return `${sessionId}\u0000${typeof id}:${String(id)}`;
 }

@@ -1,4 +1,5 @@
 import type { JsonRpcRequest } from "../../jsonrpc/message.js";
+import { MCP_NAME_PARAM } from "../../jsonrpc/versions.js";
 import type { StdioPool } from "../stdio/stdio-pool.js";
 import type { PooledProcess } from "./pool-caller.js";
 
@@ -10,10 +11,10 @@ export const FAST_MS = 1_000;
 const MAX_KEYS = 4_096;
 const ASKS = -1;
 
-/** What a tool's calls are known by: the method and the tool, prompt or resource it names. */
+/** What a tool's calls are known by: the method and the tool, prompt or resource it names (the param `Mcp-Name` mirrors). */
 export function quietKey(request: JsonRpcRequest): string | undefined {
-  const params = request.params;
-  const name = request.method === "resources/read" ? params?.uri : params?.name;
+  const param = MCP_NAME_PARAM[request.method];
+  const name = param === undefined ? undefined : request.params?.[param];
   return typeof name === "string" ? `${request.method}\u0000${name}` : undefined;
 }
 
