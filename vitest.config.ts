@@ -17,9 +17,17 @@ export default defineConfig({
         test: { name: "fast", include: ["test/unit/**/*.test.ts", "test/fast/**/*.test.ts"], isolate: false },
       },
       {
-        // The real parts: redis-server, upstream processes, gateway processes.
+        // The real parts: redis-server, upstream processes, gateway processes. Files share their
+        // worker's loaded modules here too: each starts and stops its own processes under its own
+        // Redis key prefix, and none changes module state, so re-importing the SDK and vitest for
+        // every file bought nothing (import time 36 s -> 17 s of a full run).
         extends: true,
-        test: { name: "real", include: ["test/contract/**/*.test.ts", "test/e2e/**/*.test.ts"], globalSetup: ["test/helpers/global-setup.ts"] },
+        test: {
+          name: "real",
+          include: ["test/contract/**/*.test.ts", "test/e2e/**/*.test.ts"],
+          globalSetup: ["test/helpers/global-setup.ts"],
+          isolate: false,
+        },
       },
     ],
   },

@@ -1,11 +1,8 @@
 #!/usr/bin/env node
 import { fileURLToPath } from "node:url";
 import { setFlagsFromString } from "node:v8";
-import { startGateway, type Gateway } from "./app.js";
-import { formatProblems, loadConfig } from "./config/load.js";
+import type { Gateway } from "./app.js";
 import { tasksCommand, TASKS_USAGE } from "./admin/tasks-command.js";
-import { demoServerCommand } from "./demo/command.js";
-import { createLogger } from "./observability/logger.js";
 
 const USAGE = `Usage:
   taskgate [--config FILE] [--port N] [--host H] [--redis URL | --redis-cluster HOST:PORT,...] [--upstream SPEC] [--log-level L]
@@ -18,13 +15,23 @@ front of its bundled demo server over stdio. Every flag has a TASKGATE_* environ
 /** The bundled demo server, next to this file once built. */
 const DEMO_MAIN = fileURLToPath(new URL("./demo/main.js", import.meta.url));
 
+/**
+ * Each command imports only what it runs: the gateway does not load the demo server, and
+ * `taskgate demo-server` (a pool's upstream process, started once per isolated call)
+ * does not load the gateway.
+ */
 async function main(argv: string[]): Promise<number> {
-  if (argv[0] === "demo-server") return demoServerCommand(argv.slice(1));
+  if (argv[0] === "demo-server") return (await import("./demo/command.js")).demoServerCommand(argv.slice(1));
   if (argv[0] === "tasks") return tasksCommand(argv.slice(1), process.env);
   if (argv.includes("--help") || argv.includes("-h")) {
     process.stdout.write(`${USAGE}\n`);
     return 0;
   }
+  const [{ startGateway }, { formatProblems, loadConfig }, { createLogger }] = await Promise.all([
+    import("./app.js"),
+    import("./config/load.js"),
+    import("./observability/logger.js"),
+  ]);
   const loaded = loadConfig({
     argv,
     env: process.env,

@@ -1,7 +1,6 @@
 import type { AuthConfig } from "../config/security-schema.js";
 import { BearerAuthenticator } from "./bearer.js";
 import { HeaderAuthenticator } from "./header.js";
-import { JwtAuthenticator } from "./jwt.js";
 import type { Authenticator } from "./types.js";
 
 export type { Authenticator, AuthRequest, AuthResult } from "./types.js";
@@ -16,8 +15,11 @@ export async function createAuthenticator(config: AuthConfig): Promise<Authentic
       return NO_AUTH;
     case "bearer":
       return new BearerAuthenticator(config.bearer);
-    case "jwt":
+    case "jwt": {
+      // The JOSE library, loaded only in the modes that verify tokens.
+      const { JwtAuthenticator } = await import("./jwt.js");
       return JwtAuthenticator.create(config.jwt);
+    }
     case "header":
       return new HeaderAuthenticator(config.header);
     case "oauth": {

@@ -1,6 +1,6 @@
 import { parseDemoArgs } from "./args.js";
 import { runDemoServer, DEFAULT_DEMO_HOST, type RunningDemoServer } from "./server.js";
-import { DEMO_HTTP_PATH } from "./http.js";
+import { DEMO_HTTP_PATH } from "./http-path.js";
 
 /**
  * `demo-server [--modern [--tasks-extension]] [--http PORT] [--host HOST]`, for dist/demo/main.js and `taskgate demo-server`.

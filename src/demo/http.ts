@@ -5,11 +5,10 @@ import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import { isInitializeRequest } from "@modelcontextprotocol/sdk/types.js";
 import { createDemoServer } from "./create-server.js";
+import { DEMO_HTTP_PATH } from "./http-path.js";
 
 /** Makes the MCP server object of one connection (the SDK binds one to one transport). */
 export type ServerFactory = () => { connect(transport: Transport): Promise<void>; close(): Promise<void> };
-
-export const DEMO_HTTP_PATH = "/mcp";
 
 export interface DemoHttpServer {
   port: number;

@@ -1,8 +1,6 @@
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 import { createDemoServer } from "./create-server.js";
-import { listenDemoHttp, type ServerFactory } from "./http.js";
-import { runModernDemoServer } from "./modern/run.js";
-import { createNativeDemoServer, nativeState } from "./native/native-server.js";
+import type { ServerFactory } from "./http.js";
 
 export interface DemoServerOptions {
   /** Serve Streamable HTTP on this port (0 picks a free one); stdio when omitted. */
@@ -25,12 +23,17 @@ export interface RunningDemoServer {
 
 export const DEFAULT_DEMO_HOST = "127.0.0.1";
 
-/** The blocking demo upstream: over stdio by default, or Streamable HTTP at /mcp. */
+/**
+ * The blocking demo upstream: over stdio by default, or Streamable HTTP at /mcp. Each mode's
+ * modules are imported when it is chosen: a gateway's pool starts a stdio demo process per call
+ * it isolates, and the plain stdio server needs neither the HTTP transport nor the SDK 2.x.
+ */
 export async function runDemoServer(opts: DemoServerOptions = {}): Promise<RunningDemoServer> {
   const log = opts.log ?? ((line: string) => void process.stderr.write(`demo server: ${line}\n`));
-  if (opts.modern) return runModernDemoServer(opts, log);
-  const factory = serverFactory(opts.nativeTasks === true, log);
+  if (opts.modern) return (await import("./modern/run.js")).runModernDemoServer(opts, log);
+  const factory = await serverFactory(opts.nativeTasks === true, log);
   if (opts.http) {
+    const { listenDemoHttp } = await import("./http.js");
     const http = await listenDemoHttp(opts.http.port, opts.http.host ?? DEFAULT_DEMO_HOST, log, factory);
     return { port: http.port, close: once(http.close) };
   }
@@ -38,8 +41,9 @@ export async function runDemoServer(opts: DemoServerOptions = {}): Promise<Runni
 }
 
 /** One server object per connection; the task-native ones share the process's task store. */
-function serverFactory(native: boolean, log: (line: string) => void): ServerFactory {
+async function serverFactory(native: boolean, log: (line: string) => void): Promise<ServerFactory> {
   if (!native) return () => createDemoServer(log);
+  const { createNativeDemoServer, nativeState } = await import("./native/native-server.js");
   const state = nativeState();
   return () => createNativeDemoServer(log, state);
 }

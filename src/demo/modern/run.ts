@@ -2,7 +2,7 @@ import type { AddressInfo } from "node:net";
 import { serve } from "@hono/node-server";
 import { createMcpHandler } from "@modelcontextprotocol/server";
 import { serveStdio } from "@modelcontextprotocol/server/stdio";
-import { DEMO_HTTP_PATH } from "../http.js";
+import { DEMO_HTTP_PATH } from "../http-path.js";
 import type { DemoServerOptions, RunningDemoServer } from "../server.js";
 import { TaskBook } from "./task-book.js";
 import { createTaskDemoServer } from "./task-server.js";

@@ -1,0 +1,2 @@
+/** Where the demo server answers Streamable HTTP, in every mode. */
+export const DEMO_HTTP_PATH = "/mcp";
