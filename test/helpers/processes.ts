@@ -21,16 +21,14 @@ export interface RunningProcess {
 /** Spawn a node script; keeps its output for assertions and failure messages; stop() waits for exit. */
 export function runNode(args: string[], env: NodeJS.ProcessEnv = {}): RunningProcess {
   const proc = spawn(process.execPath, args, { cwd: ROOT, env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
-  let output = "";
-  const keep = (chunk: Buffer) => {
-    output = (output + chunk.toString()).slice(-200_000);
-  };
+  const output = new OutputTail(200_000);
+  const keep = (chunk: Buffer) => output.push(chunk.toString());
   proc.stdout?.on("data", keep);
   proc.stderr?.on("data", keep);
   const exited = new Promise<void>((r) => proc.once("exit", () => r()));
   return {
     proc,
-    output: () => output,
+    output: () => output.text(),
     async stop(signal = "SIGTERM") {
       if (proc.exitCode !== null || proc.signalCode !== null) return;
       proc.kill(signal);
@@ -39,6 +37,30 @@ export function runNode(args: string[], env: NodeJS.ProcessEnv = {}): RunningPro
       clearTimeout(timer);
     },
   };
+}
+
+/**
+ * The last `limit` characters a process wrote. Chunks are joined when read or when twice the limit
+ * piled up, not on every chunk: a gateway logging at debug writes thousands of chunks, and copying
+ * the whole tail for each was a measurable share of a worker's CPU.
+ */
+class OutputTail {
+  private chunks: string[] = [];
+  private length = 0;
+  constructor(private readonly limit: number) {}
+
+  push(chunk: string): void {
+    this.chunks.push(chunk);
+    this.length += chunk.length;
+    if (this.length > 2 * this.limit) this.text();
+  }
+
+  text(): string {
+    const joined = this.chunks.join("").slice(-this.limit);
+    this.chunks = [joined];
+    this.length = joined.length;
+    return joined;
+  }
 }
 
 export interface GatewayProcess extends RunningProcess {

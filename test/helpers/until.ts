@@ -26,7 +26,7 @@ export async function untilTask(urls: string | readonly string[], taskId: string
       const task = reply?.body?.result;
       return task && accept(task) ? task : undefined;
     },
-    { timeoutMs: options.timeoutMs ?? 15_000, intervalMs: 50, what: `task ${taskId} to reach ${options.what ?? "a state"}` },
+    { timeoutMs: options.timeoutMs ?? 15_000, intervalMs: 100, what: `task ${taskId} to reach ${options.what ?? "a state"}` },
   );
 }
 
