@@ -6,7 +6,7 @@ export class StopWaiting extends Error {
 /** Poll `check` until it returns a truthy value or the deadline passes. Never a fixed sleep. */
 export async function waitFor<T>(
   check: () => T | Promise<T>,
-  { timeoutMs = 10_000, intervalMs = 25, what = "condition" }: { timeoutMs?: number; intervalMs?: number; what?: string } = {},
+  { timeoutMs = 10_000, intervalMs = 50, what = "condition" }: { timeoutMs?: number; intervalMs?: number; what?: string } = {},
 ): Promise<NonNullable<T>> {
   const deadline = Date.now() + timeoutMs;
   let lastError: unknown;
