@@ -120,7 +120,10 @@ function plan(i: number, random: () => number): Plan {
   }
   if (i % 3 === 1) return { tool: "deploy", args: { service: `svc-${i}`, seconds: 0 }, confirm: random() < 0.7 };
   const cancel = random() < 0.5;
-  return { tool: "sleep", args: { seconds: 3, progressIntervalMs: 500 }, ...(cancel ? { cancelAfterMs: Math.floor(random() * 1_500) } : {}) };
+  // Long enough to outlive the Redis crash: it comes right after the burst of acknowledgements, so
+  // a planned cancel is written only once Redis is back (outages of 0.6–2.7 s seen under a full
+  // suite). With 3 s sleeps, a 2.7 s outage let every sleep finish before its cancel landed.
+  return { tool: "sleep", args: { seconds: 6, progressIntervalMs: 500 }, ...(cancel ? { cancelAfterMs: Math.floor(random() * 1_500) } : {}) };
 }
 
 /**
