@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { execFileSync } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { get } from "node:http";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { stringify } from "yaml";
@@ -82,7 +83,7 @@ export async function startGateway(config: Record<string, unknown>, env: NodeJS.
   await waitFor(
     async () => {
       if (running.proc.exitCode !== null) throw new Error(`taskgate exited: ${running.output()}`);
-      return (await fetch(`${url}/readyz`).catch(() => undefined))?.ok;
+      return (await statusOf(`${url}/readyz`)) === 200;
     },
     { timeoutMs: 15_000, what: `taskgate ready on ${url}` },
   ).catch((err: Error) => {
@@ -94,6 +95,22 @@ export async function startGateway(config: Record<string, unknown>, env: NodeJS.
     rmSync(dir, { recursive: true, force: true });
   };
   return { ...running, stop, url, port, mcpUrl: `${url}/mcp` };
+}
+
+/**
+ * The status of a GET, or undefined when nothing answers. Plain node:http, not fetch: a gateway
+ * is polled some 20 times while it starts, and each refused fetch cost the test worker more CPU
+ * than the request itself.
+ */
+function statusOf(url: string): Promise<number | undefined> {
+  return new Promise((resolve) => {
+    const req = get(url, { agent: false, timeout: 2_000 }, (res) => {
+      res.resume();
+      resolve(res.statusCode);
+    });
+    req.on("timeout", () => req.destroy());
+    req.on("error", () => resolve(undefined));
+  });
 }
 
 /** The demo server over Streamable HTTP on a free port; `--native-tasks` or `--modern` for its other servers. */
