@@ -4,6 +4,11 @@ export const MODERN = "2026-07-28";
 export const TASKS_EXT = "io.modelcontextprotocol/tasks";
 export const WITH_TASKS = { extensions: { [TASKS_EXT]: {} } };
 
+/**
+ * Which param `Mcp-Name` mirrors, written out from SEP-2243 and the tasks extension rather than
+ * imported from src/jsonrpc/versions.ts: the test client builds its headers on its own, so a wrong
+ * entry in the gateway's table fails a test instead of agreeing with itself.
+ */
 const NAME_PARAM: Record<string, string> = {
   "tools/call": "name",
   "prompts/get": "name",
