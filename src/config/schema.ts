@@ -92,16 +92,16 @@ const Upstream = z
       .enum(["pool", "shared", "per-call"])
       .default("pool")
       .describe(
-        "stdio only (HTTP ties questions to their call by the call's own stream). pool: each tools/call, prompts/get and resources/read runs alone on a process of a pool of poolSize, reused after a call that ended cleanly, replaced after a cancelled or abandoned one; everything else stays on one home process. shared: one process for everything (for servers that keep state between calls); a question that cannot be tied to one call is refused. per-call: like pool, but a process is never reused.",
+        "pool: each tools/call, prompts/get and resources/read runs alone on a member of a pool of poolSize (stdio: a process; HTTP: an upstream session with its own GET stream), so whatever the upstream asks outside the call's own stream belongs to that call; a member is reused after a call that ended cleanly, replaced after a cancelled, timed-out or abandoned one; everything else stays on one home process or session. An HTTP upstream that keeps no sessions (no Mcp-Session-Id, or the 2026-07-28 wire) runs calls as shared does. shared: one process or session for everything (for servers that keep state per session); a question that cannot be tied to one call is refused. per-call: like pool, but a member is never reused.",
       ),
     poolSize: z
       .number()
       .int()
       .min(1)
-      .max(64)
-      .default(8)
+      .max(1024)
+      .optional()
       .describe(
-        "stdio, isolation pool or per-call: most processes running calls at once, besides the home process; also the bulkhead (calls beyond it queue).",
+        "isolation pool or per-call: most processes (stdio) or upstream sessions (HTTP) running calls at once, besides the home one; also the bulkhead (calls beyond it queue). Default 8 for stdio, 64 for HTTP.",
       ),
     shareQuietCalls: z
       .boolean()
@@ -115,7 +115,9 @@ const Upstream = z
       .min(0)
       .max(64)
       .default(2)
-      .describe("With isolation: per-call, how many initialized processes are kept warm for the next calls (pool keeps one)."),
+      .describe(
+        "With isolation: per-call, how many initialized processes (stdio) are kept warm for the next calls (pool keeps one; an HTTP pool warms with its first call).",
+      ),
     unawareClients: unawareOverride("this upstream's tools"),
     nativeTasks: NativeTasks.default("auto").describe(
       "An upstream that runs tools/call as tasks of its own (2025-11-25 `tasks.requests.tools.call`): a tool it marks `required` is always called as its task and bridged to the front (advertised as required). One it marks `optional`: auto: called as its task when the front call becomes a task (taskgate then follows the upstream's task instead of holding the call); off: never (taskgate runs it as a task of its own, as for any blocking server). Tools marked forbidden or not at all are never called as its tasks.",
@@ -127,7 +129,7 @@ const Upstream = z
       .max(10_000)
       .default(64)
       .describe(
-        "HTTP upstreams, isolation: shared, and the quiet lane of isolation: pool: most tools/call, prompts/get and resources/read in flight at once; calls beyond it queue (a pooled stdio upstream's calls that run alone use poolSize).",
+        "isolation: shared, the quiet lane of isolation: pool, and an HTTP upstream that keeps no sessions: most tools/call, prompts/get and resources/read in flight at once; calls beyond it queue (calls that run alone on a pool member use poolSize).",
       ),
     queueTimeoutMs: z
       .number()
@@ -150,10 +152,6 @@ const Upstream = z
   .strict()
   .refine((u) => (u.stdio === undefined) !== (u.http === undefined), {
     message: "give exactly one of stdio or http",
-  })
-  .refine((u) => u.isolation !== "per-call" || u.stdio !== undefined, {
-    message: "isolation: per-call needs a stdio upstream (an HTTP upstream ties requests to their call by the call's own stream)",
-    path: ["isolation"],
   });
 
 const toolName = (name: string, what: string) =>

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { CROWDED_MS, CROWDED_WAITING_PER_PROCESS, GrowthRule, STALL_MS } from "../../src/upstream/stdio/pool-growth.js";
+import { CROWDED_MS, CROWDED_WAITING_PER_PROCESS, GrowthRule, STALL_MS } from "../../src/upstream/mux/pool-growth.js";
 
 /** Returns at a steady pace over `ms`, each finding `waiting` calls queued and `inUse` processes out. */
 function steady(rule: GrowthRule, from: number, ms: number, waiting: number, inUse: number): boolean[] {

@@ -13,6 +13,7 @@ const INITIALIZE_TIMEOUT_MS = 30_000;
 const RECONNECT_INITIAL_MS = 200;
 const RECONNECT_MAX_MS = 10_000;
 const DELETE_TIMEOUT_MS = 2_000;
+const GET_STREAM_WAIT_MS = 2_000;
 
 /**
  * One upstream session over Streamable HTTP. A 404 (the upstream forgot the session) is met with
@@ -74,8 +75,15 @@ export class HttpConnector extends CoreConnector {
     if (this.closing) return; // closed while initializing: no stream may outlive close()
     // The 2026-07-28 wire has no GET stream (https://modelcontextprotocol.io/specification/2026-07-28/basic/transports/streamable-http).
     if (this.core.generation() === "modern") return;
-    this.listen = new ListenStream(this.link);
-    this.listen.start();
+    const listen = new ListenStream(this.link);
+    this.listen = listen;
+    listen.start();
+    // Ready once the GET stream is open, so a question asked outside any request right after (a
+    // pooled session's call asking through `server.elicitInput`) finds it; bounded, since a server
+    // may hold its GET answer back until it has something to send.
+    let timer: NodeJS.Timeout | undefined;
+    const waited = new Promise<void>((resolve) => (timer = setTimeout(resolve, GET_STREAM_WAIT_MS)));
+    await Promise.race([listen.opened, waited]).finally(() => clearTimeout(timer));
   }
 
   /** Every request that met the 404 waits for the same renewal; a late 404 of an old session waits for nothing. */

@@ -16,6 +16,13 @@ export class ListenStream {
   private readonly stopped = new AbortController();
   private readonly backoff = new Backoff(RECONNECT_INITIAL_MS, RECONNECT_MAX_MS);
   private lastEventId: string | undefined;
+  private markOpened: () => void = () => undefined;
+  /**
+   * Settles once the first GET was answered (the stream is open, or the upstream offers none) or
+   * could not be made. A server that asks outside any request (the SDK's `server.elicitInput`)
+   * writes to this stream only while it is open: without an event store, what it sends before is lost.
+   */
+  readonly opened = new Promise<void>((resolve) => (this.markOpened = resolve));
 
   constructor(private readonly link: HttpLink) {}
 
@@ -25,6 +32,7 @@ export class ListenStream {
 
   stop(): void {
     this.stopped.abort();
+    this.markOpened();
   }
 
   private async run(): Promise<void> {
@@ -45,9 +53,11 @@ export class ListenStream {
     try {
       response = await fetch(this.link.config.url, { method: "GET", headers: this.link.headers(extra), signal });
     } catch (err) {
+      this.markOpened();
       if (!signal.aborted) this.link.hooks.unreachable(unreachable(this.link.name, this.link.config.url, err));
       return "stop";
     }
+    this.markOpened();
     if (response.status === 405) return this.end(response, "the upstream offers no GET stream (405)");
     if (response.status === 404 && sessionId !== undefined) {
       void this.link.hooks.sessionLost(sessionId).catch(() => undefined);

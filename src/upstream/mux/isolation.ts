@@ -2,7 +2,8 @@ import type { UpstreamConfig } from "../../config/schema.js";
 import type { Logger } from "../../observability/logger.js";
 import type { Metrics } from "../../observability/metrics.js";
 import type { UpstreamConnector } from "../connector.js";
-import { StdioPool, type PoolOptions } from "../stdio/stdio-pool.js";
+import { HttpConnector } from "../http/http-connector.js";
+import { StdioConnector } from "../stdio/stdio-connector.js";
 import { Bulkhead } from "./bulkhead.js";
 import { ListChangedHub } from "./list-changed.js";
 import { PoolCaller, type PooledProcess, type SharedQuietCalls } from "./pool-caller.js";
@@ -10,11 +11,12 @@ import { QuietLane } from "./quiet-lane.js";
 import { Relay } from "./relay.js";
 import { SessionStreams } from "./session-streams.js";
 import type { QuestionPolicy } from "./unowned.js";
+import { UpstreamPool, type PoolOptions, type PoolSource } from "./upstream-pool.js";
 
 /** One upstream's way of running calls: the relay over its home connection, and its pool if it has one. */
 export interface UpstreamCalls {
   relay: Relay;
-  /** Set for a pooled stdio upstream (isolation pool or per-call). */
+  /** Set for a pooled upstream (isolation pool or per-call). */
   pool?: PoolCaller;
   /** Said once at start, so an operator sees what each upstream costs. */
   describe: Record<string, unknown>;
@@ -24,47 +26,96 @@ export interface UpstreamCalls {
   warmed(): boolean;
 }
 
+/** An HTTP upstream's pool is bigger by default: a session costs an `initialize` and a GET stream, not a process. */
+export const HTTP_POOL_SIZE = 64;
+const STDIO_POOL_SIZE = 8;
+const HTTP_RETRY_INITIAL_MS = 200;
+const HTTP_RETRY_MAX_MS = 10_000;
+
 /**
- * Builds what `upstreams[].isolation` asks for (README: Isolation). An HTTP upstream ties each
- * question to its call by the call's own stream, so it has no pool; its bulkhead is maxInFlight,
- * as for `shared` stdio. A pooled stdio upstream's bulkhead is its pool size.
+ * Builds what `upstreams[].isolation` asks for (README: Isolation). `shared`: every call on the
+ * home connection, bounded by `maxInFlight`. `pool` and `per-call`: each call alone on a member
+ * of a pool (a stdio process, or an HTTP session with its own GET stream), so what the upstream
+ * asks outside a call's own stream (stdio: anywhere; HTTP: the session's GET stream, where the
+ * SDK's `server.elicitInput(...)` goes) belongs to that call. The pool size is the bulkhead.
+ * An HTTP upstream that keeps no sessions (no `Mcp-Session-Id`, or the 2026-07-28 wire, where
+ * every question comes on its call's own stream) runs its calls on the home connection as
+ * `shared` does: a pool would add nothing but handshakes.
  */
 export function upstreamCalls(u: UpstreamConfig, home: UpstreamConnector, logger: Logger, idPrefix: string, metrics: Metrics): UpstreamCalls {
-  const questions: QuestionPolicy = { transport: u.stdio ? "stdio" : "http", roots: u.roots };
+  const transport = u.stdio ? "stdio" : "http";
+  const questions: QuestionPolicy = { transport, roots: u.roots };
   // A list may change in any process of the upstream: one hub for the home relay and the pool's.
   const listChanged = new ListChangedHub();
-  const stdio = u.stdio;
-  if (!stdio || u.isolation === "shared") {
+  if (u.isolation === "shared") {
     const bulkhead = bulkheadOf(u, u.maxInFlight, metrics);
+    watchQueues(u, metrics, [bulkhead]);
     const relay = new Relay(home, logger, idPrefix, metrics, { bulkhead, questions, listChanged });
-    return { relay, describe: { isolation: stdio ? "shared" : "by stream (http)", maxInFlight: u.maxInFlight }, start: () => undefined, warmed: () => true };
+    return { relay, describe: { isolation: "shared", maxInFlight: u.maxInFlight }, start: () => undefined, warmed: () => true };
   }
   const reuse = u.isolation === "pool";
-  const options: PoolOptions = { size: u.poolSize, warm: reuse ? 1 : Math.min(u.perCallPool, u.poolSize), reuse, generation: u.generation };
+  const size = u.poolSize ?? (u.stdio ? STDIO_POOL_SIZE : HTTP_POOL_SIZE);
+  const options: PoolOptions = { size, warm: reuse ? 1 : Math.min(u.perCallPool, size), reuse };
   const streams = new SessionStreams();
-  const pool = new StdioPool<PooledProcess>(u.name, stdio, options, logger, (connector, id) => ({
+  const pooled: QuestionPolicy = { ...questions, oneCallPerConnection: true };
+  const pool = new UpstreamPool<PooledProcess>(u.name, poolSource(u), options, logger, (connector, id) => ({
     connector,
-    relay: new Relay(connector, logger.child({ process: id }), `${idPrefix}-p${id}`, metrics, { questions, streams, poolMember: true, listChanged }),
+    relay: new Relay(connector, logger.child({ [transport === "stdio" ? "process" : "session"]: id }), `${idPrefix}-p${id}`, metrics, {
+      questions: pooled,
+      streams,
+      poolMember: true,
+      listChanged,
+    }),
   }));
   metrics.watchPool(u.name, () => pool.counts());
-  const alone = bulkheadOf(u, u.poolSize, metrics);
+  const alone = bulkheadOf(u, size, metrics);
   // The quiet lane's bound is maxInFlight, as shared's is; the queue gauge counts both queues.
   const shared: SharedQuietCalls | undefined =
-    reuse && u.shareQuietCalls ? { lane: new QuietLane(pool), bulkhead: bulkheadOf(u, u.maxInFlight, metrics, alone) } : undefined;
-  const caller = new PoolCaller(pool, alone, shared);
-  // What a pool process says outside its call (list_changed, resources/updated) reaches the front sessions' streams.
-  const relay = new Relay(home, logger, idPrefix, metrics, { calls: caller, questions, streams, listChanged });
+    reuse && u.shareQuietCalls ? { lane: new QuietLane(pool), bulkhead: bulkheadOf(u, u.maxInFlight, metrics) } : undefined;
+  // Over HTTP the pool serves an upstream that keeps sessions; the calls of one that keeps none stay home.
+  const keepsSessions = u.stdio ? undefined : () => home.session() !== undefined;
+  const caller = new PoolCaller(pool, alone, shared, keepsSessions);
+  // What a pool member says outside its call (list_changed, resources/updated) reaches the front sessions' streams.
+  const bulkhead = keepsSessions ? bulkheadOf(u, u.maxInFlight, metrics) : undefined;
+  // The queue gauge counts every queue a call of this upstream may wait in.
+  watchQueues(u, metrics, [alone, shared?.bulkhead, bulkhead]);
+  const relay = new Relay(home, logger, idPrefix, metrics, { calls: caller, bulkhead, questions, streams, listChanged });
+  caller.attachHome(relay);
+  // An HTTP pool warms with its first call: whether the upstream keeps sessions is known only then.
+  const warmsAtStart = u.stdio !== undefined;
   return {
     relay,
     pool: caller,
-    describe: { isolation: u.isolation, poolSize: u.poolSize, warm: options.warm, ...(reuse ? { shareQuietCalls: u.shareQuietCalls } : {}) },
-    start: () => pool.start(),
-    warmed: () => pool.warmed,
+    describe: { isolation: u.isolation, poolSize: size, warm: warmsAtStart ? options.warm : 0, ...(reuse ? { shareQuietCalls: u.shareQuietCalls } : {}) },
+    start: () => (warmsAtStart ? pool.start() : undefined),
+    warmed: () => !warmsAtStart || pool.warmed,
   };
 }
 
-function bulkheadOf(u: UpstreamConfig, limit: number, metrics: Metrics, beside?: Bulkhead): Bulkhead {
-  const bulkhead = new Bulkhead(u.name, limit, u.queueTimeoutMs, { waited: (seconds) => metrics.queueWaited(u.name, seconds) });
-  metrics.watchQueue(u.name, beside ? () => bulkhead.queued + beside.queued : () => bulkhead.queued);
-  return bulkhead;
+/** Where a pool's members come from: processes of the stdio command, or sessions of the HTTP URL. */
+function poolSource(u: UpstreamConfig): PoolSource {
+  const { stdio, http, name, generation } = u;
+  if (stdio)
+    return {
+      connect: (logger) => new StdioConnector(name, stdio, logger, generation),
+      unit: "process",
+      retryInitialMs: stdio.restartInitialDelayMs,
+      retryMaxMs: stdio.restartMaxDelayMs,
+    };
+  if (!http) throw new Error(`upstream '${name}' has neither stdio nor http`);
+  return {
+    connect: (logger) => new HttpConnector(name, http, logger, generation),
+    unit: "session",
+    retryInitialMs: HTTP_RETRY_INITIAL_MS,
+    retryMaxMs: HTTP_RETRY_MAX_MS,
+  };
+}
+
+function bulkheadOf(u: UpstreamConfig, limit: number, metrics: Metrics): Bulkhead {
+  return new Bulkhead(u.name, limit, u.queueTimeoutMs, { waited: (seconds) => metrics.queueWaited(u.name, seconds) });
+}
+
+function watchQueues(u: UpstreamConfig, metrics: Metrics, bulkheads: ReadonlyArray<Bulkhead | undefined>): void {
+  const all = bulkheads.filter((b) => b !== undefined);
+  metrics.watchQueue(u.name, () => all.reduce((sum, b) => sum + b.queued, 0));
 }

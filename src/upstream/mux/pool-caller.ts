@@ -1,7 +1,7 @@
 import { failure, type JsonRpcErrorObject, type JsonRpcId, type JsonRpcRequest, type JsonRpcResponse } from "../../jsonrpc/message.js";
 import type { MessageSink } from "../../jsonrpc/sink.js";
 import type { CallClient } from "../caller.js";
-import type { PoolMember, StdioPool } from "../stdio/stdio-pool.js";
+import type { PoolMember, UpstreamPool } from "./upstream-pool.js";
 import { LeftQueueError, QueueTimeoutError, type Bulkhead, type Ticket } from "./bulkhead.js";
 import { queueNotices } from "./queued.js";
 import { FAST_MS, quietKey, Quietness, type LaneProcess, type QuietLane } from "./quiet-lane.js";
@@ -32,9 +32,9 @@ export interface SharedQuietCalls {
 }
 
 /**
- * `isolation: pool` (the default for stdio) and `per-call`: every tools/call, prompts/get and
- * resources/read runs alone on a process of the upstream's pool, so whatever that process asks
- * belongs to that call (design.md, attribution). At most `poolSize` run at once, the rest wait
+ * `isolation: pool` (the default) and `per-call`: every tools/call, prompts/get and resources/read
+ * runs alone on a member of the upstream's pool (a stdio process, an HTTP session), so whatever
+ * that member asks belongs to that call (design.md, attribution). At most `poolSize` run at once, the rest wait
  * their turn in the bulkhead's queue. A process whose call ended cleanly (the server answered it,
  * nobody cancelled it) serves the next call; any other is retired: its open questions are answered
  * as cancelled so its handler can unwind, and it is ended after the kill ladder's grace, since its
@@ -44,16 +44,32 @@ export interface SharedQuietCalls {
 export class PoolCaller implements PooledCalls {
   private readonly active = new Map<string, Slot>();
   private readonly quietness = new Quietness();
+  /** Calls run on the home connection because the upstream keeps no sessions (HTTP). */
+  private readonly atHome = new Set<string>();
+  /** The relay over the home connection, where the calls go that the pool does not take. */
+  private home: Relay | undefined;
 
   constructor(
-    private readonly pool: StdioPool<PooledProcess>,
+    private readonly pool: UpstreamPool<PooledProcess>,
     private readonly bulkhead: Bulkhead,
     /** Set with `shareQuietCalls` (isolation pool). */
     private readonly shared?: SharedQuietCalls,
+    /** HTTP: whether the upstream keeps sessions; one that keeps none runs its calls on the home connection. */
+    private readonly keepsSessions?: () => boolean,
   ) {}
+
+  takesCalls(): boolean {
+    return this.keepsSessions?.() ?? true;
+  }
+
+  /** The home relay, which hands this pool its calls and runs those the pool does not take. */
+  attachHome(relay: Relay): void {
+    this.home = relay;
+  }
 
   async call(client: CallClient, request: JsonRpcRequest, sink: MessageSink, options: CallOptions = {}): Promise<JsonRpcResponse> {
     const key = frontKey(client.sessionId, request.id);
+    if (this.home && !this.takesCalls()) return this.atHomeCall(key, client, request, sink, options);
     if (this.active.has(key)) return failure(request.id, { code: RPC.INVALID_REQUEST, message: `request id ${String(request.id)} is already in flight` });
     const tool = this.shared ? quietKey(request) : undefined;
     if (tool !== undefined && this.quietness.isQuiet(tool)) return this.onLane(key, tool, client, request, sink, options);
@@ -141,9 +157,21 @@ export class PoolCaller implements PooledCalls {
     }
   }
 
+  /** On the home connection, as `shared` runs it (its bulkhead is maxInFlight). */
+  private async atHomeCall(key: string, client: CallClient, request: JsonRpcRequest, sink: MessageSink, options: CallOptions): Promise<JsonRpcResponse> {
+    this.atHome.add(key);
+    try {
+      return await (this.home as Relay).call(client, request, sink, options);
+    } finally {
+      this.atHome.delete(key);
+    }
+  }
+
   /** Queued: it leaves the queue, the upstream never sees it. Running: cancelled on its own process. */
   async cancel(client: CallClient, frontId: JsonRpcId, reason?: string, options?: { abandon?: boolean }): Promise<void> {
-    const slot = this.active.get(frontKey(client.sessionId, frontId));
+    const key = frontKey(client.sessionId, frontId);
+    if (this.atHome.has(key)) return this.home?.cancelHere(client, frontId, reason, options);
+    const slot = this.active.get(key);
     if (!slot) return;
     slot.cancelled = true;
     if (slot.ticket.withdraw() || !slot.member) return;
@@ -155,7 +183,7 @@ export class PoolCaller implements PooledCalls {
   /** Front ids of questions are minted per process, so only the right relay takes the answer. */
   async answer(client: CallClient, response: JsonRpcResponse): Promise<boolean> {
     for (const { member } of this.active.values()) if (member && (await member.relay.answer(client, response))) return true;
-    return false;
+    return this.atHome.size > 0 && this.home !== undefined && this.home.questions.answer(client, response);
   }
 
   async endSession(client: CallClient): Promise<void> {

@@ -86,15 +86,15 @@ export class Questions {
   /**
    * The call a question belongs to: the one whose stream it came on (HTTP); the tasks/result of
    * the upstream task its related-task `_meta` names (https://modelcontextprotocol.io/specification/2025-11-25/basic/utilities/tasks,
-   * Related Task Metadata; a sure link on a shared stdio process too, #15); else, on stdio, the
-   * only call in flight.
+   * Related Task Metadata; a sure link on a shared stdio process too); else, on stdio or on a
+   * pooled HTTP session (its GET stream), the only call in flight.
    */
   private askingCall(request: JsonRpcRequest, relatedTo: JsonRpcId | undefined): AskingCall | undefined {
     if (relatedTo !== undefined) return this.calls.byUpstreamId(relatedTo);
     const related = relatedTaskOf(request);
     // A question about a task nobody follows here is nobody's: never guessed onto another call.
     if (related !== undefined) return this.calls.byRelatedTask(related);
-    return this.policy.transport === "stdio" ? this.calls.only() : undefined;
+    return this.policy.transport === "stdio" || this.policy.oneCallPerConnection ? this.calls.only() : undefined;
   }
 
   /** The client's answer to a question relayed to it. False when nothing waits for it. */
@@ -159,7 +159,7 @@ export class Questions {
   }
 
   private unowned(request: JsonRpcRequest, relatedTo: JsonRpcId | undefined): Promise<void> {
-    if (relatedTo !== undefined || this.policy.transport !== "stdio" || this.calls.size === 0)
+    if (relatedTo !== undefined || (this.policy.transport !== "stdio" && !this.policy.oneCallPerConnection) || this.calls.size === 0)
       return this.reply(request.id, answerUnowned(request, this.policy, this.logger));
     this.logger.warn(
       { method: request.method, callsInFlight: this.calls.size },

@@ -1,6 +1,6 @@
 import type { JsonRpcRequest } from "../../jsonrpc/message.js";
 import { MCP_NAME_PARAM } from "../../jsonrpc/versions.js";
-import type { StdioPool } from "../stdio/stdio-pool.js";
+import type { UpstreamPool } from "./upstream-pool.js";
 import type { PooledProcess } from "./pool-caller.js";
 
 /** Runs alone that must each be fast and ask nothing before a tool's calls share the lane. */
@@ -68,7 +68,7 @@ export class QuietLane {
   private current: LaneProcess | undefined;
   private taking: Promise<LaneProcess> | undefined;
 
-  constructor(private readonly pool: StdioPool<PooledProcess>) {}
+  constructor(private readonly pool: UpstreamPool<PooledProcess>) {}
 
   /** The open lane's process for one more call, at once; undefined when none is open. */
   enterOpen(): LaneProcess | undefined {

@@ -13,14 +13,16 @@ export type { CallOptions } from "../caller.js";
 /** Calls made on processes of their own (`isolation: pool`): the relay hands them over. */
 export interface PooledCalls extends UpstreamCaller {
   endSession(client: CallClient): Promise<void>;
+  /** False when the upstream's calls run on the home connection after all (an HTTP upstream that keeps no sessions). */
+  takesCalls(): boolean;
 }
 
 export interface RelayOptions {
-  /** Set on the home process of a pooled stdio upstream: the methods in CALL_METHODS go there. */
+  /** Set on the home connection of a pooled upstream: the methods in CALL_METHODS go there. */
   calls?: PooledCalls | undefined;
-  /** The upstream's bulkhead (HTTP, isolation shared): calls beyond it wait their turn. */
+  /** The upstream's bulkhead for calls run on this connection (isolation shared; an HTTP upstream without sessions): calls beyond it wait their turn. */
   bulkhead?: Bulkhead | undefined;
-  /** Questions that belong to no call; and whether a lone call on this connection owns the rest (stdio). */
+  /** Questions that belong to no call; and whether a lone call on this connection owns the rest. */
   questions?: QuestionPolicy | undefined;
   /** The front sessions' streams, when the relays of a pool share the home relay's. */
   streams?: SessionStreams | undefined;

@@ -92,7 +92,8 @@ export class Relay implements UpstreamCaller {
   call(client: FrontClient, request: JsonRpcRequest, sink: MessageSink, options: CallOptions = {}): Promise<JsonRpcResponse> {
     const pooled = this.options.calls;
     // A task-augmented call stays on the home process, where its tasks/get and tasks/result go too (#15).
-    if (pooled && CALL_METHODS.has(request.method) && request.params?.task === undefined) return pooled.call(client, request, sink, options);
+    if (pooled && CALL_METHODS.has(request.method) && request.params?.task === undefined && pooled.takesCalls())
+      return pooled.call(client, request, sink, options);
     const started = performance.now();
     // Without a tracing SDK no span, nor its attributes and closure, is made per call (#16).
     if (!tracingEnabled()) return this.relayCall(client, request, sink, options).then((response) => this.measured(request, response, started, options));
@@ -176,6 +177,11 @@ export class Relay implements UpstreamCaller {
    */
   async cancel(client: FrontClient, frontId: JsonRpcId, reason?: string, { abandon = true } = {}): Promise<void> {
     await this.options.calls?.cancel(client, frontId, reason, { abandon });
+    await this.cancelHere(client, frontId, reason, { abandon });
+  }
+
+  /** `cancel` of a call this relay runs itself, never handed over to the pool. */
+  async cancelHere(client: FrontClient, frontId: JsonRpcId, reason?: string, { abandon = true } = {}): Promise<void> {
     const call = this.byFront.get(frontKey(client.sessionId, frontId));
     if (!call) return;
     // Still queued: it leaves the queue and the upstream never sees it.

@@ -11,6 +11,12 @@ export interface Root {
 export interface QuestionPolicy {
   /** Decides which advice the log gives: over HTTP attribution is by stream, over stdio by process. */
   transport: "stdio" | "http";
+  /**
+   * The connection runs one call at a time (a pool member: a stdio process, an HTTP session): a
+   * question outside any call's stream (HTTP: on the session's GET stream) belongs to its call.
+   * Over stdio a lone call owns its process's questions in any case.
+   */
+  oneCallPerConnection?: boolean;
   /** upstreams[].roots: the answer to a roots/list outside any call. */
   roots?: readonly Root[] | undefined;
 }
@@ -23,7 +29,12 @@ export type Outcome = { result: Record<string, unknown> } | { error: JsonRpcErro
  * `initialized`. Nobody can be asked, so roots come from the configuration and the rest is refused.
  */
 export function answerUnowned(request: JsonRpcRequest, policy: QuestionPolicy, logger: Logger): Outcome {
-  const where = policy.transport === "stdio" ? "no client call was running on its process" : "it came outside any client call's stream";
+  const where =
+    policy.transport === "stdio"
+      ? "no client call was running on its process"
+      : policy.oneCallPerConnection
+        ? "no client call was running on its upstream session"
+        : "it came outside any client call's stream";
   if (request.method === "roots/list" && policy.roots) {
     logger.info({ method: request.method, roots: policy.roots.length }, `answered the upstream's roots/list from upstreams[].roots (${where})`);
     return { result: { roots: policy.roots.map((r) => ({ ...r })) } };

@@ -1,9 +1,8 @@
-import type { GenerationSetting } from "../negotiate.js";
-import type { StdioConnector } from "./stdio-connector.js";
+import type { UpstreamConnector } from "../connector.js";
 
 /** What the pool holds per process: the connector, and whatever its user attached to it at birth. */
 export interface PoolMember {
-  readonly connector: StdioConnector;
+  readonly connector: UpstreamConnector;
 }
 
 export interface PoolOptions {
@@ -13,8 +12,6 @@ export interface PoolOptions {
   warm: number;
   /** Whether a process that ended its call cleanly goes back for the next one (pool) or is ended (per-call). */
   reuse: boolean;
-  /** upstreams[].generation, for each process's negotiation. */
-  generation?: GenerationSetting | undefined;
 }
 
 export type PoolState = "idle" | "busy" | "starting" | "stopping";
@@ -25,7 +22,7 @@ export type PoolState = "idle" | "busy" | "starting" | "stopping";
  * asks at start (the roots/list of the reference filesystem server) arrives before any call is
  * given the process, and is answered as belonging to no call.
  */
-export async function started(connector: StdioConnector): Promise<void> {
+export async function started(connector: UpstreamConnector): Promise<void> {
   await connector.start();
   // Any answer will do, an error too: only its place in the stream matters.
   await connector.request({ method: "ping" }).catch(() => undefined);

@@ -1,9 +1,8 @@
-import type { StdioUpstreamConfig } from "../../config/schema.js";
 import type { Logger } from "../../observability/logger.js";
 import { Backoff } from "../backoff.js";
+import type { UpstreamConnector } from "../connector.js";
 import { GrowthRule, STALL_MS } from "./pool-growth.js";
 import { started, type PoolMember, type PoolOptions, type PoolState } from "./pool-member.js";
-import { StdioConnector } from "./stdio-connector.js";
 
 export type { PoolMember, PoolOptions, PoolState } from "./pool-member.js";
 
@@ -14,16 +13,29 @@ interface Waiting<M> {
   since: number;
 }
 
+/** How a pool makes its members: a new connector (a process, or an HTTP session) and the words for it. */
+export interface PoolSource {
+  /** A connector not yet started: a stdio process, or a session of an HTTP upstream. */
+  connect(logger: Logger, id: number): UpstreamConnector;
+  /** What a member is, for logs and errors: "process" (stdio) or "session" (HTTP). */
+  unit: "process" | "session";
+  /** Delays between attempts after a member could not start. */
+  retryInitialMs: number;
+  retryMaxMs: number;
+}
+
 /**
- * Initialized upstream processes for the calls of one stdio upstream (`isolation: pool` and
- * `per-call`): each runs one call at a time, so everything it asks belongs to that call. A
- * process comes back after a clean end and is ended (the stdio kill ladder) after any other: its
- * handler may still run and ask. `create` attaches the member's listener before the process
- * starts, so what it says right at start (a roots/list) is heard. Spawning and killing stay in
- * the stdio connector; the callers above bound how many are taken at once. Calls that wait for a
- * process share one timer and one queue; when the pool grows is `GrowthRule`'s (pool-growth.ts).
+ * Initialized upstream connections for the calls of one upstream (`isolation: pool` and
+ * `per-call`): stdio processes, or sessions of an HTTP upstream, each with its own session id and
+ * GET stream. Each runs one call at a time, so everything it asks, on whatever stream, belongs to
+ * that call. A member comes back after a clean end and is ended (the stdio kill ladder; DELETE of
+ * the HTTP session) after any other: its handler may still run and ask. `create` attaches the
+ * member's listener before it starts, so what it says right at start (a roots/list) is heard.
+ * Spawning, connecting and ending stay in the connectors; the callers above bound how many are
+ * taken at once. Calls that wait for a member share one timer and one queue; when the pool grows
+ * is `GrowthRule`'s (pool-growth.ts).
  */
-export class StdioPool<M extends PoolMember> {
+export class UpstreamPool<M extends PoolMember> {
   private readonly idle: M[] = [];
   private readonly starting = new Set<Promise<void>>();
   /** Calls waiting for a process to come back (pool), first come first served. */
@@ -44,12 +56,12 @@ export class StdioPool<M extends PoolMember> {
 
   constructor(
     readonly name: string,
-    private readonly config: StdioUpstreamConfig,
+    private readonly source: PoolSource,
     private readonly options: PoolOptions,
     private readonly logger: Logger,
-    private readonly create: (connector: StdioConnector, id: number) => M,
+    private readonly create: (connector: UpstreamConnector, id: number) => M,
   ) {
-    this.backoff = new Backoff(config.restartInitialDelayMs, config.restartMaxDelayMs);
+    this.backoff = new Backoff(source.retryInitialMs, source.retryMaxMs);
   }
 
   /** Fill the warm processes in the background; failures are logged and retried with backoff. */
@@ -169,7 +181,7 @@ export class StdioPool<M extends PoolMember> {
       async (err: unknown) => {
         this.growing--;
         await member.connector.close();
-        this.logger.warn({ err: String((err as Error).message ?? err) }, "could not start one more pooled upstream process");
+        this.logger.warn({ err: String((err as Error).message ?? err) }, `could not start one more pooled upstream ${this.source.unit}`);
         this.startFailed(err, stalled);
       },
     );
@@ -232,15 +244,15 @@ export class StdioPool<M extends PoolMember> {
   }
 
   private closedError(): Error {
-    return new Error(`the process pool of upstream '${this.name}' is closed`);
+    return new Error(`the ${this.source.unit} pool of upstream '${this.name}' is closed`);
   }
 
-  /** Ended in the background: stdin closed, `shutdownGraceMs`, SIGTERM, then SIGKILL. */
+  /** Ended in the background: stdin closed, `shutdownGraceMs`, SIGTERM, then SIGKILL (stdio); DELETE of the session (HTTP). */
   private retire(member: M): void {
     this.stopping++;
     void member.connector
       .close()
-      .catch((err: unknown) => this.logger.warn({ err: String(err) }, "could not stop a pooled upstream process"))
+      .catch((err: unknown) => this.logger.warn({ err: String(err) }, `could not stop a pooled upstream ${this.source.unit}`))
       .finally(() => this.stopping--);
   }
 
@@ -273,7 +285,7 @@ export class StdioPool<M extends PoolMember> {
     } catch (err) {
       await member.connector.close();
       const delayMs = this.backoff.next();
-      this.logger.warn({ err: String((err as Error).message ?? err), retryInMs: delayMs }, "could not start a pooled upstream process");
+      this.logger.warn({ err: String((err as Error).message ?? err), retryInMs: delayMs }, `could not start a pooled upstream ${this.source.unit}`);
       if (this.options.reuse) this.startFailed(err, false);
       // The pool refills once this attempt is over (see refill), after the backoff.
       await new Promise((resolve) => setTimeout(resolve, delayMs).unref());
@@ -282,6 +294,6 @@ export class StdioPool<M extends PoolMember> {
 
   private member(): M {
     const id = ++this.next;
-    return this.create(new StdioConnector(this.name, this.config, this.logger.child({ process: id }), this.options.generation), id);
+    return this.create(this.source.connect(this.logger.child({ [this.source.unit]: id }), id), id);
   }
 }

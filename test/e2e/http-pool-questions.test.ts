@@ -1,0 +1,207 @@
+import { randomBytes } from "node:crypto";
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { CreateMessageRequestSchema, ElicitRequestSchema, ListRootsRequestSchema } from "@modelcontextprotocol/sdk/types.js";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { startFixtureHttp, type FixtureHttpServer } from "../fixtures/upstreams.js";
+import { as, bearerAuth } from "../helpers/auth.js";
+import { textOf } from "../helpers/mcp-client.js";
+import { modern, WITH_TASKS } from "../helpers/modern.js";
+import { startGateway, type GatewayProcess } from "../helpers/processes.js";
+import { waitFor } from "../helpers/wait-for.js";
+
+// Questions an HTTP upstream asks the SDK's README way (`server.server.elicitInput(...)`,
+// `createMessage`, `listRoots`): no related request, so they come on the upstream session's GET
+// stream. With the default isolation (pool) every call runs alone on a session of its own, and
+// such a question reaches the caller whose call made it.
+
+const ELICIT_TASKS = { ...WITH_TASKS, elicitation: { form: {} } };
+const PRINCIPALS = ["alice", "bob", "carol"];
+const TERMINAL = ["completed", "failed", "cancelled"];
+const tools = { ask_session_task: { taskSupport: "required" }, quiet: { taskSupport: "required" } };
+
+function call(url: string, principal: string, method: string, params: Record<string, unknown>, capabilities: Record<string, unknown> = WITH_TASKS) {
+  return modern(url, method, params, { capabilities, headers: as(principal) });
+}
+
+async function untilTask(url: string, principal: string, taskId: string, done: (task: any) => boolean, what: string) {
+  return waitFor(
+    async () => {
+      const task = (await call(url, principal, "tasks/get", { taskId })).body.result;
+      return task && done(task) ? task : undefined;
+    },
+    { timeoutMs: 20_000, intervalMs: 50, what: `${what} (${taskId})` },
+  );
+}
+
+/** A task of the tasks extension (2026-07-28) whose tool asks on the GET stream: waits for its question, answers, ends. */
+async function taskCaller(url: string, principal: string, tag: string) {
+  const question = `Question for ${principal} ${tag}?`;
+  const created = (await call(url, principal, "tools/call", { name: "ask_session_task", arguments: { question } }, ELICIT_TASKS)).body.result;
+  const waiting = await untilTask(url, principal, created.taskId, (t) => t.status === "input_required" || TERMINAL.includes(t.status), "its question");
+  const asked = Object.entries(waiting.inputRequests ?? {}) as Array<[string, any]>;
+  const [key] = asked[0] ?? ["none"];
+  await call(url, principal, "tasks/update", {
+    taskId: created.taskId,
+    inputResponses: { [key]: { action: "accept", content: { answer: `${principal}-${tag}` } } },
+  });
+  const done = await untilTask(url, principal, created.taskId, (t) => TERMINAL.includes(t.status), "its end");
+  return { questions: asked.map(([, r]) => r.params.message), status: done.status, text: done.result?.content?.[0]?.text };
+}
+
+/** The SDK 1.x client on a 2025-11-25 session, as `principal`: a plain call whose tool asks on the GET stream. */
+async function sdkCaller(url: string, principal: string, tag: string, kind: "elicit" | "sample" | "roots" = "elicit") {
+  const seen: string[] = [];
+  const client = new Client({ name: `sdk-${principal}`, version: "1.0.0" }, { capabilities: { elicitation: {}, sampling: {}, roots: {} } });
+  client.setRequestHandler(ElicitRequestSchema, async (req) => {
+    seen.push(req.params.message);
+    return { action: "accept", content: { answer: `${principal}-${tag}` } };
+  });
+  client.setRequestHandler(CreateMessageRequestSchema, async (req) => {
+    const first = req.params.messages[0]?.content;
+    seen.push(first && "text" in first ? String(first.text) : "?");
+    return { role: "assistant", model: "test", content: { type: "text", text: `${principal}-${tag}` } };
+  });
+  client.setRequestHandler(ListRootsRequestSchema, async () => {
+    seen.push("roots");
+    return { roots: [{ uri: `file:///home/${principal}/${tag.replaceAll(" ", "-")}` }] };
+  });
+  await client.connect(new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers: as(principal) } }));
+  try {
+    const result = await client.callTool({ name: "ask_session", arguments: { question: `Question for ${principal} ${tag}?`, kind } });
+    return { questions: seen, status: "completed", text: textOf(result) };
+  } finally {
+    await client.close();
+  }
+}
+
+const UPSTREAMS = [
+  { name: "answering over SSE", flags: [] as string[] },
+  { name: "answering with one JSON body (enableJsonResponse)", flags: ["--json"] },
+];
+
+const STORES = [
+  { name: "the memory store", store: () => ({}) },
+  { name: "Redis", store: () => ({ redisUrl: inject("redisUrl"), keyPrefix: `t${randomBytes(4).toString("hex")}:` }) },
+];
+
+describe.each(UPSTREAMS)("GET-stream questions of an HTTP upstream $name, default isolation", ({ flags }) => {
+  describe.each(STORES)("with $name", ({ store }) => {
+    let upstream: FixtureHttpServer;
+    let gw: GatewayProcess;
+    beforeAll(async () => {
+      upstream = await startFixtureHttp(0, flags);
+      gw = await startGateway({
+        store: store(),
+        auth: bearerAuth(...PRINCIPALS),
+        tasks: { cancelGraceMs: 300 },
+        upstreams: [{ name: "fixture", path: "/mcp", http: { url: upstream.url }, tools }],
+      });
+    });
+    afterAll(async () => {
+      await gw?.stop();
+      await upstream?.stop();
+    });
+
+    it("gives each of 6 concurrent callers (both wires, three principals) its own question and nobody else's", async () => {
+      const callers = PRINCIPALS.flatMap((p) => [taskCaller(gw.mcpUrl, p, "on the task wire"), sdkCaller(gw.mcpUrl, p, "on the sdk wire")]);
+      const outcomes = await Promise.all(callers);
+      const expected = PRINCIPALS.flatMap((p) => [
+        { questions: [`Question for ${p} on the task wire?`], status: "completed", text: `answer: ${p}-on the task wire` },
+        { questions: [`Question for ${p} on the sdk wire?`], status: "completed", text: `answer: ${p}-on the sdk wire` },
+      ]);
+      expect(outcomes).toEqual(expected);
+      expect(gw.output()).not.toContain("taskgate has no client to ask");
+    });
+
+    it("sends a sampling request and a roots/list asked on the GET stream to the caller whose call asked", async () => {
+      const outcomes = await Promise.all([
+        sdkCaller(gw.mcpUrl, "alice", "sampled", "sample"),
+        sdkCaller(gw.mcpUrl, "bob", "rooted", "roots"),
+        sdkCaller(gw.mcpUrl, "carol", "sampled too", "sample"),
+      ]);
+      expect(outcomes).toEqual([
+        { questions: ["Question for alice sampled?"], status: "completed", text: "sampled: alice-sampled" },
+        { questions: ["roots"], status: "completed", text: "Question for bob rooted? roots: file:///home/bob/rooted" },
+        { questions: ["Question for carol sampled too?"], status: "completed", text: "sampled: carol-sampled too" },
+      ]);
+    });
+
+    it("answers a cancelled call's later question as cancelled, shows it to no one, and ends its session", async () => {
+      const dir = mkdtempSync(join(tmpdir(), "taskgate-http-pool-"));
+      const waitFile = join(dir, "go");
+      const created = (
+        await call(gw.mcpUrl, "alice", "tools/call", { name: "quiet", arguments: { waitFile, question: "Asked after the cancel?" } }, ELICIT_TASKS)
+      ).body.result;
+      const session = await waitFor(() => /quiet runs on session (\S+)/.exec(upstream.output())?.[1], {
+        timeoutMs: 10_000,
+        what: "the call to start on an upstream session",
+      });
+      await call(gw.mcpUrl, "alice", "tasks/cancel", { taskId: created.taskId });
+      await untilTask(gw.mcpUrl, "alice", created.taskId, (t) => TERMINAL.includes(t.status), "the cancelled task to end");
+      writeFileSync(waitFile, "go");
+      // Answered as cancelled while the session lasts; once it is deleted, the question cannot be sent at all.
+      const outcome = await waitFor(() => /quiet \[Asked after the cancel\?\] (got cancel|failed)/.exec(upstream.output())?.[1], {
+        timeoutMs: 10_000,
+        what: "the question asked after the cancel to be answered as cancelled, or refused with its session",
+      });
+      expect(["got cancel", "failed"]).toContain(outcome);
+      const ended = (await call(gw.mcpUrl, "alice", "tasks/get", { taskId: created.taskId })).body.result;
+      expect(ended.status).toBe("cancelled");
+      expect(ended.inputRequests).toBeUndefined();
+      // The session the cancelled call ran on is ended (DELETE), never given to another call.
+      await waitFor(async () => !(await sessionIds(upstream)).includes(session), { timeoutMs: 10_000, what: "the cancelled call's session to be deleted" });
+      const next = await Promise.all([1, 2, 3].map(() => sdkSessionId(gw.mcpUrl, "bob")));
+      expect(next).not.toContain(session);
+      expect(await taskCaller(gw.mcpUrl, "bob", "after a cancel")).toEqual({
+        questions: ["Question for bob after a cancel?"],
+        status: "completed",
+        text: "answer: bob-after a cancel",
+      });
+    });
+  });
+});
+
+describe("an HTTP upstream with isolation: shared keeps one session for every call", () => {
+  let upstream: FixtureHttpServer;
+  let gw: GatewayProcess;
+  beforeAll(async () => {
+    upstream = await startFixtureHttp();
+    gw = await startGateway({
+      auth: bearerAuth(...PRINCIPALS),
+      upstreams: [{ name: "fixture", path: "/mcp", http: { url: upstream.url }, isolation: "shared" }],
+    });
+  });
+  afterAll(async () => {
+    await gw?.stop();
+    await upstream?.stop();
+  });
+
+  it("runs concurrent calls on the one session, and refuses a GET-stream question it cannot tie to a call", async () => {
+    const ids = await Promise.all([1, 2, 3, 4].map(() => sdkSessionId(gw.mcpUrl, "alice")));
+    expect(new Set(ids).size).toBe(1);
+    expect(await sessionIds(upstream)).toEqual([ids[0]]);
+    const refused = await sdkCaller(gw.mcpUrl, "bob", "on the shared session");
+    expect(refused.questions).toEqual([]);
+    expect(refused.text).toContain("taskgate has no client to ask");
+  });
+});
+
+async function sessionIds(upstream: FixtureHttpServer): Promise<string[]> {
+  const res = await fetch(`${upstream.base}/admin/sessions`);
+  return ((await res.json()) as { ids: string[] }).ids;
+}
+
+/** Which upstream session ran one plain call of `principal`'s. */
+async function sdkSessionId(url: string, principal: string): Promise<string> {
+  const client = new Client({ name: `sdk-${principal}`, version: "1.0.0" });
+  await client.connect(new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers: as(principal) } }));
+  try {
+    return textOf(await client.callTool({ name: "session_id", arguments: {} }));
+  } finally {
+    await client.close();
+  }
+}
