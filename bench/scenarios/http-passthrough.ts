@@ -21,6 +21,7 @@ export const httpPassthrough: Scenario = {
     "HTTP passthrough added p50 (legacy)": "≤ 1 ms",
     "HTTP passthrough throughput (modern)": "≥ 0.85× direct",
     "HTTP passthrough added p50 (modern)": "≤ 1 ms",
+    "HTTP session pool (default) vs shared (legacy)": "≥ 0.9×",
   },
   async run(ctx, out) {
     const servers: Server[] = [];
@@ -32,6 +33,12 @@ export const httpPassthrough: Scenario = {
         upstreams: [{ name: "demo", path: "/mcp", http: { url: demo.url } }],
       });
       servers.push(gate);
+      // The same upstream with one session for every call: what the session pool (the default) costs beside it.
+      const gateShared = await startGateway({
+        store: { redisUrl: ctx.redis.url, keyPrefix: "bench-a-shared:" },
+        upstreams: [{ name: "demo", path: "/mcp", http: { url: demo.url }, isolation: "shared" }],
+      });
+      servers.push(gateShared);
       const floor = await startHttpFloor(demo.url);
       servers.push(floor);
       const direct: LoadSpec = {
@@ -58,8 +65,21 @@ export const httpPassthrough: Scenario = {
         request: modernRequest("tools/call", "echo", echoParams),
         cpuPid: gate.proc.pid,
       };
-      const loaded = await rows(ctx, out, [direct, floorSpec, legacy, modern], ctx.load.connections);
+      const sharedLegacy: LoadSpec = {
+        label: "through taskgate, legacy, isolation: shared",
+        url: gateShared.url,
+        request: legacyRequest(await openSession(gateShared.url), "tools/call", echoParams),
+        cpuPid: gateShared.proc.pid,
+      };
+      const sharedModern: LoadSpec = {
+        label: `through taskgate, modern (${MODERN}), isolation: shared`,
+        url: gateShared.url,
+        request: modernRequest("tools/call", "echo", echoParams),
+        cpuPid: gateShared.proc.pid,
+      };
+      const loaded = await rows(ctx, out, [direct, floorSpec, legacy, modern, sharedLegacy, sharedModern], ctx.load.connections);
       const single = await rows(ctx, out, [direct, floorSpec, legacy, modern], 1);
+      sessionPool(out, [loaded[2]!, loaded[3]!], [loaded[4]!, loaded[5]!]);
       for (const [wire, i] of [
         ["legacy", 2],
         ["modern", 3],
@@ -71,11 +91,11 @@ export const httpPassthrough: Scenario = {
   },
 };
 
-/** [direct, floor, legacy, modern] in turns (BENCH_ROUNDS), the taskgate rows held against the floor. */
+/** [direct, floor, legacy, modern, (shared legacy, shared modern)] in turns (BENCH_ROUNDS), the taskgate rows held against the floor. */
 async function rows(ctx: BenchContext, out: ScenarioOutput, specs: LoadSpec[], connections: number): Promise<Measurement[]> {
   const labelled = specs.map((spec) => ({ ...spec, label: `${spec.label}, ${connections} conn.` }));
   const measured = await measureTogether(labelled, { ...ctx.load, connections }, ctx.rounds);
-  for (const i of [2, 3]) againstFloor(measured[i]!, measured[1]!);
+  for (let i = 2; i < measured.length; i++) againstFloor(measured[i]!, measured[1]!);
   for (const m of measured) out.add(m);
   return measured;
 }
@@ -89,4 +109,12 @@ function judge(out: ScenarioOutput, wire: string, [direct, through]: Measurement
   out.figure(`${wire}: added p50 / p99 with one connection`, `${p50} ms / ${addedMs(through1!, direct1!, "p99Ms")} ms`);
   out.target(`HTTP passthrough throughput (${wire})`, times(r), r >= 0.85);
   out.target(`HTTP passthrough added p50 (${wire})`, `${p50} ms (one connection)`, p50 <= 1);
+}
+
+/** The default (a session per call, quick tools on the quiet lane) against one shared session, for quick calls. */
+function sessionPool(out: ScenarioOutput, [legacy, modern]: Measurement[], [sharedLegacy, sharedModern]: Measurement[]): void {
+  const [l, m] = [ratio(legacy!, sharedLegacy!), ratio(modern!, sharedModern!)];
+  out.figure("legacy: session pool (default) vs isolation: shared", `${times(l)} throughput, p50 ${addedMs(legacy!, sharedLegacy!, "p50Ms")} ms`);
+  out.figure("modern: session pool (default) vs isolation: shared", `${times(m)} throughput, p50 ${addedMs(modern!, sharedModern!, "p50Ms")} ms`);
+  out.target("HTTP session pool (default) vs shared (legacy)", times(l), l >= 0.9);
 }

@@ -6,7 +6,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { CreateMessageRequestSchema, ElicitRequestSchema, ListRootsRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { startFixtureHttp, type FixtureHttpServer } from "../fixtures/upstreams.js";
+import { startEverythingHttp, startFixtureHttp, type FixtureHttpServer } from "../fixtures/upstreams.js";
 import { as, bearerAuth } from "../helpers/auth.js";
 import { textOf } from "../helpers/mcp-client.js";
 import { modern, WITH_TASKS } from "../helpers/modern.js";
@@ -162,6 +162,96 @@ describe.each(UPSTREAMS)("GET-stream questions of an HTTP upstream $name, defaul
         text: "answer: bob-after a cancel",
       });
     });
+  });
+});
+
+describe("server-everything 2026.8 over Streamable HTTP, default isolation", () => {
+  let everything: { url: string; stop(): Promise<void> };
+  let gw: GatewayProcess;
+  beforeAll(async () => {
+    everything = await startEverythingHttp();
+    gw = await startGateway({ auth: bearerAuth(...PRINCIPALS), upstreams: [{ name: "everything", path: "/mcp", http: { url: everything.url } }] });
+  });
+  afterAll(async () => {
+    await gw?.stop();
+    await everything?.stop();
+  });
+
+  /** Its elicitation and sampling tools, called by `principal` through the SDK client, answered with the principal's own words. */
+  async function everythingCaller(principal: string, tool: "trigger-elicitation-request" | "trigger-sampling-request") {
+    const seen: string[] = [];
+    const client = new Client({ name: `sdk-${principal}`, version: "1.0.0" }, { capabilities: { elicitation: {}, sampling: {} } });
+    client.setRequestHandler(ElicitRequestSchema, async (req) => {
+      seen.push(req.params.message);
+      return { action: "accept", content: { name: `name of ${principal}` } };
+    });
+    client.setRequestHandler(CreateMessageRequestSchema, async (req) => {
+      const first = req.params.messages[0]?.content;
+      seen.push(first && "text" in first ? String(first.text) : "?");
+      return { role: "assistant", model: "test", content: { type: "text", text: `sample of ${principal}` } };
+    });
+    await client.connect(new StreamableHTTPClientTransport(new URL(gw.mcpUrl), { requestInit: { headers: as(principal) } }));
+    try {
+      const args = tool === "trigger-sampling-request" ? { prompt: `prompt of ${principal}`, maxTokens: 10 } : {};
+      return { seen, text: textOf(await client.callTool({ name: tool, arguments: args })) };
+    } finally {
+      await client.close();
+    }
+  }
+
+  it("sends each caller's elicitation and sampling request to that caller, six callers at once", async () => {
+    const runs = await Promise.all(
+      PRINCIPALS.flatMap((p) => [everythingCaller(p, "trigger-elicitation-request"), everythingCaller(p, "trigger-sampling-request")]),
+    );
+    PRINCIPALS.forEach((p, i) => {
+      const [elicited, sampled] = [runs[2 * i]!, runs[2 * i + 1]!];
+      expect(elicited.seen).toEqual(["Please provide inputs for the following fields:"]);
+      expect(elicited.text).toContain(`- Name: name of ${p}`);
+      expect(sampled.seen).toEqual([expect.stringContaining(`prompt of ${p}`)]);
+      expect(sampled.text).toContain(`sample of ${p}`);
+    });
+  });
+});
+
+describe("the bulkhead of an HTTP upstream's session pool", () => {
+  let upstream: FixtureHttpServer;
+  let gw: GatewayProcess;
+  beforeAll(async () => {
+    upstream = await startFixtureHttp();
+    const queueTools = { hang: { taskSupport: "required" }, mark: { taskSupport: "required" } };
+    gw = await startGateway({
+      tasks: { cancelGraceMs: 200 },
+      upstreams: [{ name: "fixture", path: "/mcp", http: { url: upstream.url }, tools: queueTools, poolSize: 1, shareQuietCalls: false }],
+    });
+  });
+  afterAll(async () => {
+    await gw?.stop();
+    await upstream?.stop();
+  });
+
+  it("queues calls beyond poolSize sessions, shows each its place, and runs the next once a session is free", async () => {
+    const task = async (name: string, args: Record<string, unknown> = {}) =>
+      (await modern(gw.mcpUrl, "tools/call", { name, arguments: args }, { capabilities: WITH_TASKS })).body.result;
+    const untilStatus = (taskId: string, done: (t: any) => boolean, what: string) =>
+      waitFor(
+        async () => {
+          const t = (await modern(gw.mcpUrl, "tasks/get", { taskId }, { capabilities: WITH_TASKS })).body.result;
+          return t && done(t) ? t : undefined;
+        },
+        { timeoutMs: 15_000, intervalMs: 50, what },
+      );
+    const busy = await task("hang");
+    await untilStatus(busy.taskId, (t) => t.status === "working", "the first call to run");
+    const queued = [await task("mark", { tag: "first" })];
+    await untilStatus(queued[0].taskId, (t) => t.statusMessage === "queued: 0 ahead", "the first queued call to say its place");
+    queued.push(await task("mark", { tag: "second" }));
+    await untilStatus(queued[1].taskId, (t) => t.statusMessage === "queued: 1 ahead", "the second queued call to say its place");
+    expect(upstream.output()).not.toContain("mark first ran");
+    await modern(gw.mcpUrl, "tasks/cancel", { taskId: busy.taskId }, { capabilities: WITH_TASKS });
+    for (const [i, tag] of ["first", "second"].entries()) {
+      const done = await untilStatus(queued[i].taskId, (t) => TERMINAL.includes(t.status), `the ${tag} queued call to end`);
+      expect(done).toMatchObject({ status: "completed", result: { content: [{ text: `marked ${tag}` }] } });
+    }
   });
 });
 

@@ -1,9 +1,8 @@
-import { spawn } from "node:child_process";
 import { CallToolResultSchema } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { connectClient } from "../helpers/mcp-client.js";
 import { getTask, modern, WITH_TASKS } from "../helpers/modern.js";
-import { freePort } from "../helpers/ports.js";
+import { startEverythingHttp } from "../fixtures/upstreams.js";
 import { EVERYTHING, startGateway, type GatewayProcess } from "../helpers/processes.js";
 import { waitFor } from "../helpers/wait-for.js";
 
@@ -12,24 +11,6 @@ import { waitFor } from "../helpers/wait-for.js";
 // mid-task (an elicitation with the related-task _meta, delivered on tasks/result).
 const TOOL = "simulate-research-query";
 const ARGS = { topic: "python", ambiguous: true };
-
-async function startEverythingHttp(): Promise<{ url: string; stop(): Promise<void> }> {
-  const port = await freePort();
-  const proc = spawn(process.execPath, [EVERYTHING, "streamableHttp"], { env: { ...process.env, PORT: String(port) }, stdio: ["ignore", "pipe", "pipe"] });
-  const exited = new Promise<void>((r) => proc.once("exit", () => r()));
-  let output = "";
-  proc.stdout.on("data", (chunk: Buffer) => (output += chunk.toString()));
-  proc.stderr.on("data", (chunk: Buffer) => (output += chunk.toString()));
-  const stop = async () => {
-    proc.kill("SIGKILL");
-    await exited;
-  };
-  await waitFor(() => output.includes(`listening on port ${port}`), { what: "server-everything listening" }).catch(async (err: unknown) => {
-    await stop();
-    throw err;
-  });
-  return { url: `http://127.0.0.1:${port}/mcp`, stop };
-}
 
 describe("server-everything's task-required tool over HTTP, through dialect A", () => {
   let everything: { url: string; stop(): Promise<void> };
