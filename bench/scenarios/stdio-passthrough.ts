@@ -119,7 +119,7 @@ function upstreamRss(gate: Server): { count: number; mib: number } {
 }
 
 /**
- * The pool grows under a steady load (GrowthRule, src/upstream/stdio/pool-growth.ts): warm it up
+ * The pool grows under a steady load (GrowthRule, src/upstream/mux/pool-growth.ts): warm it up
  * until a whole warm-up adds no process, so no spawn falls in the measured window. The process
  * count it settled on; the report gives it beside the count after the run.
  */

@@ -118,7 +118,7 @@ export class Metrics {
     const { queues, pools } = this;
     new Gauge({
       name: "taskgate_upstream_queue_length",
-      help: "Calls waiting for a free slot on their upstream (the bulkhead: poolSize for a pooled stdio upstream, maxInFlight otherwise).",
+      help: "Calls waiting for a free slot on their upstream (the bulkhead: poolSize for a pooled upstream, maxInFlight otherwise).",
       labelNames: ["upstream"],
       registers,
       collect() {
@@ -134,7 +134,7 @@ export class Metrics {
     });
     new Gauge({
       name: "taskgate_upstream_pool_processes",
-      help: "Processes of a pooled stdio upstream by state: idle (ready), busy (running a call), starting, stopping (being ended after a cancelled or abandoned call). The home process is not counted.",
+      help: "Members of a pooled upstream by state (processes of a stdio upstream, sessions of an HTTP one): idle (ready), busy (running a call), starting, stopping (being ended after a cancelled or abandoned call). The home process or session is not counted.",
       labelNames: ["upstream", "state"],
       registers,
       collect() {
