@@ -10,6 +10,7 @@ import { startEverythingHttp, startFixtureHttp, type FixtureHttpServer } from ".
 import { as, bearerAuth } from "../helpers/auth.js";
 import { textOf } from "../helpers/mcp-client.js";
 import { modern, WITH_TASKS } from "../helpers/modern.js";
+import { sample, scrape } from "../helpers/prometheus.js";
 import { startGateway, type GatewayProcess } from "../helpers/processes.js";
 import { waitFor } from "../helpers/wait-for.js";
 
@@ -252,6 +253,27 @@ describe("the bulkhead of an HTTP upstream's session pool", () => {
       const done = await untilStatus(queued[i].taskId, (t) => TERMINAL.includes(t.status), `the ${tag} queued call to end`);
       expect(done).toMatchObject({ status: "completed", result: { content: [{ text: `marked ${tag}` }] } });
     }
+  });
+});
+
+describe("an HTTP upstream that keeps no sessions, default isolation", () => {
+  let upstream: FixtureHttpServer;
+  let gw: GatewayProcess;
+  beforeAll(async () => {
+    upstream = await startFixtureHttp(0, ["--stateless"]);
+    gw = await startGateway({ upstreams: [{ name: "fixture", path: "/mcp", http: { url: upstream.url } }] });
+  });
+  afterAll(async () => {
+    await gw?.stop();
+    await upstream?.stop();
+  });
+
+  it("runs its calls on the home connection: no pool of sessions is started", async () => {
+    const ids = await Promise.all([1, 2, 3, 4].map(() => sdkSessionId(gw.mcpUrl, "anyone")));
+    expect(ids).toEqual(["none", "none", "none", "none"]);
+    const metrics = await scrape(gw.url);
+    for (const state of ["idle", "busy", "starting", "stopping"])
+      expect(sample(metrics, "taskgate_upstream_pool_processes", { upstream: "fixture", state })).toBe(0);
   });
 });
 
