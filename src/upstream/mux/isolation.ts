@@ -99,6 +99,7 @@ function poolSource(u: UpstreamConfig): PoolSource {
     return {
       connect: (logger) => new StdioConnector(name, stdio, logger, generation),
       unit: "process",
+      startsTogether: false,
       retryInitialMs: stdio.restartInitialDelayMs,
       retryMaxMs: stdio.restartMaxDelayMs,
     };
@@ -106,6 +107,7 @@ function poolSource(u: UpstreamConfig): PoolSource {
   return {
     connect: (logger) => new HttpConnector(name, http, logger, generation),
     unit: "session",
+    startsTogether: true,
     retryInitialMs: HTTP_RETRY_INITIAL_MS,
     retryMaxMs: HTTP_RETRY_MAX_MS,
   };

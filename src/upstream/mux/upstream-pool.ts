@@ -19,6 +19,12 @@ export interface PoolSource {
   connect(logger: Logger, id: number): UpstreamConnector;
   /** What a member is, for logs and errors: "process" (stdio) or "session" (HTTP). */
   unit: "process" | "session";
+  /**
+   * Members may start several at once, one for each call that waits stalled (HTTP sessions: an
+   * `initialize` and a GET each, milliseconds); otherwise one at a time (stdio processes: a spawn,
+   * a cold JIT and tens of MiB each, where calls that come back meanwhile may make the next needless).
+   */
+  startsTogether: boolean;
   /** Delays between attempts after a member could not start. */
   retryInitialMs: number;
   retryMaxMs: number;
@@ -151,15 +157,19 @@ export class UpstreamPool<M extends PoolMember> {
   }
 
   private onStall(): void {
+    const now = performance.now();
+    // Processes one at a time: calls that come back meanwhile may make the next one needless.
+    // Sessions one for each stalled call, so a burst of slow calls is not started one by one.
+    const stalled = this.source.startsTogether ? this.handoff.filter((w) => this.growth.stallDueInMs(now, w.since) === 0).length : 1;
     const head = this.handoff[0];
-    // One new process at a time: calls that come back meanwhile may make the next one needless.
-    if (head && this.growth.stallDueInMs(performance.now(), head.since) === 0 && this.canGrow()) this.grow(true);
+    if (head && this.growth.stallDueInMs(now, head.since) === 0) while (this.growing < stalled && this.canGrow()) this.grow(true);
     this.armStall();
   }
 
   private canGrow(): boolean {
     const total = this.out + this.idle.length + this.starting.size + this.growing;
-    return !this.closed && this.growing === 0 && this.starting.size === 0 && total < this.options.size;
+    const alone = this.source.startsTogether || (this.growing === 0 && this.starting.size === 0);
+    return !this.closed && alone && total < this.options.size;
   }
 
   /**
