@@ -38,7 +38,18 @@ const StdioUpstream = z
   .object({
     command: z.string().min(1).describe("Program to spawn (in its own process group)."),
     args: z.array(z.string()).default([]).describe("Its arguments, passed as given (no shell)."),
-    env: z.record(z.string(), z.string()).default({}).describe("Added to taskgate's own environment."),
+    env: z
+      .record(z.string(), z.string())
+      .default({})
+      .describe(
+        "Variables set for the process, over anything inherited (README: What a stdio upstream is given). Values are written as given, never expanded.",
+      ),
+    inheritEnv: z
+      .union([z.literal("all"), z.array(z.string().regex(/^[^=\0]+$/, "a variable name"))])
+      .default([])
+      .describe(
+        "Names of taskgate's environment variables the process also gets, beside HOME, LOGNAME, PATH, SHELL, TERM, USER, LANG, LC_ALL, LC_CTYPE, TZ and TMPDIR (on Windows the MCP SDK's list, TMP, PATHEXT, COMSPEC and TZ), which it always gets. `all`: the whole environment, as before this setting existed, warned about at start; TASKGATE_* variables still only when named in a list.",
+      ),
     cwd: z.string().optional().describe("Working directory of the process; taskgate's own when omitted."),
     maxLineBytes: z
       .number()
