@@ -80,7 +80,7 @@ const HttpUpstream = z
       .boolean()
       .default(false)
       .describe(
-        "Send each client's own Authorization header (over a static one) with what taskgate sends for that client's calls; taskgate's own requests carry only `headers`. HTTP only (refused under stdio). Never logged or stored.",
+        "Send each client's own Authorization header (over a static one) with what taskgate sends for that client's calls, when the token's `aud` names this upstream's url (in every auth mode; README: Upstream credentials); taskgate's own requests carry only `headers`. HTTP only (refused under stdio). Never logged or stored.",
       ),
   })
   .strict();
