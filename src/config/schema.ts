@@ -70,7 +70,11 @@ const StdioUpstream = z
 
 const HttpUpstream = z
   .object({
-    url: z.url({ protocol: /^https?$/ }).describe("The upstream's Streamable HTTP endpoint."),
+    url: z
+      .url({ protocol: /^https?$/ })
+      .describe(
+        "The upstream's Streamable HTTP endpoint. A `user:password@` in it is sent as Basic credentials; it and every query value are masked wherever taskgate writes the URL (README: Secrets in upstream URLs).",
+      ),
     headers: z
       .record(z.string(), z.string())
       .default({})
