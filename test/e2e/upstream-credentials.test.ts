@@ -143,16 +143,18 @@ describe("upstream credentials with http.forwardAuthorization on", () => {
     redis?.disconnect();
   });
 
+  /** The Authorization of each tools/call the upstream received since `before`. */
+  const callTokensSince = (before: number) =>
+    proxy.seen
+      .slice(before)
+      .filter((r) => r.method === "tools/call")
+      .map((r) => r.authorization);
+
   it("sends a plain call with the caller's own token, on the 2026-07-28 wire and in a 2025-11-25 session", async () => {
     let before = proxy.seen.length;
     const res = await modern(gw.mcpUrl, "tools/call", { name: "echo", arguments: { text: "hi" } }, { headers: asUser("alice") });
     expect(res.body.result).toMatchObject({ resultType: "complete" });
-    expect(
-      proxy.seen
-        .slice(before)
-        .filter((r) => r.method === "tools/call")
-        .map((r) => r.authorization),
-    ).toEqual([bearer("alice")]);
+    expect(callTokensSince(before)).toEqual([bearer("alice")]);
 
     const session = await openSessionAs(gw.mcpUrl, asUser("bob"));
     before = proxy.seen.length;
@@ -160,12 +162,7 @@ describe("upstream credentials with http.forwardAuthorization on", () => {
     const answered = await legacy(gw.mcpUrl, call, { ...asUser("bob"), "mcp-session-id": session });
     expect(answered.status).toBe(200);
     expect(await answered.text()).toContain("hi");
-    expect(
-      proxy.seen
-        .slice(before)
-        .filter((r) => r.method === "tools/call")
-        .map((r) => r.authorization),
-    ).toEqual([bearer("bob")]);
+    expect(callTokensSince(before)).toEqual([bearer("bob")]);
   });
 
   it("sends a call that detached with the caller's token", async () => {
@@ -178,12 +175,7 @@ describe("upstream credentials with http.forwardAuthorization on", () => {
     );
     expect(created.body.result).toMatchObject({ resultType: "task", status: "working" });
     await until(gw.mcpUrl, tokens["alice"]!, created.body.result.taskId, "completed");
-    expect(
-      proxy.seen
-        .slice(before)
-        .filter((r) => r.method === "tools/call")
-        .map((r) => r.authorization),
-    ).toEqual([bearer("alice")]);
+    expect(callTokensSince(before)).toEqual([bearer("alice")]);
   });
 
   it("sends a 2025-11-25 task call (dialect A) with the caller's token", async () => {
@@ -200,12 +192,7 @@ describe("upstream credentials with http.forwardAuthorization on", () => {
       },
       { timeoutMs: 15_000, intervalMs: 50, what: `dialect A task ${taskId} to complete` },
     );
-    expect(
-      proxy.seen
-        .slice(before)
-        .filter((r) => r.method === "tools/call")
-        .map((r) => r.authorization),
-    ).toEqual([bearer("bob")]);
+    expect(callTokensSince(before)).toEqual([bearer("bob")]);
   });
 
   it("answers a task's question with the token of the client whose call it is, not of the one who answered", async () => {
@@ -285,12 +272,7 @@ describe("upstream credentials with http.forwardAuthorization on", () => {
     const before = proxy.seen.length;
     const res = await modern(gw.mcpUrl, "tools/call", { name: "echo", arguments: { text: "hi" } }, { headers: asUser("carol") });
     expect(res.body.result).toMatchObject({ resultType: "complete" });
-    expect(
-      proxy.seen
-        .slice(before)
-        .filter((r) => r.method === "tools/call")
-        .map((r) => r.authorization),
-    ).toEqual([STATIC]);
+    expect(callTokensSince(before)).toEqual([STATIC]);
   });
 
   it("sends taskgate's own requests with the static header only", () => {
