@@ -112,12 +112,12 @@ export async function startGateway(config: Config, logger: Logger, parts: Gatewa
       ...(caller ? { caller } : {}),
     });
     const modern = new ModernFront(relay, handlers, keepAliveMs, new ToolHeaders(relay, logger.child({ upstream: u.name })));
-    const forwardAuthorization = u.http?.forwardAuthorization === true;
+    const forwardAuthorizationTo = u.http?.forwardAuthorization ? u.http.url : undefined;
     return {
       name: u.name,
       path: u.path,
       front: new Front(legacy, modern),
-      forwardAuthorization,
+      ...(forwardAuthorizationTo ? { forwardAuthorizationTo } : {}),
       scopes: unaware.active ? withGatewayToolScopes(scopePolicy(u), tasks.gatewayTools) : scopePolicy(u),
     };
   });
@@ -162,6 +162,8 @@ function requestStateCodec(secret: string | undefined, store: Store, logger: Log
 
 async function securityOf(config: Config, audit: Audit, logger: Logger, selfUrl: () => string): Promise<Security> {
   const auth = await createAuthenticator(config.auth);
+  if (config.auth.mode === "jwt" && config.auth.jwt.audience === "any")
+    logger.warn("auth.jwt.audience: any: tokens minted for any service are accepted; name the audience taskgate's tokens carry");
   const resources = protectedResources(config, selfUrl, logger);
   if (auth.mode === "none")
     logger.warn(

@@ -1,6 +1,6 @@
 import { createLocalJWKSet, errors, importSPKI, jwtVerify, type JWTVerifyGetKey } from "jose";
 import type { AuthConfig } from "../config/security-schema.js";
-import { bearerToken, grantedScopes, MISSING, userPrincipal, type AuthRequest, type AuthResult, type Authenticator } from "./types.js";
+import { audienceOf, bearerToken, grantedScopes, MISSING, userPrincipal, type AuthRequest, type AuthResult, type Authenticator } from "./types.js";
 
 type JwtConfig = AuthConfig["jwt"];
 type Key = Uint8Array | Awaited<ReturnType<typeof importSPKI>> | JWTVerifyGetKey;
@@ -40,7 +40,7 @@ export class JwtAuthenticator implements Authenticator {
       const { payload } = await jwtVerify(presented.token, this.key as Uint8Array, this.options());
       const name = payload[this.config.principalClaim];
       if (typeof name !== "string" || name === "") return invalid(`the token has no '${this.config.principalClaim}' claim`);
-      return { ok: true, principal: userPrincipal(name), scopes: grantedScopes(payload) };
+      return { ok: true, principal: userPrincipal(name), scopes: grantedScopes(payload), audience: audienceOf(payload) };
     } catch (err) {
       return invalid(reason(err));
     }
@@ -53,7 +53,8 @@ export class JwtAuthenticator implements Authenticator {
       requiredClaims: ["exp"],
       clockTolerance: Math.floor(clockToleranceMs / 1000),
       ...(issuer !== undefined ? { issuer } : {}),
-      ...(audience !== undefined ? { audience } : {}),
+      // `any` (warned about at start) checks no audience; the schema requires one or the other.
+      ...(audience !== undefined && audience !== "any" ? { audience } : {}),
     };
   }
 }

@@ -17,10 +17,11 @@ export interface AuthRequest {
  * `principal` undefined: auth mode `none`, nobody is identified (legacy sessions then bind to
  * themselves, the modern wire to one shared principal). `scopes`: what the token grants, from
  * the modes whose tokens carry scopes (jwt, oauth); undefined elsewhere.
- * `unavailable`: the token could not be checked because the issuer did not answer (503, not 401).
+ * `audience`: the `aud` of a token the mode verified (jwt, oauth), which decides where it may be
+ * forwarded (token-audience.ts). `unavailable`: the token could not be checked because the issuer did not answer (503, not 401).
  */
 export type AuthResult =
-  | { ok: true; principal?: string; scopes?: ReadonlySet<string> }
+  | { ok: true; principal?: string; scopes?: ReadonlySet<string>; audience?: readonly string[] }
   | { ok: false; error: "invalid_request" | "invalid_token" | "unavailable"; description: string };
 
 export interface Authenticator {
@@ -42,6 +43,13 @@ export function bearerToken(req: AuthRequest): { token: string } | { missing: tr
 }
 
 export const MISSING: AuthResult = { ok: false, error: "invalid_request", description: "credentials are required" };
+
+/** A token's `aud` claim (RFC 7519 §4.1.3: one string or a list of them) as a list. */
+export function audienceOf(claims: Record<string, unknown>): string[] {
+  const aud = claims["aud"];
+  if (typeof aud === "string") return [aud];
+  return Array.isArray(aud) ? aud.filter((a): a is string => typeof a === "string") : [];
+}
 
 /**
  * The scopes a token grants: `scope` (RFC 9068 §2.2.3, RFC 7662: space-separated) or `scp`

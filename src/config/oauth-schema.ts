@@ -38,10 +38,15 @@ export const OAuthAuth = z
       "Base URL clients reach taskgate at (e.g. https://mcp.example.com); each upstream's resource is this plus its path. Omitted: the main listener's own URL, right only when clients connect to it directly.",
     ),
     audience: z
-      .array(z.string().min(1))
-      .min(1)
+      .union([
+        z
+          .string()
+          .min(1)
+          .transform((one) => [one]),
+        z.array(z.string().min(1)).min(1),
+      ])
       .optional()
-      .describe("Accepted `aud` values. Omitted: the endpoint's resource URL (RFC 8707), so a token issued for another resource is refused."),
+      .describe("Accepted `aud` values (one or a list). Omitted: the endpoint's resource URL (RFC 8707), so a token issued for another resource is refused."),
     jwksUrl: HttpUrl.optional().describe("JWKS URL; omitted: the issuer metadata's jwks_uri."),
     algorithms: z
       .array(OAuthAlgorithm)

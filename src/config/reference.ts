@@ -12,6 +12,8 @@ interface Node {
   default?: unknown;
   description?: string;
   enum?: unknown[];
+  const?: unknown;
+  anyOf?: Node[];
 }
 
 export interface ReferenceRow {
@@ -70,6 +72,8 @@ function row(node: Node, key: string, required: boolean): ReferenceRow {
 }
 
 function typeOf(node: Node): string {
+  if (node.anyOf) return node.anyOf.map(typeOf).join(" or ");
+  if (node.const !== undefined) return String(node.const);
   if (node.enum) return node.enum.map((v) => String(v)).join(" \\| ");
   if (node.type === "array") return node.items?.properties ? "list of objects" : `list of ${node.items?.type ?? "any"}`;
   if (node.type === "object" && typeof node.additionalProperties === "object")

@@ -38,7 +38,18 @@ const StdioUpstream = z
   .object({
     command: z.string().min(1).describe("Program to spawn (in its own process group)."),
     args: z.array(z.string()).default([]).describe("Its arguments, passed as given (no shell)."),
-    env: z.record(z.string(), z.string()).default({}).describe("Added to taskgate's own environment."),
+    env: z
+      .record(z.string(), z.string())
+      .default({})
+      .describe(
+        "Variables set for the process, over anything inherited (README: What a stdio upstream is given). Values are written as given, never expanded.",
+      ),
+    inheritEnv: z
+      .union([z.literal("all"), z.array(z.string().regex(/^[^=\0]+$/, "a variable name"))])
+      .default([])
+      .describe(
+        "Names of taskgate's environment variables the process also gets, beside HOME, LOGNAME, PATH, SHELL, TERM, USER, LANG, LC_ALL, LC_CTYPE, TZ and TMPDIR (on Windows the MCP SDK's list, TMP, PATHEXT, COMSPEC and TZ), which it always gets. `all`: the whole environment, as before this setting existed, warned about at start; TASKGATE_* variables still only when named in a list.",
+      ),
     cwd: z.string().optional().describe("Working directory of the process; taskgate's own when omitted."),
     maxLineBytes: z
       .number()
@@ -59,7 +70,11 @@ const StdioUpstream = z
 
 const HttpUpstream = z
   .object({
-    url: z.url({ protocol: /^https?$/ }).describe("The upstream's Streamable HTTP endpoint."),
+    url: z
+      .url({ protocol: /^https?$/ })
+      .describe(
+        "The upstream's Streamable HTTP endpoint. A `user:password@` in it is sent as Basic credentials; it and every query value are masked wherever taskgate writes the URL (README: Secrets in upstream URLs).",
+      ),
     headers: z
       .record(z.string(), z.string())
       .default({})
@@ -69,7 +84,7 @@ const HttpUpstream = z
       .boolean()
       .default(false)
       .describe(
-        "Send each client's own Authorization header (over a static one) with what taskgate sends for that client's calls; taskgate's own requests carry only `headers`. HTTP only (refused under stdio). Never logged or stored.",
+        "Send each client's own Authorization header (over a static one) with what taskgate sends for that client's calls, when the token's `aud` names this upstream's url (in every auth mode; README: Upstream credentials); taskgate's own requests carry only `headers`. HTTP only (refused under stdio). Never logged or stored.",
       ),
   })
   .strict();

@@ -40,7 +40,12 @@ const JwtAuth = z
     jwksFile: z.string().optional().describe("File holding a JSON Web Key Set; read once at start."),
     algorithms: z.array(JwtAlgorithm).min(1).optional().describe("Accepted algorithms; default HS256 with a secret, else RS256 and ES256."),
     issuer: z.string().min(1).optional().describe("Required `iss`, when set."),
-    audience: z.string().min(1).optional().describe("Required `aud`, when set."),
+    audience: z
+      .union([z.string().min(1), z.array(z.string().min(1)).min(1)])
+      .optional()
+      .describe(
+        "Accepted `aud` values (one or a list; a token must name one of them). Required in jwt mode, so a token minted for another service is refused; `any` accepts every audience and is warned about at start.",
+      ),
     principalClaim: z.string().min(1).default("sub").describe("The claim that names the principal."),
     clockToleranceMs: z.number().int().nonnegative().default(5_000).describe("Allowed clock skew for exp and nbf."),
   })
@@ -83,6 +88,12 @@ export const AuthSchema = z
     const keys = [secret, publicKey ?? publicKeyFile, jwks ?? jwksFile].filter((k) => k !== undefined);
     if (auth.mode === "jwt" && keys.length !== 1)
       ctx.addIssue({ code: "custom", path: ["jwt"], message: "jwt mode needs exactly one of secret, publicKey(File) or jwks(File)" });
+    if (auth.mode === "jwt" && auth.jwt.audience === undefined)
+      ctx.addIssue({
+        code: "custom",
+        path: ["jwt", "audience"],
+        message: "jwt mode needs the audience its tokens are minted for (the `aud` they carry), or `audience: any` to accept tokens minted for any service",
+      });
   });
 
 export const LimitsSchema = z

@@ -8,7 +8,9 @@ import type { ResourceChallenge } from "./resource-metadata.js";
 import { insufficientScope, quoted } from "./scope-guard.js";
 
 /** What the auth step leaves on the request for the routes: the caller, once, from one place. */
-export type CallerEnv = { Variables: { principal: string | undefined; scopes: ReadonlySet<string> | undefined } } & ObservedEnv;
+export type CallerEnv = {
+  Variables: { principal: string | undefined; scopes: ReadonlySet<string> | undefined; audience: readonly string[] | undefined };
+} & ObservedEnv;
 
 /** What the challenges of one endpoint name: its resource metadata (oauth mode) and the scopes every request needs. */
 export interface EndpointChallenge {
@@ -45,6 +47,7 @@ export function authGuard(auth: Authenticator, realm: string, audit: Audit, endp
     }
     c.set("principal", result.principal);
     c.set("scopes", result.scopes);
+    c.set("audience", result.audience);
     await next();
   };
 }

@@ -9,6 +9,7 @@ import type { Audit } from "../observability/audit.js";
 import { authGuard, type CallerEnv } from "./auth-guard.js";
 import type { CallerLimits } from "./caller-limits.js";
 import { forwardedAuthorization } from "../util/forwarded-authorization.js";
+import { forwardableAuthorization } from "../auth/token-audience.js";
 import { bodySizeLimit } from "./body-size.js";
 import { GatewayError, isUnexpected, wireError } from "../wire/errors.js";
 import { hostGuard, jsonContentType } from "./guards.js";
@@ -46,8 +47,11 @@ export interface Endpoint {
   name: string;
   path: string;
   front: Front;
-  /** `http.forwardAuthorization`: hand the client's own Authorization header inward with its request. */
-  forwardAuthorization?: boolean;
+  /**
+   * `http.forwardAuthorization`: the upstream's URL. A client's own Authorization header goes inward
+   * with its request when the token's `aud` names it (auth/token-audience.ts).
+   */
+  forwardAuthorizationTo?: string;
   /** Scopes a token needs for this endpoint, its methods and its tools (auth modes oauth, jwt). */
   scopes?: ScopePolicy;
 }
@@ -105,7 +109,7 @@ export function buildHttpApp(
  */
 function mount(
   app: Hono<CallerEnv>,
-  { path, front, forwardAuthorization, scopes = NO_SCOPES }: Endpoint,
+  { path, front, forwardAuthorizationTo, scopes = NO_SCOPES }: Endpoint,
   options: HttpOptions,
   logger: Logger,
   security: Security,
@@ -166,9 +170,11 @@ function mount(
             },
             principal,
             // Read only where the upstream forwards it, so elsewhere the secret goes no further than auth.
-            // Off by default: MCP authorization (Token Handling) forbids passing through a token issued
-            // to taskgate itself; the switch is for an upstream that is the token's audience (README).
-            ...(forwardAuthorization ? forwardedAuthorization(c.req.header("authorization")) : {}),
+            // Off by default, and then only a token whose audience names the upstream: MCP authorization
+            // (Token Handling) forbids passing through a token issued to taskgate itself (README).
+            ...(forwardAuthorizationTo === undefined
+              ? {}
+              : forwardedAuthorization(forwardableAuthorization(c.req.header("authorization"), c.get("audience"), forwardAuthorizationTo))),
           }),
         ),
       );

@@ -1,4 +1,5 @@
 import type { Logger } from "./logger.js";
+import { displayUrl } from "../util/redact-url.js";
 import { noteTracingSdkRegistered } from "./tracing.js";
 
 export interface TracingOptions {
@@ -28,6 +29,6 @@ export async function startTracing(options: TracingOptions, replicaId: string, l
   // Registers the AsyncLocalStorage context manager and the W3C trace-context propagator.
   provider.register();
   noteTracingSdkRegistered();
-  logger.info({ otlpEndpoint: options.otlpEndpoint }, "tracing: exporting spans over OTLP/HTTP");
+  logger.info({ otlpEndpoint: displayUrl(options.otlpEndpoint) }, "tracing: exporting spans over OTLP/HTTP");
   return () => provider.shutdown();
 }

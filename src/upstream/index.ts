@@ -8,7 +8,13 @@ export type { UpstreamConnector } from "./connector.js";
 
 /** The connector for one configured upstream; the schema guarantees exactly one of stdio / http. */
 export function createConnector(config: UpstreamConfig, logger: Logger): UpstreamConnector {
-  if (config.stdio) return new StdioConnector(config.name, config.stdio, logger, config.generation);
+  if (config.stdio) {
+    if (config.stdio.inheritEnv === "all")
+      logger.warn(
+        "stdio.inheritEnv: all: this upstream's processes get taskgate's whole environment (all but TASKGATE_*), secrets of other upstreams included; list the names it needs instead",
+      );
+    return new StdioConnector(config.name, config.stdio, logger, config.generation);
+  }
   if (config.http) return new HttpConnector(config.name, config.http, logger, config.generation);
   throw new Error(`upstream '${config.name}' has neither stdio nor http`);
 }

@@ -91,3 +91,24 @@ describe("auth modes jwt and header, and the Host check, on real gateways", () =
     expect((await postWithHost(trusted.mcpUrl, `localhost:${port}`)).status).toBe(401);
   });
 });
+
+describe("jwt mode names its audience", () => {
+  const jwtAuth = (audience?: string) => ({ mode: "jwt", jwt: { secret: "${TEST_JWT_SECRET}", ...(audience ? { audience } : {}) } });
+
+  it("refuses to start without auth.jwt.audience, saying how to accept any", async () => {
+    await expect(startGateway({ auth: jwtAuth(), upstreams }, { TEST_JWT_SECRET: SECRET })).rejects.toThrow(
+      /auth\.jwt\.audience: jwt mode needs the audience its tokens are minted for .*`audience: any`/,
+    );
+  });
+
+  it("with audience: any, warns at start and accepts a token minted for another service", async () => {
+    const gw = await startGateway({ auth: jwtAuth("any"), upstreams }, { TEST_JWT_SECRET: SECRET });
+    try {
+      expect(gw.output()).toMatch(/"level":"warn"[^\n]*auth\.jwt\.audience: any: tokens minted for any service are accepted/);
+      const res = await modern(gw.mcpUrl, "server/discover", {}, { headers: { authorization: `Bearer ${await jwt({ sub: "alice", aud: "elsewhere" })}` } });
+      expect(res.status).toBe(200);
+    } finally {
+      await gw.stop();
+    }
+  });
+});

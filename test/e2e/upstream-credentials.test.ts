@@ -5,8 +5,9 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { ElicitRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 import { Redis } from "ioredis";
+import { SignJWT } from "jose";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { as, bearerAuth, legacy, openSessionAs, sha256 } from "../helpers/auth.js";
+import { as, bearerAuth, legacy, openSessionAs } from "../helpers/auth.js";
 import { messagesOf } from "../helpers/raw.js";
 import { modern, WITH_TASKS } from "../helpers/modern.js";
 import { startDemoHttp, startGateway, type GatewayProcess, type RunningProcess } from "../helpers/processes.js";
@@ -66,18 +67,18 @@ describe("upstream credentials", () => {
 
 const STATIC = "Bearer upstream-secret-4711";
 const ELICIT = { ...WITH_TASKS, elicitation: { form: {} } };
-/** Two tokens of one principal: the question of alice's call is answered from her other device. */
-const AUTH = {
-  mode: "bearer",
-  bearer: {
-    tokens: [
-      { sha256: sha256("tok-alice"), principal: "alice" },
-      { sha256: sha256("tok-alice-phone"), principal: "alice" },
-      { sha256: sha256("tok-bob"), principal: "bob" },
-      { sha256: sha256("tok-bob-renewed"), principal: "bob" },
-    ],
-  },
-};
+const JWT_SECRET = "jwt-secret-of-the-forwarding-test-32-characters";
+const AUTH = { mode: "jwt", jwt: { secret: "${TEST_JWT_SECRET}", audience: "taskgate" } };
+/**
+ * Tokens by name, minted once the upstream's URL is known. Two per principal: the question of
+ * alice's call is answered from her other device. All name taskgate and the upstream in `aud`
+ * but carol's, which names taskgate alone.
+ */
+const tokens: Record<string, string> = {};
+const bearer = (name: string) => `Bearer ${tokens[name]}`;
+const asUser = (name: string) => ({ authorization: bearer(name) });
+const mint = (sub: string, aud: string | string[]) =>
+  new SignJWT({ sub, aud }).setProtectedHeader({ alg: "HS256" }).setExpirationTime("10m").sign(new TextEncoder().encode(JWT_SECRET));
 
 /** Polls tasks/get as `token` until the task is `status`; another terminal status fails at once. */
 const until = (url: string, token: string, taskId: string, status: string) =>
@@ -110,6 +111,15 @@ describe("upstream credentials with http.forwardAuthorization on", () => {
     demo = await startDemoHttp();
     proxy = await startRecordingProxy(demo.mcpUrl);
     redis = new Redis(inject("redisUrl"));
+    const both = ["taskgate", proxy.mcpUrl];
+    for (const [name, sub] of [
+      ["alice", "alice"],
+      ["alice-phone", "alice"],
+      ["bob", "bob"],
+      ["bob-renewed", "bob"],
+    ] as const)
+      tokens[name] = await mint(sub, both);
+    tokens["carol"] = await mint("carol", "taskgate");
     const http = { url: proxy.mcpUrl, headers: { authorization: "Bearer ${UPSTREAM_TOKEN}" }, forwardAuthorization: true };
     gw = await startGateway(
       {
@@ -123,7 +133,7 @@ describe("upstream credentials with http.forwardAuthorization on", () => {
           { name: "parked", path: "/parked", http, tools: { deploy: { detachAfterMs: 10_000 } } },
         ],
       },
-      { UPSTREAM_TOKEN: "upstream-secret-4711" },
+      { UPSTREAM_TOKEN: "upstream-secret-4711", TEST_JWT_SECRET: JWT_SECRET },
     );
   });
   afterAll(async () => {
@@ -133,29 +143,26 @@ describe("upstream credentials with http.forwardAuthorization on", () => {
     redis?.disconnect();
   });
 
+  /** The Authorization of each tools/call the upstream received since `before`. */
+  const callTokensSince = (before: number) =>
+    proxy.seen
+      .slice(before)
+      .filter((r) => r.method === "tools/call")
+      .map((r) => r.authorization);
+
   it("sends a plain call with the caller's own token, on the 2026-07-28 wire and in a 2025-11-25 session", async () => {
     let before = proxy.seen.length;
-    const res = await modern(gw.mcpUrl, "tools/call", { name: "echo", arguments: { text: "hi" } }, { headers: as("alice") });
+    const res = await modern(gw.mcpUrl, "tools/call", { name: "echo", arguments: { text: "hi" } }, { headers: asUser("alice") });
     expect(res.body.result).toMatchObject({ resultType: "complete" });
-    expect(
-      proxy.seen
-        .slice(before)
-        .filter((r) => r.method === "tools/call")
-        .map((r) => r.authorization),
-    ).toEqual(["Bearer tok-alice"]);
+    expect(callTokensSince(before)).toEqual([bearer("alice")]);
 
-    const session = await openSessionAs(gw.mcpUrl, as("bob"));
+    const session = await openSessionAs(gw.mcpUrl, asUser("bob"));
     before = proxy.seen.length;
     const call = { jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "echo", arguments: { text: "hi" } } };
-    const answered = await legacy(gw.mcpUrl, call, { ...as("bob"), "mcp-session-id": session });
+    const answered = await legacy(gw.mcpUrl, call, { ...asUser("bob"), "mcp-session-id": session });
     expect(answered.status).toBe(200);
     expect(await answered.text()).toContain("hi");
-    expect(
-      proxy.seen
-        .slice(before)
-        .filter((r) => r.method === "tools/call")
-        .map((r) => r.authorization),
-    ).toEqual(["Bearer tok-bob"]);
+    expect(callTokensSince(before)).toEqual([bearer("bob")]);
   });
 
   it("sends a call that detached with the caller's token", async () => {
@@ -164,21 +171,16 @@ describe("upstream credentials with http.forwardAuthorization on", () => {
       gw.mcpUrl,
       "tools/call",
       { name: "sleep", arguments: { seconds: 0.8, progressIntervalMs: 100 } },
-      { capabilities: WITH_TASKS, headers: as("alice") },
+      { capabilities: WITH_TASKS, headers: asUser("alice") },
     );
     expect(created.body.result).toMatchObject({ resultType: "task", status: "working" });
-    await until(gw.mcpUrl, "tok-alice", created.body.result.taskId, "completed");
-    expect(
-      proxy.seen
-        .slice(before)
-        .filter((r) => r.method === "tools/call")
-        .map((r) => r.authorization),
-    ).toEqual(["Bearer tok-alice"]);
+    await until(gw.mcpUrl, tokens["alice"]!, created.body.result.taskId, "completed");
+    expect(callTokensSince(before)).toEqual([bearer("alice")]);
   });
 
   it("sends a 2025-11-25 task call (dialect A) with the caller's token", async () => {
-    const session = await openSessionAs(gw.mcpUrl, as("bob"));
-    const headers = { ...as("bob"), "mcp-session-id": session };
+    const session = await openSessionAs(gw.mcpUrl, asUser("bob"));
+    const headers = { ...asUser("bob"), "mcp-session-id": session };
     const before = proxy.seen.length;
     const call = { jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: "sleep", arguments: { seconds: 0.2 }, task: { ttl: 60_000 } } };
     const [created] = await messagesOf(await legacy(gw.mcpUrl, call, headers));
@@ -190,12 +192,7 @@ describe("upstream credentials with http.forwardAuthorization on", () => {
       },
       { timeoutMs: 15_000, intervalMs: 50, what: `dialect A task ${taskId} to complete` },
     );
-    expect(
-      proxy.seen
-        .slice(before)
-        .filter((r) => r.method === "tools/call")
-        .map((r) => r.authorization),
-    ).toEqual(["Bearer tok-bob"]);
+    expect(callTokensSince(before)).toEqual([bearer("bob")]);
   });
 
   it("answers a task's question with the token of the client whose call it is, not of the one who answered", async () => {
@@ -204,23 +201,23 @@ describe("upstream credentials with http.forwardAuthorization on", () => {
       gw.mcpUrl,
       "tools/call",
       { name: "deploy", arguments: { service: "billing", seconds: 0.1 } },
-      { capabilities: ELICIT, headers: as("alice") },
+      { capabilities: ELICIT, headers: asUser("alice") },
     );
     const taskId = created.body.result.taskId;
-    const waiting = await until(gw.mcpUrl, "tok-alice", taskId, "input_required");
+    const waiting = await until(gw.mcpUrl, tokens["alice"]!, taskId, "input_required");
     const [key] = Object.keys(waiting.inputRequests);
     const update = { taskId, inputResponses: { [key!]: { action: "accept", content: { confirm: true } } } };
-    const phone = { authorization: "Bearer tok-alice-phone" };
+    const phone = { authorization: bearer("alice-phone") };
     expect((await modern(gw.mcpUrl, "tasks/update", update, { capabilities: WITH_TASKS, headers: phone })).body.result).toMatchObject({
       resultType: "complete",
     });
-    const done = await until(gw.mcpUrl, "tok-alice-phone", taskId, "completed");
+    const done = await until(gw.mcpUrl, tokens["alice-phone"]!, taskId, "completed");
     expect(done.result.content[0].text).toContain("Deployed billing");
     const sent = proxy.seen.slice(before).filter((r) => r.httpMethod === "POST" && (r.method === "tools/call" || r.method === undefined));
     // The call itself, then the answer to its elicitation (a POST carrying a JSON-RPC response).
     expect(sent.map((r) => [r.method ?? "answer", r.authorization])).toEqual([
-      ["tools/call", "Bearer tok-alice"],
-      ["answer", "Bearer tok-alice"],
+      ["tools/call", bearer("alice")],
+      ["answer", bearer("alice")],
     ]);
   });
 
@@ -228,21 +225,21 @@ describe("upstream credentials with http.forwardAuthorization on", () => {
     const url = `${gw.url}/parked`;
     const before = proxy.seen.length;
     const args = { name: "deploy", arguments: { service: "search", seconds: 0.1 } };
-    const round = (await modern(url, "tools/call", args, { capabilities: ELICIT, headers: as("alice") })).body.result;
+    const round = (await modern(url, "tools/call", args, { capabilities: ELICIT, headers: asUser("alice") })).body.result;
     expect(round).toMatchObject({ resultType: "input_required", requestState: expect.any(String) });
     const [key] = Object.keys(round.inputRequests);
     const retry = { ...args, inputResponses: { [key!]: { action: "accept", content: { confirm: true } } }, requestState: round.requestState };
-    const done = await modern(url, "tools/call", retry, { capabilities: ELICIT, headers: { authorization: "Bearer tok-alice-phone" } });
+    const done = await modern(url, "tools/call", retry, { capabilities: ELICIT, headers: { authorization: bearer("alice-phone") } });
     expect(done.body.result).toMatchObject({ resultType: "complete", content: [{ text: "Deployed search" }] });
     const sent = proxy.seen.slice(before).filter((r) => r.httpMethod === "POST" && (r.method === "tools/call" || r.method === undefined));
     expect(sent.map((r) => [r.method ?? "answer", r.authorization])).toEqual([
-      ["tools/call", "Bearer tok-alice"],
-      ["answer", "Bearer tok-alice"],
+      ["tools/call", bearer("alice")],
+      ["answer", bearer("alice")],
     ]);
   });
 
   it("answers a question on a 2025-11-25 session's own stream with the token of the call, even when the answer brings a newer one", async () => {
-    let token = "Bearer tok-bob";
+    let token = bearer("bob");
     // The real SDK client; its token is renewed between the call and its answer to the question.
     const transport = new StreamableHTTPClientTransport(new URL(`${gw.url}/parked`), {
       fetch: (url, init) => {
@@ -253,7 +250,7 @@ describe("upstream credentials with http.forwardAuthorization on", () => {
     });
     const client = new Client({ name: "taskgate-test", version: "1.0.0" }, { capabilities: { elicitation: {} } });
     client.setRequestHandler(ElicitRequestSchema, async () => {
-      token = "Bearer tok-bob-renewed";
+      token = bearer("bob-renewed");
       return { action: "accept", content: { confirm: true } };
     });
     await client.connect(transport);
@@ -263,12 +260,19 @@ describe("upstream credentials with http.forwardAuthorization on", () => {
       expect(result.content).toEqual([{ type: "text", text: "Deployed mail" }]);
       const sent = proxy.seen.slice(before).filter((r) => r.httpMethod === "POST" && (r.method === "tools/call" || r.method === undefined));
       expect(sent.map((r) => [r.method ?? "answer", r.authorization])).toEqual([
-        ["tools/call", "Bearer tok-bob"],
-        ["answer", "Bearer tok-bob"],
+        ["tools/call", bearer("bob")],
+        ["answer", bearer("bob")],
       ]);
     } finally {
       await client.close();
     }
+  });
+
+  it("keeps a token whose audience does not name the upstream: the call goes with the static header", async () => {
+    const before = proxy.seen.length;
+    const res = await modern(gw.mcpUrl, "tools/call", { name: "echo", arguments: { text: "hi" } }, { headers: asUser("carol") });
+    expect(res.body.result).toMatchObject({ resultType: "complete" });
+    expect(callTokensSince(before)).toEqual([STATIC]);
   });
 
   it("sends taskgate's own requests with the static header only", () => {
@@ -279,17 +283,55 @@ describe("upstream credentials with http.forwardAuthorization on", () => {
     expect(new Set(own.map((r) => r.method ?? r.httpMethod))).toEqual(new Set(["initialize", "notifications/initialized", "tools/list", "GET"]));
     expect(new Set(own.map((r) => r.authorization))).toEqual(new Set([STATIC]));
     // Answers went with the call's token: the newer ones that answered never reached the upstream.
-    expect(new Set(proxy.seen.map((r) => r.authorization))).toEqual(new Set([STATIC, "Bearer tok-alice", "Bearer tok-bob"]));
+    expect(new Set(proxy.seen.map((r) => r.authorization))).toEqual(new Set([STATIC, bearer("alice"), bearer("bob")]));
   });
 
   it("keeps the clients' tokens out of the logs and the store", async () => {
-    for (const secret of ["tok-alice", "tok-bob", "upstream-secret-4711"]) expect(gw.output()).not.toContain(secret);
+    for (const secret of [...Object.values(tokens), "upstream-secret-4711", JWT_SECRET]) expect(gw.output()).not.toContain(secret);
     const stored = await storedText(redis, prefix);
     // The tasks are there, with the params a re-run would use, but no credential.
     expect(stored).toContain("requestParams");
     expect(stored).toContain("billing");
     expect(stored).toContain("search");
-    expect(stored).not.toContain("tok-");
+    // A token's signature is its last part: no part of any token is stored.
+    for (const token of Object.values(tokens)) expect(stored).not.toContain(token.split(".")[2]);
     expect(stored).not.toContain("upstream-secret");
+  });
+});
+
+describe("http.forwardAuthorization where taskgate checks no token (auth.mode header)", () => {
+  let demo: RunningProcess & { mcpUrl: string };
+  let proxy: Awaited<ReturnType<typeof startRecordingProxy>>;
+  let gw: GatewayProcess;
+  beforeAll(async () => {
+    demo = await startDemoHttp();
+    proxy = await startRecordingProxy(demo.mcpUrl);
+    gw = await startGateway({
+      auth: { mode: "header", header: { name: "x-user", trustedProxies: ["127.0.0.1", "::1"] } },
+      upstreams: [{ name: "api", path: "/mcp", http: { url: proxy.mcpUrl, headers: { authorization: STATIC }, forwardAuthorization: true } }],
+    });
+  });
+  afterAll(async () => {
+    await gw?.stop();
+    await proxy?.close();
+    await demo?.stop();
+  });
+
+  /** The Authorization the upstream saw on the tools/call made with `authorization`. */
+  async function sentWith(authorization: string): Promise<string[]> {
+    const before = proxy.seen.length;
+    const res = await modern(gw.mcpUrl, "tools/call", { name: "echo", arguments: { text: "hi" } }, { headers: { "x-user": "alice", authorization } });
+    expect(res.body.result).toMatchObject({ resultType: "complete" });
+    return proxy.seen
+      .slice(before)
+      .filter((r) => r.method === "tools/call")
+      .map((r) => r.authorization ?? "");
+  }
+
+  it("forwards a token whose aud names the upstream (the upstream checks it), and no other", async () => {
+    const forUpstream = `Bearer ${await mint("alice", [proxy.mcpUrl])}`;
+    expect(await sentWith(forUpstream)).toEqual([forUpstream]);
+    expect(await sentWith(`Bearer ${await mint("alice", "taskgate")}`)).toEqual([STATIC]);
+    expect(await sentWith("Bearer opaque-token-of-the-proxy")).toEqual([STATIC]);
   });
 });

@@ -6,7 +6,7 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { stringify } from "yaml";
 import { freePort } from "./ports.js";
-import { waitFor } from "./wait-for.js";
+import { StopWaiting, waitFor } from "./wait-for.js";
 
 export const ROOT = resolve(import.meta.dirname, "../..");
 export const CLI = join(ROOT, "dist/cli.js");
@@ -82,7 +82,8 @@ export async function startGateway(config: Record<string, unknown>, env: NodeJS.
   const url = `http://127.0.0.1:${port}`;
   await waitFor(
     async () => {
-      if (running.proc.exitCode !== null) throw new Error(`taskgate exited: ${running.output()}`);
+      // Waiting longer cannot help a process that exited (a configuration it refused).
+      if (running.proc.exitCode !== null) throw new StopWaiting(`taskgate exited: ${running.output()}`);
       return (await statusOf(`${url}/readyz`)) === 200;
     },
     { timeoutMs: 15_000, what: `taskgate ready on ${url}` },

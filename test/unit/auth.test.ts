@@ -44,13 +44,18 @@ describe("jwt mode", () => {
 
   it("accepts a valid HS256 token and names the principal from `sub`", async () => {
     const auth = await createAuthenticator(hsConfig);
-    expect(await auth.authenticate(bearer(await hs256(good, { expiresIn: "5m" })))).toEqual({ ok: true, principal: "user:alice", scopes: new Set() });
+    expect(await auth.authenticate(bearer(await hs256(good, { expiresIn: "5m" })))).toEqual({
+      ok: true,
+      principal: "user:alice",
+      scopes: new Set(),
+      audience: ["taskgate"],
+    });
   });
 
   it("reads the granted scopes from `scope` (space-separated) and `scp` (string or array)", async () => {
     const auth = await createAuthenticator(hsConfig);
     const both = await auth.authenticate(bearer(await hs256({ ...good, scope: "mcp  deploy", scp: ["tasks.cancel", 7] }, { expiresIn: "5m" })));
-    expect(both).toEqual({ ok: true, principal: "user:alice", scopes: new Set(["mcp", "deploy", "tasks.cancel"]) });
+    expect(both).toEqual({ ok: true, principal: "user:alice", scopes: new Set(["mcp", "deploy", "tasks.cancel"]), audience: ["taskgate"] });
   });
 
   it("rejects an expired token, a wrong audience or issuer, a wrong signature, a future nbf and a token without exp", async () => {
@@ -69,23 +74,38 @@ describe("jwt mode", () => {
     }
   });
 
+  it("takes one audience or a list, and `any` only when said so", async () => {
+    expect(AuthSchema.safeParse({ mode: "jwt", jwt: { secret: SECRET } }).error?.issues[0]).toMatchObject({
+      path: ["jwt", "audience"],
+      message: expect.stringContaining("audience: any"),
+    });
+    const listed = await createAuthenticator(config({ mode: "jwt", jwt: { secret: SECRET, audience: ["taskgate", "https://api.example/mcp"] } }));
+    const either = await hs256({ sub: "alice", aud: ["https://api.example/mcp", "x"] }, { expiresIn: "5m" });
+    expect(await listed.authenticate(bearer(either))).toMatchObject({ ok: true, audience: ["https://api.example/mcp", "x"] });
+    expect(await listed.authenticate(bearer(await hs256({ sub: "alice", aud: "x" }, { expiresIn: "5m" })))).toMatchObject({ ok: false });
+    const any = await createAuthenticator(config({ mode: "jwt", jwt: { secret: SECRET, audience: "any" } }));
+    expect(await any.authenticate(bearer(await hs256({ sub: "alice", aud: "x" }, { expiresIn: "5m" })))).toMatchObject({ ok: true, audience: ["x"] });
+  });
+
   it("rejects an HS256 token where RS256 is expected (no algorithm confusion)", async () => {
     const { publicKey } = await generateKeyPair("RS256");
-    const auth = await createAuthenticator(config({ mode: "jwt", jwt: { publicKey: await exportSPKI(publicKey) } }));
+    const auth = await createAuthenticator(config({ mode: "jwt", jwt: { publicKey: await exportSPKI(publicKey), audience: "any" } }));
     expect(await auth.authenticate(bearer(await hs256(good, { expiresIn: "5m" })))).toMatchObject({ ok: false, error: "invalid_token" });
   });
 
   it("verifies RS256 with a PEM public key and ES256 with a JWKS, with a configured claim", async () => {
     const rs = await generateKeyPair("RS256");
-    const rsAuth = await createAuthenticator(config({ mode: "jwt", jwt: { publicKey: await exportSPKI(rs.publicKey), principalClaim: "email" } }));
+    const rsAuth = await createAuthenticator(
+      config({ mode: "jwt", jwt: { publicKey: await exportSPKI(rs.publicKey), principalClaim: "email", audience: "any" } }),
+    );
     const rsToken = await new SignJWT({ email: "bob@example.com" }).setProtectedHeader({ alg: "RS256" }).setExpirationTime("5m").sign(rs.privateKey);
-    expect(await rsAuth.authenticate(bearer(rsToken))).toEqual({ ok: true, principal: "user:bob@example.com", scopes: new Set() });
+    expect(await rsAuth.authenticate(bearer(rsToken))).toEqual({ ok: true, principal: "user:bob@example.com", scopes: new Set(), audience: [] });
 
     const es = await generateKeyPair("ES256");
     const jwk = { ...(await exportJWK(es.publicKey)), kid: "k1", alg: "ES256" };
-    const esAuth = await createAuthenticator(config({ mode: "jwt", jwt: { jwks: { keys: [jwk] } } }));
+    const esAuth = await createAuthenticator(config({ mode: "jwt", jwt: { jwks: { keys: [jwk] }, audience: "any" } }));
     const esToken = await new SignJWT({ sub: "carol" }).setProtectedHeader({ alg: "ES256", kid: "k1" }).setExpirationTime("5m").sign(es.privateKey);
-    expect(await esAuth.authenticate(bearer(esToken))).toEqual({ ok: true, principal: "user:carol", scopes: new Set() });
+    expect(await esAuth.authenticate(bearer(esToken))).toEqual({ ok: true, principal: "user:carol", scopes: new Set(), audience: [] });
     const other = await generateKeyPair("ES256");
     const forged = await new SignJWT({ sub: "carol" }).setProtectedHeader({ alg: "ES256", kid: "k1" }).setExpirationTime("5m").sign(other.privateKey);
     expect(await esAuth.authenticate(bearer(forged))).toMatchObject({ ok: false, error: "invalid_token" });

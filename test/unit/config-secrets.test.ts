@@ -38,10 +38,10 @@ describe("secrets in the config", () => {
 
   it("reads a JWKS file next to the config file, and names one that is missing", () => {
     const jwks = JSON.stringify({ keys: [{ kty: "EC", crv: "P-256", x: "x", y: "y" }] });
-    const found = load(`auth: { mode: jwt, jwt: { jwksFile: keys.json } }\n${UPSTREAM}`, { UPSTREAM_TOKEN: "t" }, { "keys.json": jwks });
+    const found = load(`auth: { mode: jwt, jwt: { jwksFile: keys.json, audience: taskgate } }\n${UPSTREAM}`, { UPSTREAM_TOKEN: "t" }, { "keys.json": jwks });
     if (!found.ok) throw new Error(found.problems.join("\n"));
     expect(found.config.auth.jwt.jwks).toEqual(JSON.parse(jwks));
-    const missing = load(`auth: { mode: jwt, jwt: { jwksFile: nope.json } }\n${UPSTREAM}`, { UPSTREAM_TOKEN: "t" });
+    const missing = load(`auth: { mode: jwt, jwt: { jwksFile: nope.json, audience: taskgate } }\n${UPSTREAM}`, { UPSTREAM_TOKEN: "t" });
     expect(missing.ok).toBe(false);
     if (!missing.ok) expect(missing.problems.join("\n")).toMatch(/auth\.jwt\.jwksFile: cannot read nope\.json/);
   });

@@ -73,7 +73,7 @@ describe("imports point one way", () => {
   });
 
   it("reads process.env only in config/ and the composition entry points", () => {
-    // The stdio connector hands taskgate's own environment to the child it spawns; that is not configuration.
+    // The stdio connector picks what of taskgate's environment the child it spawns gets (child-env.ts); that is not configuration.
     const allowed = new Set(["cli.ts", "upstream/stdio/process.ts"]);
     const offenders = files.filter((f) => /process\.env\b/.test(f.text) && !f.path.startsWith("config/") && !allowed.has(f.path));
     expect(offenders.map((f) => f.path)).toEqual([]);

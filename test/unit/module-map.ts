@@ -16,9 +16,13 @@ export interface ModuleEntry {
 
 export const MODULE_MAP: readonly ModuleEntry[] = [
   { name: "jsonrpc", owns: "JSON-RPC framing and decoding, error codes by name, MCP protocol versions", mayImport: [] },
-  { name: "util", owns: "small pure helpers with no home of their own (the one backoff, the forwarded Authorization)", mayImport: [] },
+  {
+    name: "util",
+    owns: "small pure helpers with no home of their own (the one backoff, the forwarded Authorization, a URL as taskgate writes it)",
+    mayImport: [],
+  },
   { name: "config", owns: "the one schema; reading files, env and flags, once; the README's configuration reference", mayImport: [] },
-  { name: "observability", owns: "logger, metrics, tracing, audit, request outcomes", mayImport: ["jsonrpc"] },
+  { name: "observability", owns: "logger, metrics, tracing, audit, request outcomes", mayImport: ["jsonrpc", "util"] },
   { name: "auth", owns: "who is calling: bearer, JWT, trusted header, OAuth token checks", mayImport: ["config", "observability"] },
   {
     name: "store",

@@ -41,6 +41,13 @@ describe("oauth mode configuration", () => {
       /^upstreams\.0\.http\.forwardAuthorization: would hand tokens issued for taskgate to another resource/,
     );
     expect(problemsOf(load(`auth: { mode: oauth, oauth: { issuer: https://id.example, audience: [http://up.example/mcp] } }\n${forward}`))).toEqual([]);
+    expect(problemsOf(load(`auth: { mode: oauth, oauth: { issuer: https://id.example, audience: http://up.example/mcp } }\n${forward}`))).toEqual([]);
+  });
+
+  it("takes one audience or a list", () => {
+    const one = load(`auth: { mode: oauth, oauth: { issuer: https://id.example, audience: taskgate } }\n${UP}`);
+    const list = load(`auth: { mode: oauth, oauth: { issuer: https://id.example, audience: [taskgate, other] } }\n${UP}`);
+    expect([one, list].map((r) => (r.ok ? r.config.auth.oauth.audience : r.problems))).toEqual([["taskgate"], ["taskgate", "other"]]);
   });
 });
 

@@ -2,7 +2,7 @@ import { createRemoteJWKSet, decodeProtectedHeader, errors, jwtVerify, type JWTV
 import type { IntrospectionResponse } from "oauth4webapi";
 import type { OAuthConfig } from "../../config/oauth-schema.js";
 import { invalid, reason } from "../jwt.js";
-import { bearerToken, grantedScopes, MISSING, userPrincipal, type AuthRequest, type AuthResult, type Authenticator } from "../types.js";
+import { audienceOf, bearerToken, grantedScopes, MISSING, userPrincipal, type AuthRequest, type AuthResult, type Authenticator } from "../types.js";
 import { Introspector } from "./introspection.js";
 import { IssuerMetadata } from "./issuer.js";
 
@@ -81,7 +81,7 @@ export class OAuthAuthenticator implements Authenticator {
     const claim = this.config.principalClaim;
     const name = typeof claims[claim] === "string" && claims[claim] !== "" ? (claims[claim] as string) : fallback;
     if (name === undefined) return invalid(`the token has no '${claim}' claim`);
-    return { ok: true, principal: userPrincipal(name), scopes: grantedScopes(claims) };
+    return { ok: true, principal: userPrincipal(name), scopes: grantedScopes(claims), audience: audienceOf(claims) };
   }
 
   /** The issuer's key set, created once from the configured URL or the metadata's jwks_uri. */

@@ -5,7 +5,7 @@ import { UpstreamError } from "../connector.js";
 import { CoreConnector } from "../core-connector.js";
 import type { GenerationSetting } from "../negotiate.js";
 import { SessionCore } from "../session-core.js";
-import { displayUrl } from "./errors.js";
+import { displayUrl } from "../../util/redact-url.js";
 import { HttpLink } from "./link.js";
 import { ListenStream } from "./listen-stream.js";
 

@@ -5,7 +5,8 @@ import type { Logger } from "../../observability/logger.js";
 import { injectTraceContext } from "../../observability/tracing.js";
 import { UpstreamError, type OnBehalf } from "../connector.js";
 import { UpstreamClient, type UpstreamResponse } from "./client.js";
-import { unreachable, withoutCredentials } from "./errors.js";
+import { unreachable, withoutCredentials, withoutSecrets } from "./errors.js";
+import { urlSecrets } from "../../util/redact-url.js";
 import { modernHeaders } from "../modern/envelope.js";
 import { acceptResponse } from "./response.js";
 
@@ -39,13 +40,33 @@ export class HttpLink {
   /** Whom requests were sent for (a client's Authorization, another session), while their stream may need resuming. */
   private readonly forwarded = new Map<JsonRpcId, OnBehalf>();
   private readonly client = new UpstreamClient();
+  /** Where requests go: the configured URL without its user and password, which go as a header. */
+  readonly url: string;
+  private readonly staticHeaders: Headers;
+  /** What taskgate sends that no text it writes may hold: the URL's credentials and query values, the header values. */
+  private readonly secrets: readonly string[];
 
   constructor(
     readonly name: string,
     readonly config: HttpUpstreamConfig,
     readonly logger: Logger,
     readonly hooks: HttpLinkHooks,
-  ) {}
+  ) {
+    const { url, headers } = withUserinfoAsHeader(config.url, config.headers);
+    this.url = url;
+    this.staticHeaders = headers;
+    this.secrets = [...urlSecrets(config.url), ...headers.values()];
+  }
+
+  /** An error of this link's own making, ready to show: what it quotes of the URL and headers cut out. */
+  unreachable(err: unknown): UpstreamError {
+    return unreachable(this.name, this.config.url, err, this.secrets);
+  }
+
+  /** A text from or about the upstream (its body, a stream's error) as taskgate may write it. */
+  redact(text: string): string {
+    return withoutSecrets(text, this.secrets);
+  }
 
   async send(message: JsonRpcMessage, onBehalf?: OnBehalf): Promise<void> {
     const authorization = onBehalf?.authorization;
@@ -53,8 +74,7 @@ export class HttpLink {
     await this.exchange(message, onBehalf).catch((err: unknown) => {
       // Like a legacy server after notifications/cancelled, the request is left unanswered: its caller decides when to stop waiting.
       if (err === CANCELLED) return;
-      const sent = Object.values(this.config.headers);
-      throw withoutCredentials(err, authorization === undefined ? sent : [authorization, ...sent]);
+      throw withoutCredentials(err, authorization === undefined ? this.secrets : [authorization, ...this.secrets]);
     });
   }
 
@@ -81,7 +101,7 @@ export class HttpLink {
    * its behalf) replaces a static Authorization. Only requests for one client carry it.
    */
   headers(extra: Record<string, string> = {}, onBehalf?: OnBehalf): Headers {
-    const headers = new Headers(this.config.headers);
+    const headers = new Headers(this.staticHeaders);
     for (const [key, value] of Object.entries(extra)) headers.set(key, value);
     if (onBehalf?.authorization !== undefined) headers.set("authorization", onBehalf.authorization);
     const version = this.hooks.protocolVersion();
@@ -97,7 +117,8 @@ export class HttpLink {
   deliver(text: string, relatedTo?: JsonRpcId): void {
     const decoded = decodeMessage(text);
     if (decoded.ok) return this.hooks.receive(decoded.message, relatedTo, relatedTo === undefined ? undefined : this.forwarded.get(relatedTo)?.session);
-    this.logger.warn({ kind: decoded.kind, detail: decoded.detail, data: text.slice(0, 200) }, "skipped an upstream message that is not JSON-RPC");
+    const data = this.redact(text.slice(0, 400)).slice(0, 200);
+    this.logger.warn({ kind: decoded.kind, detail: decoded.detail && this.redact(decoded.detail), data }, "skipped an upstream message that is not JSON-RPC");
   }
 
   /** The signal that ends request `id`'s stream once nobody waits for its response. */
@@ -137,7 +158,7 @@ export class HttpLink {
   /** Best effort: the upstream can free the session now rather than on its own timeout. */
   async deleteSession(sessionId: string, timeoutMs: number): Promise<void> {
     const headers = this.headers({ "mcp-session-id": sessionId });
-    const response = await fetch(this.config.url, { method: "DELETE", headers, signal: AbortSignal.timeout(timeoutMs) });
+    const response = await fetch(this.url, { method: "DELETE", headers, signal: AbortSignal.timeout(timeoutMs) });
     await response.body?.cancel();
   }
 
@@ -154,16 +175,31 @@ export class HttpLink {
     // A request in the 2026-07-28 envelope carries its version and names in headers too (SEP-2243).
     for (const [key, value] of Object.entries(modernHeaders(message) ?? {})) headers.set(key, value);
     try {
-      const response = await this.client.post(this.config.url, { headers, body: JSON.stringify(message), signal: controller.signal });
+      const response = await this.client.post(this.url, { headers, body: JSON.stringify(message), signal: controller.signal });
       const assigned = response.header("mcp-session-id");
       if (isInitialize && assigned !== undefined && response.ok) this.sessionId = assigned;
       return { response, sessionId };
     } catch (err) {
       if (controller.signal.reason === CANCELLED) throw CANCELLED;
       if (controller.signal.aborted) throw new UpstreamError(`upstream '${this.name}': request abandoned`, "closed");
-      const error = unreachable(this.name, this.config.url, err);
+      const error = this.unreachable(err);
       this.hooks.unreachable(error);
       throw error;
     }
   }
+}
+
+/**
+ * A URL's `user:password@` goes as Basic credentials (RFC 7617), as curl sends it: fetch refuses
+ * such a URL and undici's request drops them. A configured Authorization header wins.
+ */
+function withUserinfoAsHeader(configured: string, configuredHeaders: Record<string, string>): { url: string; headers: Headers } {
+  const url = new URL(configured);
+  const headers = new Headers(configuredHeaders);
+  if (url.username === "" && url.password === "") return { url: configured, headers };
+  const credentials = `${decodeURIComponent(url.username)}:${decodeURIComponent(url.password)}`;
+  if (!headers.has("authorization")) headers.set("authorization", `Basic ${Buffer.from(credentials).toString("base64")}`);
+  url.username = "";
+  url.password = "";
+  return { url: url.href, headers };
 }

@@ -1,5 +1,5 @@
 import { Backoff, pause } from "../backoff.js";
-import { MAX_MESSAGE_BYTES, unreachable } from "./errors.js";
+import { MAX_MESSAGE_BYTES } from "./errors.js";
 import type { HttpLink } from "./link.js";
 import { readSse } from "./sse.js";
 
@@ -51,10 +51,10 @@ export class ListenStream {
     if (this.lastEventId !== undefined) extra["last-event-id"] = this.lastEventId;
     let response: Response;
     try {
-      response = await fetch(this.link.config.url, { method: "GET", headers: this.link.headers(extra), signal });
+      response = await fetch(this.link.url, { method: "GET", headers: this.link.headers(extra), signal });
     } catch (err) {
       this.markOpened();
-      if (!signal.aborted) this.link.hooks.unreachable(unreachable(this.link.name, this.link.config.url, err));
+      if (!signal.aborted) this.link.hooks.unreachable(this.link.unreachable(err));
       return "stop";
     }
     this.markOpened();
@@ -77,7 +77,7 @@ export class ListenStream {
       onData: (data) => (events++, this.link.deliver(data)),
       onEventId: (id) => (this.lastEventId = id),
       onRetry: () => undefined,
-    }).catch((err: unknown) => this.link.logger.debug({ err: String(err) }, "upstream GET stream broke"));
+    }).catch((err: unknown) => this.link.logger.debug({ err: this.link.redact(String(err)) }, "upstream GET stream broke"));
     if (events > 0) this.backoff.reset();
     return events > 0 ? "delivered" : "retry";
   }

@@ -55,7 +55,7 @@ async function readOne(
 /** A resumption belongs to the request: it carries the client Authorization the request was sent with. */
 async function resume(link: HttpLink, request: JsonRpcRequest, lastEventId: string, signal: AbortSignal): Promise<ReadableStream<Uint8Array> | undefined> {
   const headers = link.headers({ accept: "text/event-stream", "last-event-id": lastEventId }, link.onBehalfFor(request.id));
-  const response = await fetch(link.config.url, { method: "GET", headers, signal });
+  const response = await fetch(link.url, { method: "GET", headers, signal });
   if (response.ok && response.body && (response.headers.get("content-type") ?? "").includes("text/event-stream")) return response.body;
   link.logger.warn({ status: response.status }, "upstream refused to resume a response stream");
   await response.body?.cancel();
@@ -63,7 +63,7 @@ async function resume(link: HttpLink, request: JsonRpcRequest, lastEventId: stri
 }
 
 function giveUp(link: HttpLink, request: JsonRpcRequest, broken: Error | undefined): void {
-  const how = broken ? `broke (${broken.message})` : "ended";
+  const how = broken ? `broke (${link.redact(broken.message)})` : "ended";
   const message = `the response stream of ${request.method} (id ${request.id}) from upstream '${link.name}' ${how} before the response`;
   link.hooks.failRequest(request.id, new UpstreamError(message, broken ? "unreachable" : "protocol"));
 }

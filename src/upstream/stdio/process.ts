@@ -3,6 +3,7 @@ import { readdirSync, readFileSync } from "node:fs";
 import type { Readable, Writable } from "node:stream";
 import type { StdioUpstreamConfig } from "../../config/schema.js";
 import { UpstreamError } from "../connector.js";
+import { childEnvironment } from "./child-env.js";
 
 /**
  * The one place that starts and ends upstream processes. Each child leads its own process group,
@@ -36,8 +37,7 @@ const liveGroups = new Set<number>();
 process.once("exit", () => liveGroups.forEach((pid) => signalGroup(pid, "SIGKILL")));
 
 export function spawnUpstream(name: string, config: StdioUpstreamConfig): Promise<UpstreamProcess> {
-  // The child gets taskgate's own environment plus the configured additions (config schema: `env`).
-  const env = { ...process.env, ...config.env };
+  const env = childEnvironment(process.env, config);
   const child = spawn(config.command, config.args, { cwd: config.cwd, env, detached: true, stdio: ["pipe", "pipe", "pipe"] });
   return new Promise((resolve, reject) => {
     child.once("error", (err) => reject(new UpstreamError(`cannot start upstream '${name}': ${err.message}`, "exited")));
