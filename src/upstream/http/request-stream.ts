@@ -49,7 +49,14 @@ export async function resumeResponse(link: HttpLink, request: JsonRpcRequest, la
   let response: Response;
   try {
     response = await openResumed(link, request, lastEventId, signal);
+    // 409: the upstream still holds the stream's old connection (its replica has just let go of it): in a moment it will not.
+    for (let conflicts = 1; response.status === 409 && conflicts <= MAX_IDLE_RESUMES; conflicts++) {
+      await response.body?.cancel().catch(() => undefined);
+      await pause(DEFAULT_RETRY_MS * conflicts, signal);
+      response = await openResumed(link, request, lastEventId, signal);
+    }
   } catch (err) {
+    if (signal.aborted) throw new UpstreamError(`upstream '${link.name}': request abandoned`, "closed");
     throw unreachable(link.name, link.config.url, err);
   }
   const body = await streamOf(response);
