@@ -59,6 +59,21 @@ describe("an HTTP upstream with an event store: a call outlives the replica that
     expect(metrics).not.toMatch(/taskgate_reaper_actions_total\{action="failed"\} [1-9]/);
   });
 
+  it("hands a resumable call to another replica at SIGTERM, leaving it running upstream in its session", async () => {
+    const keyPrefix = prefix();
+    const [a, b] = (gateways = await Promise.all([replicaOf(demo, keyPrefix), replicaOf(demo, keyPrefix)])) as [GatewayProcess, GatewayProcess];
+    const before = runs(demo, "sleep");
+    const cancelledBefore = demo.output().split("sleep cancelled").length;
+    const taskId = await startTask(a.mcpUrl, "sleep", { seconds: 4, progressIntervalMs: 200 });
+    await until([a.mcpUrl], taskId, (t) => /Slept/.test(t.statusMessage ?? ""), 10_000, "progress");
+    await a.stop("SIGTERM");
+    expect(a.proc.exitCode).toBe(0);
+    const done = await ended([b.mcpUrl], taskId, RESUMED_WITHIN_MS + 5_000);
+    expect(done).toMatchObject({ status: "completed", result: { content: [{ type: "text", text: "Slept 4 s" }] } });
+    expect(runs(demo, "sleep")).toBe(before + 1);
+    expect(demo.output().split("sleep cancelled").length).toBe(cancelledBefore);
+  });
+
   it("cancels a resumed call upstream, in the session it runs in", async () => {
     const keyPrefix = prefix();
     const [a, b] = (gateways = await Promise.all([replicaOf(demo, keyPrefix), replicaOf(demo, keyPrefix)])) as [GatewayProcess, GatewayProcess];
