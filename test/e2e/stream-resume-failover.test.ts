@@ -7,13 +7,13 @@ import { waitFor } from "../helpers/wait-for.js";
 
 /** From SIGKILL to another replica resuming the stream: the lease runs out, then a sweep (and slack). */
 const RESUMED_WITHIN_MS = FAST_TASKS.leaseMs + 2 * FAST_TASKS.reaperIntervalMs + 5_000;
-const TOOLS = { sleep: { taskSupport: "required" }, hang: { taskSupport: "required" } };
+const TOOLS = { sleep: { taskSupport: "required" }, hang: { taskSupport: "required" }, deploy: { taskSupport: "required" } };
 const RESUMED = /another replica resumed its response stream/;
 
 type Demo = RunningProcess & { mcpUrl: string; port: number };
 
 /** How often the demo server started a tool (its own log lines on stderr). */
-const runs = (demo: Demo, tool: "sleep" | "hang") => demo.output().split(`${tool} started`).length - 1;
+const runs = (demo: Demo, tool: "sleep" | "hang" | "deploy") => demo.output().split(`${tool} started`).length - 1;
 
 function replicaOf(demo: Demo, keyPrefix: string): Promise<GatewayProcess> {
   const store = { redisUrl: inject("redisUrl"), keyPrefix };
@@ -72,6 +72,35 @@ describe("an HTTP upstream with an event store: a call outlives the replica that
     expect(done).toMatchObject({ status: "completed", result: { content: [{ type: "text", text: "Slept 4 s" }] } });
     expect(runs(demo, "sleep")).toBe(before + 1);
     expect(demo.output().split("sleep cancelled").length).toBe(cancelledBefore);
+  });
+
+  it("asks again on the resuming replica a question that was open when the owner stopped, and takes its answer there", async () => {
+    const keyPrefix = prefix();
+    const [a, b] = (gateways = await Promise.all([replicaOf(demo, keyPrefix), replicaOf(demo, keyPrefix)])) as [GatewayProcess, GatewayProcess];
+    const before = runs(demo, "deploy");
+    const capabilities = { ...WITH_TASKS, elicitation: { form: {} } };
+    const taskId = await startTask(a.mcpUrl, "deploy", { service: "billing", seconds: 0.5 }, capabilities);
+    const first = await until([a.mcpUrl], taskId, (t) => t.status === "input_required", 10_000, "the question on a");
+    await a.stop("SIGKILL");
+    // The claim withdrew a's question; the replayed stream asks it again, under a new key.
+    const again = await until(
+      [b.mcpUrl],
+      taskId,
+      (t) => t.status === "input_required" && Object.keys(t.inputRequests).some((k) => !(k in first.inputRequests)),
+      RESUMED_WITHIN_MS,
+      "the question asked again on b",
+    );
+    const [key] = Object.keys(again.inputRequests);
+    expect(again.inputRequests[key!]).toMatchObject({ method: "elicitation/create", params: { message: "Deploy billing?" } });
+    await modern(
+      b.mcpUrl,
+      "tasks/update",
+      { taskId, inputResponses: { [key!]: { action: "accept", content: { confirm: true } } } },
+      { capabilities: WITH_TASKS },
+    );
+    const done = await ended([b.mcpUrl], taskId);
+    expect(done).toMatchObject({ status: "completed", result: { content: [{ type: "text", text: "Deployed billing" }] } });
+    expect(runs(demo, "deploy")).toBe(before + 1);
   });
 
   it("cancels a resumed call upstream, in the session it runs in", async () => {
