@@ -1,10 +1,11 @@
 import { createServer, type IncomingMessage, type Server as HttpServer, type ServerResponse } from "node:http";
 import { randomUUID } from "node:crypto";
 import type { AddressInfo } from "node:net";
-import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
+import { type EventStore, StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import { isInitializeRequest } from "@modelcontextprotocol/sdk/types.js";
 import { createDemoServer } from "./create-server.js";
+import { BoundedEventStore } from "./event-store.js";
 import { DEMO_HTTP_PATH } from "./http-path.js";
 
 /** Makes the MCP server object of one connection (the SDK binds one to one transport). */
@@ -19,16 +20,20 @@ export interface DemoHttpServer {
 /**
  * Streamable HTTP in stateful mode: one transport (and one MCP server object) per session,
  * created by an initialize request without a session id and found by Mcp-Session-Id afterwards.
+ * `eventStore`: SSE events carry ids and a lost stream can be resumed (event-store.ts).
  */
 export async function listenDemoHttp(
   port: number,
   host: string,
   log: (line: string) => void,
   factory: ServerFactory = () => createDemoServer(log),
+  options: { eventStore?: boolean } = {},
 ): Promise<DemoHttpServer> {
   const sessions = new Map<string, StreamableHTTPServerTransport>();
+  // One store for every session: an event id names its stream, and a resumption names its session.
+  const eventStore = options.eventStore === true ? new BoundedEventStore() : undefined;
   const http = createServer((req, res) => {
-    route(req, res, sessions, factory).catch((err: unknown) => {
+    route(req, res, sessions, factory, eventStore).catch((err: unknown) => {
       log(`request failed: ${String(err)}`);
       if (!res.headersSent) sendError(res, 500, -32603, "Internal error");
       else res.end();
@@ -42,7 +47,13 @@ export async function listenDemoHttp(
   return { port: address.port, host, close: () => closeAll(http, sessions) };
 }
 
-async function route(req: IncomingMessage, res: ServerResponse, sessions: Map<string, StreamableHTTPServerTransport>, factory: ServerFactory): Promise<void> {
+async function route(
+  req: IncomingMessage,
+  res: ServerResponse,
+  sessions: Map<string, StreamableHTTPServerTransport>,
+  factory: ServerFactory,
+  eventStore: EventStore | undefined,
+): Promise<void> {
   if (new URL(req.url ?? "/", "http://localhost").pathname !== DEMO_HTTP_PATH) return sendError(res, 404, -32601, "Not found");
   if (!["POST", "GET", "DELETE"].includes(req.method ?? "")) return sendError(res, 405, -32601, "Method not allowed");
   const sessionId = req.headers["mcp-session-id"];
@@ -55,14 +66,19 @@ async function route(req: IncomingMessage, res: ServerResponse, sessions: Map<st
   const body = await readJson(req);
   if (body === undefined) return sendError(res, 400, -32700, "Parse error");
   if (!isInitializeRequest(body)) return sendError(res, 400, -32000, "Bad Request: no valid session ID provided");
-  const transport = await openSession(sessions, factory);
+  const transport = await openSession(sessions, factory, eventStore);
   await transport.handleRequest(req, res, body);
 }
 
-async function openSession(sessions: Map<string, StreamableHTTPServerTransport>, factory: ServerFactory): Promise<StreamableHTTPServerTransport> {
+async function openSession(
+  sessions: Map<string, StreamableHTTPServerTransport>,
+  factory: ServerFactory,
+  eventStore: EventStore | undefined,
+): Promise<StreamableHTTPServerTransport> {
   const transport = new StreamableHTTPServerTransport({
     sessionIdGenerator: () => randomUUID(),
     onsessioninitialized: (id) => void sessions.set(id, transport),
+    ...(eventStore ? { eventStore } : {}),
   });
   transport.onclose = () => {
     if (transport.sessionId) sessions.delete(transport.sessionId);

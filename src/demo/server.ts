@@ -13,6 +13,8 @@ export interface DemoServerOptions {
   log?: (line: string) => void;
   /** The task-native server (#15): its tools run as tasks of its own (SDK 1.x task support). */
   nativeTasks?: boolean;
+  /** HTTP: keep SSE events in an event store, so a lost response stream can be resumed with Last-Event-ID. */
+  eventStore?: boolean;
 }
 
 export interface RunningDemoServer {
@@ -34,7 +36,7 @@ export async function runDemoServer(opts: DemoServerOptions = {}): Promise<Runni
   const factory = await serverFactory(opts.nativeTasks === true, log);
   if (opts.http) {
     const { listenDemoHttp } = await import("./http.js");
-    const http = await listenDemoHttp(opts.http.port, opts.http.host ?? DEFAULT_DEMO_HOST, log, factory);
+    const http = await listenDemoHttp(opts.http.port, opts.http.host ?? DEFAULT_DEMO_HOST, log, factory, { eventStore: opts.eventStore === true });
     return { port: http.port, close: once(http.close) };
   }
   return runOverStdio(factory);

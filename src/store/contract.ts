@@ -63,7 +63,11 @@ export interface TaskRecord {
   revision: number;
   /** The replica holding the upstream call. */
   owner: string;
-  /** The request the owner sent upstream (JSON of the id), for notifications/cancelled. */
+  /**
+   * The request the owner sent upstream (JSON of its id), kept with `lastEventId` and
+   * `upstreamSession` when its response stream carries event ids: another replica can then
+   * resume that stream instead of failing or re-running the call.
+   */
   upstreamRequestId?: string;
   cancelRequested: boolean;
   /** The client capabilities of the request that created the task (input gating). */
@@ -87,6 +91,12 @@ export interface TaskRecord {
    */
   upstreamTaskId?: string;
   upstreamSession?: string;
+  /**
+   * An event id of the call's response stream (the first one, the priming event's): a resume
+   * with `Last-Event-ID` replays what the upstream sent on that stream after it (2025-11-25
+   * transports, Resumability and Redelivery).
+   */
+  lastEventId?: string;
   /** The `tools/call` params (name, arguments) the upstream received, kept so another replica can run it again. */
   requestParams?: Record<string, unknown>;
   /**
@@ -100,6 +110,17 @@ export interface TaskRecord {
 export interface UpstreamTaskRef {
   taskId: string;
   session?: string;
+}
+
+/**
+ * Where a call's response stream can be resumed (https://modelcontextprotocol.io/specification/2025-11-25/basic/transports,
+ * Resumability and Redelivery): the upstream session, the request (JSON of its upstream id) and
+ * an event id the upstream gave on that stream.
+ */
+export interface StreamPosition {
+  session?: string;
+  requestId: string;
+  lastEventId: string;
 }
 
 /** Which tasks an operator lists; an omitted field matches every task. */
@@ -152,6 +173,8 @@ export type TaskChange =
    * longer). Only ever shortens: a longer value changes nothing.
    */
   | (ChangeFence & { kind: "bind-upstream-task"; upstreamTask: UpstreamTaskRef; ttlMs?: number })
+  /** The call's response stream can be resumed from here; kept when another replica claims the task. */
+  | (ChangeFence & { kind: "bind-stream"; stream: StreamPosition })
   /** A parked call detaches: from now on it is a task the client may see. */
   | (ChangeFence & { kind: "detach" })
   /** Dialect B cancel: recorded for the owner, which stops the call. */
@@ -252,8 +275,9 @@ export interface OrphanStore {
    */
   reapTask(id: string, end: OrphanEnd): Promise<TransitionResult>;
   /**
-   * Take over an orphan to run its call again: a fresh lease for `lease.owner`, the next
-   * attempt, back to `working` with no outstanding input. Same atomic checks as reapTask.
+   * Take over an orphan to run its call again (or follow what it started: its upstream task,
+   * its stream position, which are kept): a fresh lease for `lease.owner`, the next attempt,
+   * back to `working` with no outstanding input. Same atomic checks as reapTask.
    */
   claimTask(id: string, lease: Lease, statusMessage: string, now: number): Promise<TransitionResult>;
   /** A lock across replicas (SET NX PX): true when `holder` has it now, fresh for `ttlMs`. */

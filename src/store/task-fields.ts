@@ -1,5 +1,5 @@
 import { z } from "zod";
-import type { InputRequest, NewTask, TaskChange, TaskOutcome, TaskRecord, UpstreamTaskRef } from "./contract.js";
+import type { InputRequest, NewTask, StreamPosition, TaskChange, TaskOutcome, TaskRecord, UpstreamTaskRef } from "./contract.js";
 import { TRANSITION_RULES } from "./task-rules.js";
 
 /**
@@ -47,6 +47,7 @@ export function newTaskFields(task: NewTask): FieldPairs {
   if (task.frontSession !== undefined) pairs.push(["frontSession", task.frontSession]);
   if (task.upstreamTaskId !== undefined) pairs.push(["upstreamTaskId", task.upstreamTaskId]);
   if (task.upstreamSession !== undefined) pairs.push(["upstreamSession", task.upstreamSession]);
+  if (task.lastEventId !== undefined) pairs.push(["lastEventId", task.lastEventId]);
   return pairs;
 }
 
@@ -72,6 +73,9 @@ export function changeFields(change: TaskChange): { set: FieldPairs; del: string
     case "bind-upstream-task":
       set.push(...upstreamTaskFields(change.upstreamTask));
       break;
+    case "bind-stream":
+      set.push(...streamFields(change.stream));
+      break;
     case "detach":
       del.push("parked");
       break;
@@ -88,6 +92,15 @@ export function changeFields(change: TaskChange): { set: FieldPairs; del: string
 function upstreamTaskFields(ref: UpstreamTaskRef): FieldPairs {
   const pairs: FieldPairs = [["upstreamTaskId", ref.taskId]];
   if (ref.session !== undefined) pairs.push(["upstreamSession", ref.session]);
+  return pairs;
+}
+
+function streamFields(stream: StreamPosition): FieldPairs {
+  const pairs: FieldPairs = [
+    ["upstreamRequestId", stream.requestId],
+    ["lastEventId", stream.lastEventId],
+  ];
+  if (stream.session !== undefined) pairs.push(["upstreamSession", stream.session]);
   return pairs;
 }
 
@@ -136,6 +149,7 @@ const Scalars = z.object({
     .optional(),
   upstreamTaskId: z.string().optional(),
   upstreamSession: z.string().optional(),
+  lastEventId: z.string().optional(),
 });
 const InputRequestJson = z.object({ method: z.string(), params: z.record(z.string(), z.unknown()).optional() }) satisfies z.ZodType<InputRequest>;
 const OutcomeJson = z.union([

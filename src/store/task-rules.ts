@@ -50,6 +50,7 @@ export const TRANSITION_RULES: Readonly<Record<TaskChange["kind"], TransitionRul
   "withdraw-input": { from: NON_TERMINAL },
   "set-status-message": { from: NON_TERMINAL },
   "bind-upstream-task": { from: NON_TERMINAL },
+  "bind-stream": { from: NON_TERMINAL },
   // Only a working parked call detaches: one with a question out waits for its answer first.
   detach: { from: ["working"] },
   "request-cancel": { from: NON_TERMINAL },

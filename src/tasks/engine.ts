@@ -1,6 +1,6 @@
 import type { NewTask, TaskFilter, TaskRecord } from "../store/contract.js";
 import { Admission, type AdmittedCall } from "./admission.js";
-import { adoptOrphan, drainOwned, resumeOrphan } from "./handover.js";
+import { adoptOrphan, drainOwned, resumeOrphan, resumeStreamOrphan } from "./handover.js";
 import { OwnedCall } from "./owned-call.js";
 import { principalChannel, watchPrincipal } from "./principal-watch.js";
 import { Owner } from "./owner.js";
@@ -38,8 +38,10 @@ export class TaskEngine {
     // A task the reaper ended, or a re-run that ended, no longer counts against its principal.
     const ended = (task: TaskRecord) => void this.admission.release(task.principal, task.id);
     const resume = async (task: TaskRecord) => {
-      const native = this.policy.native(task.upstream);
+      const native = task.upstreamTaskId === undefined ? undefined : this.policy.native(task.upstream);
+      const streams = this.policy.streams(task.upstream);
       if (native) await resumeOrphan(deps, this.owner, native, task, ended);
+      else if (streams) await resumeStreamOrphan(deps, this.owner, streams, task, ended);
     };
     this.reaper = new Reaper(deps, this.policy, (task, message) => adoptOrphan(deps, this.owner, this.policy, task, message, ended), ended, resume);
     this.sync = new SyncCalls(

@@ -2,7 +2,8 @@ import type { TaskRecord } from "../store/contract.js";
 import type { NativeCaller } from "./native/native-caller.js";
 import { OwnedCall } from "./owned-call.js";
 import type { Owner } from "./owner.js";
-import type { RerunPolicy } from "./rerun-policy.js";
+import type { RerunPolicy, StreamCaller } from "./rerun-policy.js";
+import type { UpstreamCaller } from "../upstream/caller.js";
 import { newLeaseToken } from "./task-id.js";
 import { taskCallOptions, type EngineDeps, type TaskCall } from "./types.js";
 
@@ -53,18 +54,58 @@ export async function adoptOrphan(
  * its result is the upstream's. Questions the stopped replica had shown are gone with it.
  */
 export async function resumeOrphan(deps: EngineDeps, owner: Owner, native: NativeCaller, task: TaskRecord, ended: (task: TaskRecord) => void): Promise<void> {
-  if (task.upstreamTaskId === undefined) return;
+  const taskId = task.upstreamTaskId;
+  if (taskId === undefined) return;
+  const taken = await takeOver(deps, owner, native, task, "The replica following the upstream's task stopped; another replica follows it now", ended);
+  if (!taken) return;
+  deps.logger.info({ taskId: task.id, upstreamTaskId: taskId, previousOwner: task.owner }, "following the upstream task of a stopped replica");
+  const ref = task.upstreamSession === undefined ? { taskId } : { taskId, session: task.upstreamSession };
+  taken.owned.run(native.resume(taken.call.client, taken.call.request, ref, taken.owned, taskCallOptions(task.ttlMs)));
+}
+
+/**
+ * Resume, from this replica, the response stream of a call a stopped replica made: claimed like
+ * a re-run, but nothing runs again: a GET with the stored session and `Last-Event-ID` has the
+ * upstream replay the stream (https://modelcontextprotocol.io/specification/2025-11-25/basic/transports,
+ * Resumability and Redelivery), and its response is the call's. What the stream carried before
+ * comes again: progress, and the questions it asked (the stopped replica's were withdrawn by the claim).
+ */
+export async function resumeStreamOrphan(
+  deps: EngineDeps,
+  owner: Owner,
+  caller: StreamCaller,
+  task: TaskRecord,
+  ended: (task: TaskRecord) => void,
+): Promise<void> {
+  const { lastEventId, upstreamRequestId, upstreamSession } = task;
+  const requestId = requestIdOf(upstreamRequestId);
+  if (lastEventId === undefined || requestId === undefined) return;
+  const taken = await takeOver(deps, owner, caller, task, "The replica running this call stopped; another replica resumed its response stream", ended);
+  if (!taken) return;
+  deps.logger.info({ taskId: task.id, lastEventId, previousOwner: task.owner }, "resuming the response stream of a stopped replica's call");
+  const position = upstreamSession === undefined ? { requestId, lastEventId } : { requestId, lastEventId, session: upstreamSession };
+  taken.owned.run(caller.resumeStream(taken.call.client, taken.call.request, position, taken.owned, taskCallOptions(task.ttlMs)));
+}
+
+/** Claim an orphan to follow what its stopped owner started (checked atomically: another replica may win), and own it here. */
+async function takeOver(
+  deps: EngineDeps,
+  owner: Owner,
+  caller: UpstreamCaller,
+  task: TaskRecord,
+  statusMessage: string,
+  ended: (task: TaskRecord) => void,
+): Promise<{ owned: OwnedCall; call: TaskCall } | undefined> {
   const { store, options, clock } = deps;
   const token = newLeaseToken();
   const lease = { owner: options.replicaId, token, leaseMs: options.leaseMs };
-  const claimed = await store.claimTask(task.id, lease, "The replica following the upstream's task stopped; another replica follows it now", clock());
-  if (!claimed.ok) return;
+  const claimed = await store.claimTask(task.id, lease, statusMessage, clock());
+  if (!claimed.ok) return undefined;
   deps.metrics.reaperAction("resumed");
-  const client = { sessionId: `resume:${task.id}`, capabilities: task.clientCapabilities };
   const call: TaskCall = {
-    caller: native,
+    caller,
     upstream: task.upstream,
-    client,
+    client: { sessionId: `resume:${task.id}`, capabilities: task.clientCapabilities },
     principal: task.principal,
     dialect: task.dialect,
     request: { jsonrpc: "2.0", id: `resume:${task.id}:${claimed.task.attempt}`, method: "tools/call", params: { name: task.tool } },
@@ -77,9 +118,18 @@ export async function resumeOrphan(deps: EngineDeps, owner: Owner, native: Nativ
     ended(claimed.task);
   });
   owner.add(owned);
-  deps.logger.info({ taskId: task.id, upstreamTaskId: task.upstreamTaskId, previousOwner: task.owner }, "following the upstream task of a stopped replica");
-  const ref = task.upstreamSession === undefined ? { taskId: task.upstreamTaskId } : { taskId: task.upstreamTaskId, session: task.upstreamSession };
-  owned.run(native.resume(client, call.request, ref, owned, taskCallOptions(task.ttlMs)));
+  return { owned, call };
+}
+
+/** The upstream id the stopped replica sent its request with (stored as JSON): a string or a number. */
+function requestIdOf(json: string | undefined): string | number | undefined {
+  if (json === undefined) return undefined;
+  try {
+    const id: unknown = JSON.parse(json);
+    return typeof id === "string" || typeof id === "number" ? id : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /**
@@ -96,7 +146,7 @@ export async function drainOwned(deps: EngineDeps, owner: Owner, policy: RerunPo
   await Promise.allSettled(
     left.map(async (call: OwnedCall) => {
       const release = await releasable(deps, policy, call);
-      if (release && call.upstreamTaskId !== undefined) kept.add(call.task.upstream);
+      if (release && (call.upstreamTaskId !== undefined || call.resumable)) kept.add(call.task.upstream);
       await call.handOver(release, message);
     }),
   );
@@ -106,10 +156,12 @@ export async function drainOwned(deps: EngineDeps, owner: Owner, policy: RerunPo
 
 /**
  * A re-run needs another replica on a shared store: in the in-process store nobody would pick it
- * up. An upstream task that outlives this replica is always handed over: nothing runs again (#15).
+ * up. An upstream task or a response stream that outlives this replica is always handed over:
+ * nothing runs again (#15).
  */
 async function releasable(deps: EngineDeps, policy: RerunPolicy, call: OwnedCall): Promise<boolean> {
   if (deps.store.kind === "memory" || call.task.parked) return false;
   if (call.upstreamTaskId !== undefined && policy.resumable(call.task.upstream)) return true;
+  if (call.upstreamTaskId === undefined && call.resumable && policy.streams(call.task.upstream)) return true;
   return policy.allows(call.task).catch(() => false);
 }

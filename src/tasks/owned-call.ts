@@ -2,7 +2,7 @@ import { isNotification, isRequest, type JsonRpcMessage, type JsonRpcRequest, ty
 import type { MessageSink } from "../jsonrpc/sink.js";
 import type { TaskChange, TaskEnding, TaskOutcome, TaskRecord, TransitionResult } from "../store/contract.js";
 import type { TerminalStatus } from "../store/task-rules.js";
-import { CANCELLED_CODE, QUEUED_NOTICE, type CallClient, type UpstreamCaller } from "../upstream/caller.js";
+import { CANCELLED_CODE, QUEUED_NOTICE, STREAM_NOTICE, type CallClient, type UpstreamCaller } from "../upstream/caller.js";
 import { InputBridge } from "./input-bridge.js";
 import { bindingOf } from "./native/binding.js";
 import { cancelledUpstream, UPSTREAM_STATUS_NOTICE, UPSTREAM_TASK_NOTICE } from "./native/notices.js";
@@ -59,6 +59,8 @@ export class OwnedCall implements MessageSink {
   upstreamTaskId?: string;
   /** The task's life, shortened to what the upstream keeps of its own task (#15). */
   private ttlMs: number;
+  /** The call's response stream can be resumed by another replica, and the task says from where. */
+  resumable = false;
 
   constructor(
     record: TaskRecord,
@@ -75,6 +77,7 @@ export class OwnedCall implements MessageSink {
     this.lastRenewedAt = deps.clock();
     this.ttlMs = record.ttlMs;
     if (record.upstreamTaskId !== undefined) this.upstreamTaskId = record.upstreamTaskId;
+    if (record.lastEventId !== undefined) this.resumable = true;
   }
 
   /** Messages of the running call: the task answers questions and turns progress into statusMessage. */
@@ -90,6 +93,7 @@ export class OwnedCall implements MessageSink {
     else if (message.method === UPSTREAM_TASK_NOTICE) this.bind(message.params ?? {});
     // The upstream task's own statusMessage is the task's (#15).
     else if (message.method === UPSTREAM_STATUS_NOTICE) this.progress({ message: message.params?.statusMessage });
+    else if (message.method === STREAM_NOTICE) this.bindStream(message.params ?? {});
     // Logging and other notifications have nobody to go to once detached (not supported for tasks, the tasks extension, https://github.com/modelcontextprotocol/ext-tasks/blob/main/specification/draft/tasks.md).
     return true;
   }
@@ -293,6 +297,24 @@ export class OwnedCall implements MessageSink {
       () => this.deps.store.transitionTask(this.task.id, { ...change, now: this.deps.clock() }),
       () => !this.lost && !this.ending,
     ).catch((err: unknown) => this.deps.logger.warn({ err, taskId: this.task.id }, "could not store the upstream task a call runs as"));
+  }
+
+  /**
+   * The call's response stream carries event ids: where it can be resumed is written once, the
+   * first id (the priming event's), from which the upstream replays the whole stream. Later ids
+   * are never written: each would be a store write per event, and the spec lets a server replay
+   * from any id it gave on that stream (https://modelcontextprotocol.io/specification/2025-11-25/basic/transports,
+   * Resumability and Redelivery). A task that has a position (a resumed call) keeps it.
+   */
+  private bindStream(params: Record<string, unknown>): void {
+    const { requestId, lastEventId, session } = params;
+    if (this.resumable || this.lost || typeof lastEventId !== "string" || (typeof requestId !== "string" && typeof requestId !== "number")) return;
+    this.resumable = true;
+    const stream = { requestId: JSON.stringify(requestId), lastEventId, ...(typeof session === "string" ? { session } : {}) };
+    void retryWhileUnavailable(
+      () => this.deps.store.transitionTask(this.task.id, { kind: "bind-stream", stream, leaseToken: this.token, now: this.deps.clock() }),
+      () => !this.lost && !this.ending,
+    ).catch((err: unknown) => this.deps.logger.warn({ err, taskId: this.task.id }, "could not store where the call's response stream can be resumed"));
   }
 
   private inputBridge(): InputBridge {

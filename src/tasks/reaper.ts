@@ -9,7 +9,7 @@ const LOCK = "reaper";
 
 /** What the reaper hands back to the engine: run an orphan's call again here. */
 export type Adopt = (task: TaskRecord, statusMessage: string) => Promise<void>;
-/** Follow here the upstream task a stopped replica followed (#15). */
+/** Follow here what a stopped replica followed: the upstream's own task (#15), or the call's response stream. */
 export type Resume = (task: TaskRecord) => Promise<void>;
 
 /**
@@ -60,9 +60,10 @@ export class Reaper {
 
   private async settle(task: TaskRecord): Promise<void> {
     const run = this.policy.max > 1 ? ` (attempt ${task.attempt} of ${this.policy.max})` : "";
-    if (!task.parked && task.upstreamTaskId !== undefined && this.policy.resumable(task.upstream)) {
-      // The upstream runs the call as its own task, which outlives the stopped replica: follow it
-      // from here, a cancel asked for included (the renewal hands it on), and run nothing again.
+    if (this.policy.follows(task)) {
+      // The upstream runs the call as its own task, or keeps the call's response stream to replay,
+      // either outliving the stopped replica: follow it from here, a cancel asked for included
+      // (the renewal hands it on), and run nothing again.
       await this.resume(task);
     } else if (task.cancelRequested) {
       const statusMessage = "Cancelled at the client's request; the replica running the call stopped before confirming it";

@@ -1,5 +1,8 @@
 import type { TaskRecord } from "../store/contract.js";
 import type { UpstreamCaller } from "../upstream/caller.js";
+
+/** A caller that resumes response streams (an HTTP upstream's). */
+export type StreamCaller = UpstreamCaller & Required<Pick<UpstreamCaller, "resumeStream">>;
 import type { NativeCaller } from "./native/native-caller.js";
 import { ToolHints } from "./tool-hints.js";
 
@@ -40,6 +43,23 @@ export class RerunPolicy {
 
   resumable(upstream: string): boolean {
     return this.native(upstream) !== undefined;
+  }
+
+  /** The caller that resumes a response stream of this upstream another replica opened (HTTP). */
+  streams(upstream: string): StreamCaller | undefined {
+    const caller = this.upstreams.get(upstream)?.entry.caller;
+    return caller?.resumeStream ? (caller as StreamCaller) : undefined;
+  }
+
+  /**
+   * Whether a live replica follows what the stopped owner started rather than ending the task or
+   * running the call again: the upstream's own task (#15), or the call's response stream, which
+   * the upstream replays from the stored event id.
+   */
+  follows(task: Pick<TaskRecord, "upstream" | "upstreamTaskId" | "lastEventId" | "parked">): boolean {
+    if (task.parked) return false;
+    if (task.upstreamTaskId !== undefined) return this.resumable(task.upstream);
+    return task.lastEventId !== undefined && this.streams(task.upstream) !== undefined;
   }
 
   caller(upstream: string): UpstreamCaller | undefined {

@@ -1,11 +1,11 @@
 import { isNotification, isRequest, type JsonRpcMessage, type JsonRpcNotification, type JsonRpcRequest } from "../jsonrpc/message.js";
 import type { MessageSink } from "../jsonrpc/sink.js";
-import { QUEUED_NOTICE } from "../upstream/caller.js";
+import { QUEUED_NOTICE, STREAM_NOTICE } from "../upstream/caller.js";
 import { isBridgeNotice } from "./native/notices.js";
 
-/** A notice for the task a call may become (queue place, upstream task): never for the client. */
+/** A notice for the task a call may become (queue place, upstream task, stream position): never for the client. */
 function isTaskNotice(message: JsonRpcMessage): message is JsonRpcNotification {
-  return isNotification(message) && (message.method === QUEUED_NOTICE || isBridgeNotice(message.method));
+  return isNotification(message) && (message.method === QUEUED_NOTICE || message.method === STREAM_NOTICE || isBridgeNotice(message.method));
 }
 
 /**
@@ -15,7 +15,7 @@ function isTaskNotice(message: JsonRpcMessage): message is JsonRpcNotification {
 export class SwitchSink implements MessageSink {
   private detached?: MessageSink;
   private readonly held: JsonRpcRequest[] = [];
-  /** The latest notice of each kind (queue place, upstream task and status), for the task it may become. */
+  /** The latest notice of each kind (queue place, upstream task and status, stream position: told once), for the task it may become. */
   private notices?: Map<string, JsonRpcMessage>;
 
   /**

@@ -1,4 +1,7 @@
 import type { JsonRpcId, JsonRpcRequest, JsonRpcResponse } from "../jsonrpc/message.js";
+import type { StreamResume } from "./connector.js";
+
+export type { StreamResume } from "./connector.js";
 import type { MessageSink } from "../jsonrpc/sink.js";
 import { RPC } from "../jsonrpc/codes.js";
 import { forwardedAuthorization } from "../util/forwarded-authorization.js";
@@ -36,6 +39,12 @@ export interface UpstreamCaller {
   cancel(client: CallClient, frontId: JsonRpcId, reason?: string, options?: CancelOptions): Promise<void>;
   /** Answer a server→client request that was handed to the call's sink under `response.id`. */
   answer(client: CallClient, response: JsonRpcResponse): Promise<boolean>;
+  /**
+   * Follow, as the call `request`, the response stream of a call another replica made, from
+   * `position` (a STREAM_NOTICE it was told): nothing runs again; the answer is the upstream's
+   * own. Only a caller over Streamable HTTP has it.
+   */
+  resumeStream?(client: CallClient, request: JsonRpcRequest, position: StreamResume, sink: MessageSink, options?: CallOptions): Promise<JsonRpcResponse>;
 }
 
 export interface CallOptions {
@@ -49,8 +58,9 @@ export interface CancelOptions {
   /** false: ask the upstream to stop, but keep waiting for its answer (a result may still win). */
   abandon?: boolean;
   /**
-   * Stop waiting without asking the upstream to stop a task of its own (#15): another replica
-   * follows it from now on (a lost lease, a hand-over at shutdown).
+   * Stop waiting without asking the upstream to stop a task of its own (#15), or a call whose
+   * response stream can be resumed (STREAM_NOTICE): another replica follows it from now on (a
+   * lost lease, a hand-over at shutdown). Any other call is cancelled upstream as usual.
    */
   keepUpstreamTask?: boolean;
 }
@@ -63,3 +73,11 @@ export const CANCELLED_CODE = RPC.REQUEST_CANCELLED;
  * in its upstream's queue with `params.ahead` calls before it, or (`ahead: null`) has started.
  */
 export const QUEUED_NOTICE = "notifications/taskgate/queued";
+
+/**
+ * Sent by a caller to the sink of a call the task engine made (never to a client), once per
+ * call: its response stream carries event ids and can be resumed from `params` (a StreamResume)
+ * by another replica (https://modelcontextprotocol.io/specification/2025-11-25/basic/transports,
+ * Resumability and Redelivery).
+ */
+export const STREAM_NOTICE = "notifications/taskgate/stream";

@@ -62,6 +62,27 @@ export interface OnBehalf {
    * lives that another replica started (#15). Its loss is reported, never renewed.
    */
   session?: string | undefined;
+  /**
+   * Not a new request: the response stream of request `requestId`, which another replica sent
+   * in `session`, resumed after event `lastEventId` (HTTP, 2025-11-25 resumability). Nothing
+   * is sent again; the response comes under the id the connector chose for this one.
+   */
+  resume?: ResumeFrom | undefined;
+}
+
+/** Where a response stream is resumed from: the request it answers (its upstream id) and an event id seen on it. */
+export interface ResumeFrom {
+  requestId: JsonRpcId;
+  lastEventId: string;
+}
+
+/**
+ * Where another replica can resume a request's response stream: its upstream session, the
+ * request's upstream id, and an event id the upstream gave on that stream
+ * (https://modelcontextprotocol.io/specification/2025-11-25/basic/transports, Resumability and Redelivery).
+ */
+export interface StreamResume extends ResumeFrom {
+  session?: string;
 }
 
 export interface UpstreamRequest extends OnBehalf {
@@ -105,7 +126,9 @@ export interface UpstreamRequest extends OnBehalf {
 export type UpstreamEvent =
   | { kind: "notification"; message: JsonRpcNotification; relatedTo?: JsonRpcId }
   | { kind: "request"; message: JsonRpcRequest; relatedTo?: JsonRpcId }
-  | { kind: "state"; ready: boolean; reason?: string };
+  | { kind: "state"; ready: boolean; reason?: string }
+  /** Request `relatedTo`'s response stream carries event ids: it can be resumed from `position` (HTTP). */
+  | { kind: "stream"; relatedTo: JsonRpcId; position: StreamResume };
 
 export interface InitializeResultLike {
   protocolVersion: string;

@@ -1,7 +1,7 @@
 import type { JsonRpcErrorObject, JsonRpcId, JsonRpcMessage, JsonRpcNotification, JsonRpcResponse } from "../jsonrpc/message.js";
 import { failure, success } from "../jsonrpc/message.js";
 import type { Logger } from "../observability/logger.js";
-import { UpstreamError, type InitializeResultLike, type OnBehalf, type UpstreamEvent, type UpstreamRequest } from "./connector.js";
+import { UpstreamError, type InitializeResultLike, type OnBehalf, type StreamResume, type UpstreamEvent, type UpstreamRequest } from "./connector.js";
 import { Inbound } from "./inbound.js";
 import { ModernCalls } from "./modern/rounds.js";
 import { generationMemory, negotiate, type GenerationSetting, type UpstreamGeneration } from "./negotiate.js";
@@ -22,6 +22,8 @@ export interface SessionLink {
    * (https://modelcontextprotocol.io/specification/2026-07-28/basic/patterns/cancellation). Without it, notifications/cancelled is sent.
    */
   abort?(id: JsonRpcId): void;
+  /** The transport can resume a response stream another replica opened (UpstreamRequest.resume). */
+  readonly resumes?: boolean;
 }
 
 export interface SessionCoreOptions {
@@ -103,6 +105,9 @@ export class SessionCore {
 
   private requestWhenReady(req: UpstreamRequest): Promise<JsonRpcResponse> {
     this.assertReady();
+    // Only a legacy session over HTTP has response streams to resume; anything else would send the request again.
+    if (req.resume !== undefined && (this.spoken === "modern" || this.link.resumes !== true))
+      throw new UpstreamError(`upstream '${this.options.name}' has no response stream to resume (not a 2025-11-25 Streamable HTTP session)`, "protocol");
     if (this.spoken !== "modern") return this.call(req.method, req.params, req);
     // 2026-07-28 has no ping (https://modelcontextprotocol.io/specification/2026-07-28/changelog): the stateless upstream is as alive as its next answer.
     if (req.method === "ping") return Promise.resolve(success(this.pending.allocate(), {}));
@@ -126,6 +131,11 @@ export class SessionCore {
   /** For transports: one message the upstream sent; `relatedTo` when the transport knows it; `session` when it is not ours. */
   receive(message: JsonRpcMessage, relatedTo?: JsonRpcId, session?: string): void {
     this.inbound.receive(message, relatedTo, session);
+  }
+
+  /** For transports: request `relatedTo`'s response stream can be resumed from `position`. */
+  streamPosition(relatedTo: JsonRpcId, position: StreamResume): void {
+    this.inbound.emit({ kind: "stream", relatedTo, position });
   }
 
   isWaiting(id: JsonRpcId): boolean {
@@ -197,7 +207,7 @@ export class SessionCore {
   private call(
     method: string,
     params: Record<string, unknown> | undefined,
-    opts: Pick<UpstreamRequest, "signal" | "onId" | "stopWaiting" | "authorization" | "session"> & { timeoutMs?: number },
+    opts: Pick<UpstreamRequest, "signal" | "onId" | "stopWaiting" | "authorization" | "session" | "resume"> & { timeoutMs?: number },
   ): Promise<JsonRpcResponse> {
     const id = this.pending.allocate();
     opts.onId?.(id);
@@ -207,7 +217,8 @@ export class SessionCore {
     // Stopped before it was sent (aborted, or stopped at once): the upstream never sees it.
     if (!this.pending.has(id)) return response;
     const message = params === undefined ? { jsonrpc: "2.0" as const, id, method } : { jsonrpc: "2.0" as const, id, method, params };
-    const onBehalf = opts.authorization === undefined && opts.session === undefined ? undefined : { authorization: opts.authorization, session: opts.session };
+    const { authorization, session, resume } = opts;
+    const onBehalf = authorization === undefined && session === undefined && resume === undefined ? undefined : { authorization, session, resume };
     this.link.send(message, onBehalf).catch((err: unknown) => this.pending.fail(id, toUpstreamError(err, this.options.name)));
     return response;
   }

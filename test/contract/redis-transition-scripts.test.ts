@@ -94,6 +94,11 @@ const CASES: Record<keyof typeof TRANSITION_SCRIPTS, TransitionCase> = {
     refusedFrom: "completed",
     wrote: (f) => expect(f).toMatchObject({ upstreamTaskId: "up-1", upstreamSession: "up-session", ttlMs: "30000" }),
   },
+  "bind-stream": {
+    args: ["7", "stream-1_42", "up-session"],
+    refusedFrom: "failed",
+    wrote: (f) => expect(f).toMatchObject({ upstreamRequestId: "7", lastEventId: "stream-1_42", upstreamSession: "up-session" }),
+  },
   detach: {
     args: [],
     refusedFrom: "input_required",

@@ -32,6 +32,28 @@ export function describeUpstreamTasks(current: () => Store): void {
       expect(claimed.ok && claimed.task).toMatchObject({ owner: "replica-2", upstreamTaskId: "up-3", upstreamSession: "sess-3", status: "working" });
     });
 
+    it("keeps where a call's response stream can be resumed, fenced by the owner's lease, and through a claim", async () => {
+      const store = current();
+      const task = newTask();
+      await store.createTask(task, SHORT);
+      const stream = { requestId: "7", lastEventId: "s1_0001", session: "sess-7" };
+      const stale = await store.transitionTask(task.id, { kind: "bind-stream", stream, leaseToken: "other", now: Date.now() });
+      expect(stale).toMatchObject({ ok: false, reason: "stale_lease" });
+      const written = await store.transitionTask(task.id, { kind: "bind-stream", stream, leaseToken: SHORT.token, now: Date.now() });
+      expect(written).toMatchObject({ ok: true, task: { upstreamRequestId: "7", lastEventId: "s1_0001", upstreamSession: "sess-7", revision: 2 } });
+      await waitFor(async () => (await store.findOrphans(Date.now() + 1, 1_000)).some((t) => t.id === task.id), { timeoutMs: 5_000, what: "an orphan" });
+      const claimed = await store.claimTask(task.id, { owner: "replica-2", token: "tok-s2", leaseMs: 10_000 }, "resuming the stream", Date.now());
+      expect(claimed.ok && claimed.task).toMatchObject({ owner: "replica-2", upstreamRequestId: "7", lastEventId: "s1_0001", upstreamSession: "sess-7" });
+      const { id: sessionless } = await store.createTask(newTask(), LEASE);
+      const bound = await store.transitionTask(sessionless, {
+        kind: "bind-stream",
+        stream: { requestId: '"a"', lastEventId: "e" },
+        leaseToken: LEASE.token,
+        now: Date.now(),
+      });
+      expect(bound.ok && bound.task).not.toHaveProperty("upstreamSession");
+    });
+
     it("shortens a task's life, counted from its creation, and never lengthens it", async () => {
       const task = newTask({ createdAt: Date.now() - 60_000, ttlMs: 600_000 });
       await current().createTask(task, LEASE);

@@ -116,6 +116,35 @@ describe("Streamable HTTP connector against the blocking fixture", () => {
     expect(progress.every((e) => e.kind === "notification" && e.relatedTo === r.id())).toBe(true);
   });
 
+  it("tells where a call's stream can be resumed, and another connector resumes it there with the upstream's own answer", async () => {
+    const s = await server();
+    const [a, b] = [connector(s.url), connector(s.url)];
+    const [told, seen] = [recordEvents(a), recordEvents(b)];
+    await Promise.all([a.start(), b.start()]);
+    const first = call(a, "slow", { steps: 8, delayMs: 100 }, { progressToken: "p" });
+    void first.response.catch(() => undefined);
+    const stream = await waitFor(() => told.find((e): e is Extract<UpstreamEvent, { kind: "stream" }> => e.kind === "stream"), {
+      what: "the stream's position",
+    });
+    expect(stream).toMatchObject({ relatedTo: first.id(), position: { requestId: first.id(), session: a.session(), lastEventId: expect.any(String) } });
+    expect(told.filter((e) => e.kind === "stream")).toHaveLength(1);
+    // The replica that made the call is gone; the upstream's handler goes on.
+    await a.close({ keepSession: true });
+    const { session, requestId, lastEventId } = stream.position;
+    // b numbers its requests on its own: the resumed answer must come under b's id, not a's.
+    expect(textOf(await call(b, "echo", { message: "first" }).response)).toBe("Echo: first");
+    let id: JsonRpcId | undefined;
+    const response = await b.request({ method: "tools/call", params: { name: "slow" }, session, resume: { requestId, lastEventId }, onId: (x) => (id = x) });
+    expect(id).not.toBe(requestId);
+    expect(response).toMatchObject({ id, result: { content: [{ text: "done after 8 steps" }] } });
+    const replayed = seen.filter((e) => e.kind === "notification" && e.relatedTo === id && e.message.method === "notifications/progress");
+    expect(replayed).toHaveLength(8);
+    await fetch(`${s.base}/admin/forget-sessions`, { method: "POST" });
+    await expect(b.request({ method: "tools/call", params: { name: "slow" }, session, resume: { requestId, lastEventId } })).rejects.toThrow(
+      /no longer knows the session the call ran in \(HTTP 404\)/,
+    );
+  });
+
   it("gives up after requestTimeoutMs with 'timeout' and stays usable", async () => {
     const { c } = await started({ requestTimeoutMs: 300 });
     await expect(call(c, "hang").response).rejects.toMatchObject({ name: "UpstreamError", reason: "timeout" });

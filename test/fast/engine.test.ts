@@ -5,7 +5,7 @@ import type { MessageSink } from "../../src/jsonrpc/sink.js";
 import { Audit } from "../../src/observability/audit.js";
 import { Metrics } from "../../src/observability/metrics.js";
 import { MemoryStore } from "../../src/store/memory/memory-store.js";
-import { CANCELLED_CODE, type CallClient, type UpstreamCaller } from "../../src/upstream/caller.js";
+import { CANCELLED_CODE, STREAM_NOTICE, type CallClient, type StreamResume, type UpstreamCaller } from "../../src/upstream/caller.js";
 import { TaskEngine } from "../../src/tasks/engine.js";
 import type { EngineOptions, TaskCall } from "../../src/tasks/types.js";
 import { useCleanups } from "../helpers/cleanups.js";
@@ -40,6 +40,16 @@ class ScriptedCaller implements UpstreamCaller {
   async answer(_client: CallClient, response: JsonRpcResponse): Promise<boolean> {
     this.answers.push(response);
     return true;
+  }
+}
+
+/** An HTTP upstream's caller: it also resumes response streams, recording from where. */
+class StreamingCaller extends ScriptedCaller {
+  readonly resumed: Array<{ id: JsonRpcId; position: StreamResume }> = [];
+
+  resumeStream(client: CallClient, request: JsonRpcRequest, position: StreamResume, sink: MessageSink): Promise<JsonRpcResponse> {
+    this.resumed.push({ id: request.id, position });
+    return this.call(client, request, sink);
   }
 }
 
@@ -163,5 +173,35 @@ describe("the task engine on the memory store, with a fake clock", () => {
     expect((await engine.get(task.id, "alice"))?.status).toBe("working");
     await vi.advanceTimersByTimeAsync(OPTIONS.reaperIntervalMs + 1);
     expect(await engine.get(task.id, "alice")).toMatchObject({ status: "failed", statusMessage: expect.stringContaining("stopped") });
+  });
+
+  it("resumes on a live replica the response stream of a stopped owner's call that said where, and fails one that did not", async () => {
+    const store = new MemoryStore({ now: () => Date.now() });
+    const gone = new StreamingCaller();
+    const owner = world({ replicaId: "gone" }, store).engine;
+    const resumable = await owner.detachNow(toolCall(gone));
+    const plain = await owner.detachNow(toolCall(gone));
+    const [first] = [...gone.calls.values()];
+    // The first call's stream gave event ids; told twice, the position is written once, the first.
+    first!.sink.send({ jsonrpc: "2.0", method: STREAM_NOTICE, params: { requestId: 7, lastEventId: "s_1", session: "S" } });
+    first!.sink.send({ jsonrpc: "2.0", method: STREAM_NOTICE, params: { requestId: 7, lastEventId: "s_2", session: "S" } });
+    await vi.advanceTimersByTimeAsync(0);
+    expect(await store.getTask(resumable.id, null)).toMatchObject({ upstreamRequestId: "7", lastEventId: "s_1", upstreamSession: "S", revision: 2 });
+    const caller = new StreamingCaller();
+    const { engine } = await started({ replicaId: "alive" }, store);
+    engine.addUpstream("up", { caller, retryOnOwnerLoss: () => undefined });
+    await vi.advanceTimersByTimeAsync(OPTIONS.leaseMs + OPTIONS.reaperIntervalMs + 1);
+    expect(caller.resumed).toEqual([{ id: expect.anything(), position: { requestId: 7, lastEventId: "s_1", session: "S" } }]);
+    expect(caller.calls.size).toBe(1);
+    expect(await engine.get(resumable.id, "alice")).toMatchObject({
+      status: "working",
+      owner: "alive",
+      statusMessage: expect.stringMatching(/resumed its response stream/),
+    });
+    expect(await engine.get(plain.id, "alice")).toMatchObject({ status: "failed", statusMessage: expect.stringContaining("stopped") });
+    const [id, running] = [...caller.calls][0]!;
+    running.end({ jsonrpc: "2.0", id, result: { content: [{ type: "text", text: "the upstream's own" }] } });
+    await vi.advanceTimersByTimeAsync(0);
+    expect(await engine.get(resumable.id, "alice")).toMatchObject({ status: "completed", outcome: { result: { content: [{ text: "the upstream's own" }] } } });
   });
 });

@@ -114,12 +114,15 @@ function statusOf(url: string): Promise<number | undefined> {
   });
 }
 
-/** The demo server over Streamable HTTP on a free port; `--native-tasks` or `--modern` for its other servers. */
-export async function startDemoHttp(flags: string[] = []): Promise<RunningProcess & { mcpUrl: string }> {
-  const port = await freePort();
+/**
+ * The demo server over Streamable HTTP on a free port (or `port`, to start it again where it was);
+ * `--native-tasks` or `--modern` for its other servers, `--event-store` for resumable streams.
+ */
+export async function startDemoHttp(flags: string[] = [], port?: number): Promise<RunningProcess & { mcpUrl: string; port: number }> {
+  port ??= await freePort();
   const running = runNode([DEMO, "--http", String(port), ...flags]);
   await waitFor(() => running.output().includes("listening"), { timeoutMs: 10_000, what: "demo server listening" });
-  return { ...running, mcpUrl: `http://127.0.0.1:${port}/mcp` };
+  return { ...running, port, mcpUrl: `http://127.0.0.1:${port}/mcp` };
 }
 
 export function demoStdio(flags: string[] = []): { command: string; args: string[] } {

@@ -17,6 +17,7 @@ export const deploy = defineTool({
     })
     .strict(),
   run: async ({ service, seconds }, ctx) => {
+    ctx.log(`deploy started (${service})`);
     const answer = await ctx.elicit({
       mode: "form",
       message: `Deploy ${service}?`,

@@ -26,6 +26,7 @@ export const sleep = defineTool({
     })
     .strict(),
   run: async (args, ctx) => {
+    ctx.log(`sleep started (${formatSeconds(args.seconds)} s)`);
     await sleepReporting(ctx, args.seconds, args.progressIntervalMs).catch((err: unknown) => {
       ctx.log(`sleep cancelled`);
       throw err;

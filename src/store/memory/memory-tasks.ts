@@ -161,7 +161,6 @@ export class MemoryTasks implements TaskStore, OrphanStore {
     assertToken(lease.token);
     return this.orphanChange(id, now, (entry) => {
       for (const field of [...entry.fields.keys()]) if (/^(in|ans):/.test(field)) entry.fields.delete(field);
-      entry.fields.delete("upstreamRequestId");
       entry.fields.set("status", "working");
       entry.fields.set("owner", lease.owner);
       entry.fields.set("statusMessage", statusMessage);

@@ -26,6 +26,8 @@ function argsOf(change: TaskChange): Args {
       return change.statusMessage === null ? [] : [change.statusMessage];
     case "bind-upstream-task":
       return [change.upstreamTask.taskId, change.upstreamTask.session ?? "", change.ttlMs ?? ""];
+    case "bind-stream":
+      return [change.stream.requestId, change.stream.lastEventId, change.stream.session ?? ""];
     case "detach":
     case "request-cancel":
       return [];

@@ -1,8 +1,8 @@
-import type { JsonRpcId, JsonRpcRequest, JsonRpcResponse } from "../../jsonrpc/message.js";
+import { failure, type JsonRpcId, type JsonRpcRequest, type JsonRpcResponse } from "../../jsonrpc/message.js";
 import { RPC } from "../../jsonrpc/codes.js";
 import type { MessageSink } from "../../jsonrpc/sink.js";
 import type { UpstreamTaskRef, UpstreamTasks } from "../../upstream/native-tasks/upstream-tasks.js";
-import type { CallClient, CallOptions, CancelOptions, UpstreamCaller } from "../../upstream/caller.js";
+import type { CallClient, CallOptions, CancelOptions, StreamResume, UpstreamCaller } from "../../upstream/caller.js";
 import { BridgedCall } from "./bridged-call.js";
 
 /**
@@ -28,6 +28,13 @@ export class NativeCaller implements UpstreamCaller {
   /** Follow an upstream task another replica started, as the call `request` (its task id was stored). */
   resume(client: CallClient, request: JsonRpcRequest, ref: UpstreamTaskRef, sink: MessageSink, options: CallOptions = {}): Promise<JsonRpcResponse> {
     return this.track(client, request, sink, options, (bridged) => bridged.resume(ref));
+  }
+
+  /** A plain call's response stream, resumed by the caller underneath (its tools/call never ran as an upstream task). */
+  resumeStream(client: CallClient, request: JsonRpcRequest, position: StreamResume, sink: MessageSink, options: CallOptions = {}): Promise<JsonRpcResponse> {
+    if (!this.inner.resumeStream)
+      return Promise.resolve(failure(request.id, { code: RPC.INTERNAL_ERROR, message: "this upstream resumes no response stream" }));
+    return this.inner.resumeStream(client, request, position, sink, options);
   }
 
   /**

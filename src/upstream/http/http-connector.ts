@@ -37,11 +37,18 @@ export class HttpConnector extends CoreConnector {
       protocolVersion: () => this.core.initializeResult()?.protocolVersion,
       sessionLost: (sessionId) => this.renewSession(sessionId),
       unreachable: (error) => this.onUnreachable(error),
+      // The 2026-07-28 wire resumes no stream (no GET, no session): its event ids are not told.
+      streamPosition: (id, position) => this.core.generation() === "legacy" && this.core.streamPosition(id, position),
     });
     const initializeTimeoutMs = config.requestTimeoutMs ?? INITIALIZE_TIMEOUT_MS;
     const options = { name, logger, requestTimeoutMs: config.requestTimeoutMs, initializeTimeoutMs, generation, config };
     const link = this.link;
-    this.core = new SessionCore(options, { send: (m, onBehalf) => link.send(m, onBehalf), release: (id) => link.release(id), abort: (id) => link.abort(id) });
+    this.core = new SessionCore(options, {
+      send: (m, onBehalf) => link.send(m, onBehalf),
+      release: (id) => link.release(id),
+      abort: (id) => link.abort(id),
+      resumes: true,
+    });
     this.retry = new RetryLoop(() => this.connect(), new Backoff(RECONNECT_INITIAL_MS, RECONNECT_MAX_MS), logger);
     logger.debug({ url: displayUrl(config.url) }, "http upstream configured");
   }

@@ -1,13 +1,14 @@
 import type { HttpUpstreamConfig } from "../../config/schema.js";
 import { decodeMessage } from "../../jsonrpc/decode.js";
-import { isRequest, type JsonRpcId, type JsonRpcMessage } from "../../jsonrpc/message.js";
+import { isRequest, isResponse, type JsonRpcId, type JsonRpcMessage, type JsonRpcRequest } from "../../jsonrpc/message.js";
 import type { Logger } from "../../observability/logger.js";
 import { injectTraceContext } from "../../observability/tracing.js";
-import { UpstreamError, type OnBehalf } from "../connector.js";
+import { UpstreamError, type OnBehalf, type ResumeFrom, type StreamResume } from "../connector.js";
 import { UpstreamClient, type UpstreamResponse } from "./client.js";
 import { unreachable, withoutCredentials, withoutSecrets } from "./errors.js";
 import { urlSecrets } from "../../util/redact-url.js";
 import { modernHeaders } from "../modern/envelope.js";
+import { resumeResponse } from "./request-stream.js";
 import { acceptResponse } from "./response.js";
 
 /** Where the link hands what it learns: the session core and the connector. */
@@ -20,6 +21,8 @@ export interface HttpLinkHooks {
   /** The upstream forgot session `sessionId` (404): resolves once a new session is initialized. */
   sessionLost(sessionId: string): Promise<void>;
   unreachable(error: UpstreamError): void;
+  /** Request `relatedTo`'s response stream gave its first event id: it can be resumed from `position`. */
+  streamPosition(relatedTo: JsonRpcId, position: StreamResume): void;
 }
 
 const RELEASED = new Error("nobody waits for this response stream any more");
@@ -69,9 +72,10 @@ export class HttpLink {
   }
 
   async send(message: JsonRpcMessage, onBehalf?: OnBehalf): Promise<void> {
-    const authorization = onBehalf?.authorization;
+    const [sent, whose] = this.resumedCancel(message) ?? [message, onBehalf];
+    const authorization = whose?.authorization;
     // The credentials are gathered only for an error to clean, not on every message.
-    await this.exchange(message, onBehalf).catch((err: unknown) => {
+    await this.exchange(sent, whose).catch((err: unknown) => {
       // Like a legacy server after notifications/cancelled, the request is left unanswered: its caller decides when to stop waiting.
       if (err === CANCELLED) return;
       throw withoutCredentials(err, authorization === undefined ? this.secrets : [authorization, ...this.secrets]);
@@ -79,6 +83,7 @@ export class HttpLink {
   }
 
   private async exchange(message: JsonRpcMessage, onBehalf: OnBehalf | undefined): Promise<void> {
+    if (onBehalf?.resume !== undefined && isRequest(message)) return this.resumeStream(message, onBehalf, onBehalf.resume);
     let { response, sessionId } = await this.post(message, onBehalf);
     if (response.status === 404 && onBehalf?.session !== undefined && onBehalf.session !== sessionId) {
       // Another replica's session (#15): gone with its tasks; nothing to renew here.
@@ -116,7 +121,14 @@ export class HttpLink {
   /** One SSE `data` or JSON body from the upstream; `relatedTo` when it came on a request's stream. */
   deliver(text: string, relatedTo?: JsonRpcId): void {
     const decoded = decodeMessage(text);
-    if (decoded.ok) return this.hooks.receive(decoded.message, relatedTo, relatedTo === undefined ? undefined : this.forwarded.get(relatedTo)?.session);
+    if (decoded.ok) {
+      const onBehalf = relatedTo === undefined ? undefined : this.forwarded.get(relatedTo);
+      const resumed = onBehalf?.resume;
+      // A resumed stream answers the id its request was sent with; here it answers the one waiting for it.
+      if (resumed !== undefined && relatedTo !== undefined && isResponse(decoded.message) && decoded.message.id === resumed.requestId)
+        decoded.message.id = relatedTo;
+      return this.hooks.receive(decoded.message, relatedTo, onBehalf?.session);
+    }
     const data = this.redact(text.slice(0, 400)).slice(0, 200);
     this.logger.warn({ kind: decoded.kind, detail: decoded.detail && this.redact(decoded.detail), data }, "skipped an upstream message that is not JSON-RPC");
   }
@@ -129,6 +141,14 @@ export class HttpLink {
   /** Whom request `id` was sent for (Authorization, session), so resuming its stream sends the same. */
   onBehalfFor(id: JsonRpcId): OnBehalf | undefined {
     return this.forwarded.get(id);
+  }
+
+  /** Request `id`'s stream gave its first event id: where another replica could resume it (a resumed one: where it was resumed from). */
+  positioned(id: JsonRpcId, eventId: string): void {
+    const onBehalf = this.forwarded.get(id);
+    const session = onBehalf?.session ?? this.sessionId;
+    const from: ResumeFrom = onBehalf?.resume ?? { requestId: id, lastEventId: eventId };
+    this.hooks.streamPosition(id, session === undefined ? { ...from } : { ...from, session });
   }
 
   /** Close request `id`'s stream now: on the 2026-07-28 wire that cancels the request upstream. */
@@ -160,6 +180,27 @@ export class HttpLink {
     const headers = this.headers({ "mcp-session-id": sessionId });
     const response = await fetch(this.url, { method: "DELETE", headers, signal: AbortSignal.timeout(timeoutMs) });
     await response.body?.cancel();
+  }
+
+  /** No POST: the response stream of a request sent before (by another replica), resumed after `from.lastEventId`. */
+  private async resumeStream(request: JsonRpcRequest, onBehalf: OnBehalf, from: ResumeFrom): Promise<void> {
+    if (this.closed) throw new UpstreamError(`upstream '${this.name}' is closed`, "closed");
+    this.streams.set(request.id, new AbortController());
+    this.forwarded.set(request.id, onBehalf);
+    await resumeResponse(this, request, from.lastEventId);
+  }
+
+  /**
+   * notifications/cancelled for a resumed request names the id its request was sent with, in
+   * that request's session: the upstream knows no other.
+   */
+  private resumedCancel(message: JsonRpcMessage): [JsonRpcMessage, OnBehalf] | undefined {
+    if (!("method" in message) || message.method !== "notifications/cancelled" || this.forwarded.size === 0) return undefined;
+    const requestId = message.params?.requestId;
+    const onBehalf = typeof requestId === "string" || typeof requestId === "number" ? this.forwarded.get(requestId) : undefined;
+    if (onBehalf?.resume === undefined) return undefined;
+    const { resume, ...whose } = onBehalf;
+    return [{ ...message, params: { ...message.params, requestId: resume.requestId } }, whose];
   }
 
   private async post(message: JsonRpcMessage, onBehalf: OnBehalf | undefined): Promise<{ response: UpstreamResponse; sessionId: string | undefined }> {

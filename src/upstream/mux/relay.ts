@@ -3,7 +3,7 @@ import type { Metrics } from "../../observability/metrics.js";
 import { traced, tracingEnabled } from "../../observability/tracing.js";
 import { failure, type JsonRpcId, type JsonRpcNotification, type JsonRpcRequest, type JsonRpcResponse } from "../../jsonrpc/message.js";
 import type { MessageSink } from "../../jsonrpc/sink.js";
-import type { UpstreamConnector, UpstreamEvent } from "../connector.js";
+import type { ResumeFrom, StreamResume, UpstreamConnector, UpstreamEvent } from "../connector.js";
 import { LeftQueueError } from "./bulkhead.js";
 import { ListChangedHub } from "./list-changed.js";
 import { Questions } from "./questions.js";
@@ -16,7 +16,7 @@ export { CANCELLED_BEFORE_START, type CallOptions, type PooledCalls, type RelayO
 // carries that client's Authorization where forwarded, and the session of an upstream task another
 // replica started (#15); taskgate's own messages (initialize, restoring subscriptions and the
 // logging level, list refreshes) and session-wide notifications never do.
-import { onBehalfOf, type CallClient, type UpstreamCaller } from "../caller.js";
+import { onBehalfOf, STREAM_NOTICE, type CallClient, type CancelOptions, type UpstreamCaller } from "../caller.js";
 import { RPC } from "../../jsonrpc/codes.js";
 
 /** Who is on the other end of a relayed request. */
@@ -39,6 +39,10 @@ interface InFlight {
   leaveQueue?: (() => boolean) | undefined;
   /** A tasks/result: the upstream task whose questions come on it (#15). */
   relatedTask?: string;
+  /** Made by the task engine (trackProgress): it may hear of its stream's position (STREAM_NOTICE). */
+  tracked?: boolean;
+  /** Its response stream can be resumed by another replica: a hand-over leaves it running upstream. */
+  resumable?: boolean;
 }
 
 /**
@@ -117,19 +121,37 @@ export class Relay implements UpstreamCaller {
     return response;
   }
 
-  private async relayCall(client: FrontClient, request: JsonRpcRequest, sink: MessageSink, options: CallOptions): Promise<JsonRpcResponse> {
+  /**
+   * The response stream of a call another replica made, resumed from `position` in its upstream
+   * session: the upstream's answer to that call is this request's answer. Not queued: the call
+   * runs upstream already.
+   */
+  resumeStream(client: FrontClient, request: JsonRpcRequest, position: StreamResume, sink: MessageSink, options: CallOptions = {}): Promise<JsonRpcResponse> {
+    const { session, requestId, lastEventId } = position;
+    const own = session === undefined ? client : { ...client, upstreamSession: session };
+    return this.relayCall(own, request, sink, options, { requestId, lastEventId });
+  }
+
+  private async relayCall(
+    client: FrontClient,
+    request: JsonRpcRequest,
+    sink: MessageSink,
+    options: CallOptions,
+    resume?: ResumeFrom,
+  ): Promise<JsonRpcResponse> {
     const key = frontKey(client.sessionId, request.id);
     if (this.byFront.has(key)) return failure(request.id, { code: RPC.INVALID_REQUEST, message: `request id ${String(request.id)} is already in flight` });
     const local = this.answerLocally(client, request);
     if (local) return local;
     const call: InFlight = { client, frontId: request.id, sink };
+    if (options.trackProgress) call.tracked = true;
     this.byFront.set(key, call);
     const relatedTask = request.method === "tasks/result" ? request.params?.taskId : undefined;
     if (typeof relatedTask === "string") {
       call.relatedTask = relatedTask;
       this.byRelatedTask.set(relatedTask, call);
     }
-    const bulkhead = CALL_METHODS.has(request.method) ? this.options.bulkhead : undefined;
+    const bulkhead = resume === undefined && CALL_METHODS.has(request.method) ? this.options.bulkhead : undefined;
     const notices = bulkhead && options.trackProgress ? queueNotices(sink) : undefined;
     const slot = bulkhead?.enter(notices?.onAhead);
     try {
@@ -142,6 +164,7 @@ export class Relay implements UpstreamCaller {
       notices?.started();
       const response = await this.connector.request({
         ...onBehalfOf(client),
+        ...(resume !== undefined ? { resume } : {}),
         clientCapabilities: client.capabilities,
         method: request.method,
         params: this.withUpstreamProgressToken(request.params, call, options.trackProgress ?? false),
@@ -175,7 +198,7 @@ export class Relay implements UpstreamCaller {
    * false, stop waiting and answer it as cancelled. A detached call waits a grace period between
    * the two, so a result that wins the race is kept.
    */
-  async cancel(client: FrontClient, frontId: JsonRpcId, reason?: string, { abandon = true } = {}): Promise<void> {
+  async cancel(client: FrontClient, frontId: JsonRpcId, reason?: string, { abandon = true, keepUpstreamTask = false }: CancelOptions = {}): Promise<void> {
     await this.options.calls?.cancel(client, frontId, reason, { abandon });
     await this.cancelHere(client, frontId, reason, { abandon });
   }
@@ -184,6 +207,12 @@ export class Relay implements UpstreamCaller {
   async cancelHere(client: FrontClient, frontId: JsonRpcId, reason?: string, { abandon = true } = {}): Promise<void> {
     const call = this.byFront.get(frontKey(client.sessionId, frontId));
     if (!call) return;
+    if (keepUpstreamTask && call.resumable) {
+      // Another replica resumes its response stream: the upstream goes on with it.
+      call.abandoned = true;
+      call.stop?.();
+      return;
+    }
     // Still queued: it leaves the queue and the upstream never sees it.
     if (call.leaveQueue) {
       call.abandoned = true;
@@ -267,6 +296,7 @@ export class Relay implements UpstreamCaller {
   private onUpstreamEvent(event: UpstreamEvent): void {
     if (event.kind === "notification") this.routeNotification(event.message, event.relatedTo);
     else if (event.kind === "request") void this.questions.route(event.message, event.relatedTo);
+    else if (event.kind === "stream") this.positioned(event.relatedTo, event.position);
     // A pool process serves calls only: per-session state (subscriptions, log level) stays on the home process.
     else if (event.ready && !this.options.poolMember) void this.restoreUpstreamState();
     else this.questions.clear();
@@ -294,6 +324,14 @@ export class Relay implements UpstreamCaller {
     }
     const call = relatedTo !== undefined ? this.byUpstreamId.get(relatedTo) : undefined;
     if (!call?.sink.send(message)) this.streams.broadcast(message);
+  }
+
+  /** Only a call the task engine made hears where its stream can be resumed: a client's own never does. */
+  private positioned(relatedTo: JsonRpcId, position: StreamResume): void {
+    const call = this.byUpstreamId.get(relatedTo);
+    if (!call?.tracked) return;
+    call.resumable = true;
+    call.sink.send({ jsonrpc: "2.0", method: STREAM_NOTICE, params: { ...position } });
   }
 
   /** After an upstream restart: subscriptions and the logging level the fronts asked for. */

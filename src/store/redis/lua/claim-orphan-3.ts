@@ -6,7 +6,8 @@ import { orphanLua } from "./orphan.js";
  * claim-orphan-3: a live replica takes over a task whose owner stopped, to run its call again: a
  * fresh lease for the new owner, the next attempt, back to working. Only while it is an orphan
  * (orphan.ts): non-terminal, no lease. The stopped run's questions died with it; the new run asks
- * afresh under new keys.
+ * afresh under new keys. What the stopped run started upstream (its upstream task, its stream
+ * position) stays: the claimer follows it rather than running the call again.
  * KEYS: 1 task hash, 2 outcome, 3 lease
  * ARGV: 1 now (epoch ms); 2 hint channel; 3 statusMessage; 4 new owner; 5 lease token; 6 leaseMs
  * Returns: {1, fields, outcome} claimed; {-1} not found; {-2, fields, outcome} a lease holds it;
@@ -18,7 +19,6 @@ export const claimOrphan: LuaScript = {
   lua: orphanLua(`for _, f in ipairs(redis.call('HKEYS', KEYS[1])) do
   if string.sub(f, 1, 3) == 'in:' or string.sub(f, 1, 4) == 'ans:' then redis.call('HDEL', KEYS[1], f) end
 end
-redis.call('HDEL', KEYS[1], 'upstreamRequestId')
 redis.call('HSET', KEYS[1], 'status', ${luaStatus("working")}, 'owner', ARGV[4])
 redis.call('HINCRBY', KEYS[1], 'attempt', 1)
 redis.call('SET', KEYS[3], ARGV[5], 'PX', ARGV[6])

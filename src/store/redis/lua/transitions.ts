@@ -1,5 +1,6 @@
 import type { TaskChange } from "../../contract.js";
 import type { LuaScript } from "../scripts.js";
+import { bindStream } from "./bind-stream-3.js";
 import { bindUpstreamTask } from "./bind-upstream-task-3.js";
 import { cancelTask } from "./cancel-task-3.js";
 import { completeTask } from "./complete-task-3.js";
@@ -16,6 +17,7 @@ export const TRANSITION_SCRIPTS: Readonly<Record<TaskChange["kind"], LuaScript>>
   "withdraw-input": withdrawInput,
   "set-status-message": setStatusMessage,
   "bind-upstream-task": bindUpstreamTask,
+  "bind-stream": bindStream,
   detach: detachTask,
   "request-cancel": requestCancel,
   complete: completeTask,
