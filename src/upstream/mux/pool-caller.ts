@@ -1,6 +1,6 @@
 import { failure, type JsonRpcErrorObject, type JsonRpcId, type JsonRpcRequest, type JsonRpcResponse } from "../../jsonrpc/message.js";
 import type { MessageSink } from "../../jsonrpc/sink.js";
-import type { CallClient } from "../caller.js";
+import type { CallClient, CancelOptions } from "../caller.js";
 import type { PoolMember, UpstreamPool } from "./upstream-pool.js";
 import { LeftQueueError, QueueTimeoutError, type Bulkhead, type Ticket } from "./bulkhead.js";
 import { queueNotices } from "./queued.js";
@@ -23,6 +23,8 @@ interface Slot {
   /** Set for a call on the quiet lane: its process is the lane's, shared. */
   lane?: LaneProcess;
   cancelled?: boolean;
+  /** Handed over with a resumable stream: another replica resumes it in this session, which must outlive the call here. */
+  handedOver?: boolean;
 }
 
 /** The quiet lane of a pool and its own bound (`maxInFlight`). */
@@ -115,7 +117,7 @@ export class PoolCaller implements PooledCalls {
       return failure(request.id, this.failed(err));
     } finally {
       this.active.delete(key);
-      if (slot.member) this.giveBack(slot.member, clean);
+      if (slot.member) this.giveBack(slot.member, clean, slot.handedOver);
       // After the process is back, so the next call in the queue finds it idle.
       slot.ticket.leave();
     }
@@ -168,13 +170,17 @@ export class PoolCaller implements PooledCalls {
   }
 
   /** Queued: it leaves the queue, the upstream never sees it. Running: cancelled on its own process. */
-  async cancel(client: CallClient, frontId: JsonRpcId, reason?: string, options?: { abandon?: boolean }): Promise<void> {
+  async cancel(client: CallClient, frontId: JsonRpcId, reason?: string, options?: CancelOptions): Promise<void> {
     const key = frontKey(client.sessionId, frontId);
     if (this.atHome.has(key)) return this.home?.cancelHere(client, frontId, reason, options);
     const slot = this.active.get(key);
     if (!slot) return;
     slot.cancelled = true;
     if (slot.ticket.withdraw() || !slot.member) return;
+    if (options?.keepUpstreamTask && slot.member.relay.isResumable(client, frontId)) {
+      slot.handedOver = true;
+      if (slot.lane) slot.lane.keepSession = true;
+    }
     // The lane takes no more calls: its handler may go on asking, as if it were another call's.
     if (slot.lane) this.shared?.lane.close(slot.lane);
     await slot.member.relay.cancel(client, frontId, reason, options);
@@ -202,9 +208,9 @@ export class PoolCaller implements PooledCalls {
     await Promise.allSettled([...this.active.values()].map((slot) => slot.member?.connector.close()));
   }
 
-  private giveBack(member: PooledProcess, clean: boolean): void {
+  private giveBack(member: PooledProcess, clean: boolean, keepSession = false): void {
     if (!clean) void member.relay.questions.retire();
-    this.pool.give(member, clean);
+    this.pool.give(member, clean, keepSession);
   }
 
   private failed(err: unknown): JsonRpcErrorObject {

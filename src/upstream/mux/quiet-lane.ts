@@ -55,6 +55,8 @@ export interface LaneProcess {
   closed: boolean;
   /** Handed back to the pool to be ended. */
   ended: boolean;
+  /** One of its calls was handed to another replica that resumes it in this session: ended without DELETE. */
+  keepSession?: boolean;
 }
 
 /**
@@ -104,7 +106,7 @@ export class QuietLane {
     // Never given back for reuse: a handler on it may still run.
     if (lane.calls > 0 || lane.ended) return;
     lane.ended = true;
-    this.pool.give(lane.member, false);
+    this.pool.give(lane.member, false, lane.keepSession === true);
   }
 
   /** The lane's process when the upstream closes. */

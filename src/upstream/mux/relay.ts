@@ -198,13 +198,18 @@ export class Relay implements UpstreamCaller {
    * false, stop waiting and answer it as cancelled. A detached call waits a grace period between
    * the two, so a result that wins the race is kept.
    */
-  async cancel(client: FrontClient, frontId: JsonRpcId, reason?: string, { abandon = true, keepUpstreamTask = false }: CancelOptions = {}): Promise<void> {
-    await this.options.calls?.cancel(client, frontId, reason, { abandon });
-    await this.cancelHere(client, frontId, reason, { abandon });
+  async cancel(client: FrontClient, frontId: JsonRpcId, reason?: string, options: CancelOptions = {}): Promise<void> {
+    await this.options.calls?.cancel(client, frontId, reason, options);
+    await this.cancelHere(client, frontId, reason, options);
+  }
+
+  /** Whether the call's response stream can be resumed by another replica (its upstream gave event ids). */
+  isResumable(client: FrontClient, frontId: JsonRpcId): boolean {
+    return this.byFront.get(frontKey(client.sessionId, frontId))?.resumable === true;
   }
 
   /** `cancel` of a call this relay runs itself, never handed over to the pool. */
-  async cancelHere(client: FrontClient, frontId: JsonRpcId, reason?: string, { abandon = true } = {}): Promise<void> {
+  async cancelHere(client: FrontClient, frontId: JsonRpcId, reason?: string, { abandon = true, keepUpstreamTask = false }: CancelOptions = {}): Promise<void> {
     const call = this.byFront.get(frontKey(client.sessionId, frontId));
     if (!call) return;
     if (keepUpstreamTask && call.resumable) {

@@ -101,8 +101,11 @@ export class UpstreamPool<M extends PoolMember> {
     });
   }
 
-  /** The call is over: `clean` (its handler answered) may reuse the process; otherwise it is ended. */
-  give(member: M, clean: boolean): void {
+  /**
+   * The call is over: `clean` (its handler answered) may reuse the process; otherwise it is ended.
+   * `keepSession`: an HTTP session another replica resumes a call in is let go without DELETE.
+   */
+  give(member: M, clean: boolean, keepSession = false): void {
     this.out--;
     const reusable = clean && this.options.reuse && !this.closed && member.connector.isReady();
     if (reusable) {
@@ -110,7 +113,7 @@ export class UpstreamPool<M extends PoolMember> {
       this.arrive(member);
       if (crowded && this.idle.length === 0 && this.canGrow()) this.grow(false);
     } else {
-      this.retire(member);
+      this.retire(member, keepSession);
       // A call waiting for a process gets a new one now rather than after STALL_MS.
       if (this.handoff.length > 0 && this.canGrow()) this.grow(true);
     }
@@ -258,10 +261,10 @@ export class UpstreamPool<M extends PoolMember> {
   }
 
   /** Ended in the background: stdin closed, `shutdownGraceMs`, SIGTERM, then SIGKILL (stdio); DELETE of the session (HTTP). */
-  private retire(member: M): void {
+  private retire(member: M, keepSession = false): void {
     this.stopping++;
     void member.connector
-      .close()
+      .close(keepSession ? { keepSession } : undefined)
       .catch((err: unknown) => this.logger.warn({ err: String(err) }, `could not stop a pooled upstream ${this.source.unit}`))
       .finally(() => this.stopping--);
   }
