@@ -106,14 +106,15 @@ describe("an HTTP upstream with an event store: a call outlives the replica that
   it("cancels a resumed call upstream, in the session it runs in", async () => {
     const keyPrefix = prefix();
     const [a, b] = (gateways = await Promise.all([replicaOf(demo, keyPrefix), replicaOf(demo, keyPrefix)])) as [GatewayProcess, GatewayProcess];
-    const cancelledBefore = demo.output().split("hang cancelled").length;
-    const taskId = await startTask(a.mcpUrl, "hang", {});
-    await waitFor(() => runs(demo, "hang") > 0, { what: "the upstream to start hanging" });
+    const cancelledBefore = demo.output().split("sleep cancelled").length;
+    const taskId = await startTask(a.mcpUrl, "sleep", { seconds: 60, progressIntervalMs: 200 });
+    // Progress comes after the stream's first event id, which the owner stores once it has read it.
+    await until([a.mcpUrl], taskId, (t) => /Slept/.test(t.statusMessage ?? ""), 10_000, "progress");
     await a.stop("SIGKILL");
     await until([b.mcpUrl], taskId, (t) => RESUMED.test(t.statusMessage ?? ""), RESUMED_WITHIN_MS, "b to resume the stream");
     await modern(b.mcpUrl, "tasks/cancel", { taskId }, { capabilities: WITH_TASKS });
     expect((await ended([b.mcpUrl], taskId)).status).toBe("cancelled");
-    await waitFor(() => demo.output().split("hang cancelled").length > cancelledBefore, { what: "the upstream to see the cancel" });
+    await waitFor(() => demo.output().split("sleep cancelled").length > cancelledBefore, { what: "the upstream to see the cancel" });
   });
 });
 

@@ -1,6 +1,7 @@
 import { failure, type JsonRpcErrorObject, type JsonRpcId, type JsonRpcRequest, type JsonRpcResponse } from "../../jsonrpc/message.js";
 import type { MessageSink } from "../../jsonrpc/sink.js";
 import type { CallClient, CancelOptions } from "../caller.js";
+import type { StreamResume } from "../connector.js";
 import type { PoolMember, UpstreamPool } from "./upstream-pool.js";
 import { LeftQueueError, QueueTimeoutError, type Bulkhead, type Ticket } from "./bulkhead.js";
 import { queueNotices } from "./queued.js";
@@ -71,7 +72,8 @@ export class PoolCaller implements PooledCalls {
 
   async call(client: CallClient, request: JsonRpcRequest, sink: MessageSink, options: CallOptions = {}): Promise<JsonRpcResponse> {
     const key = frontKey(client.sessionId, request.id);
-    if (this.home && !this.takesCalls()) return this.atHomeCall(key, client, request, sink, options);
+    const home = this.home;
+    if (home && !this.takesCalls()) return this.atHomeCall(key, () => home.call(client, request, sink, options));
     if (this.active.has(key)) return failure(request.id, { code: RPC.INVALID_REQUEST, message: `request id ${String(request.id)} is already in flight` });
     const tool = this.shared ? quietKey(request) : undefined;
     if (tool !== undefined && this.quietness.isQuiet(tool)) return this.onLane(key, tool, client, request, sink, options);
@@ -159,11 +161,21 @@ export class PoolCaller implements PooledCalls {
     }
   }
 
+  /**
+   * The response stream of a call another replica made, resumed in that replica's upstream
+   * session (named on each message) from the home connection: the call runs upstream already, on
+   * no session of this pool.
+   */
+  resumeStream(client: CallClient, request: JsonRpcRequest, position: StreamResume, sink: MessageSink, options: CallOptions = {}): Promise<JsonRpcResponse> {
+    const home = this.home as Relay;
+    return this.atHomeCall(frontKey(client.sessionId, request.id), () => home.resumeStream(client, request, position, sink, options));
+  }
+
   /** On the home connection, as `shared` runs it (its bulkhead is maxInFlight). */
-  private async atHomeCall(key: string, client: CallClient, request: JsonRpcRequest, sink: MessageSink, options: CallOptions): Promise<JsonRpcResponse> {
+  private async atHomeCall(key: string, run: () => Promise<JsonRpcResponse>): Promise<JsonRpcResponse> {
     this.atHome.add(key);
     try {
-      return await (this.home as Relay).call(client, request, sink, options);
+      return await run();
     } finally {
       this.atHome.delete(key);
     }
