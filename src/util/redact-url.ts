@@ -13,7 +13,9 @@ export function displayUrl(url: string): string {
     return MASK; // not a URL: nothing of it is known to be safe to show
   }
   const userinfo = parsed.username !== "" || parsed.password !== "" ? `${MASK}@` : "";
-  const query = parsed.search === "" ? "" : `?${[...parsed.searchParams.keys()].map((key) => `${encodeURIComponent(key)}=${MASK}`).join("&")}`;
+  // A pair without `=` (`?s3cret`) is all value.
+  const pairs = parsed.search.slice(1).split("&");
+  const query = parsed.search === "" ? "" : `?${pairs.map((pair) => (pair.includes("=") ? `${pair.slice(0, pair.indexOf("="))}=${MASK}` : MASK)).join("&")}`;
   return `${parsed.protocol}//${userinfo}${parsed.host}${parsed.pathname}${query}`;
 }
 

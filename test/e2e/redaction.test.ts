@@ -25,8 +25,10 @@ type Mode = "pass" | "401" | "redirect" | "bad" | "hang" | "drop";
 async function misbehavingUpstream(target: string) {
   const to = new URL(target);
   let mode: Mode = "pass";
+  const authorizations = new Set<string>();
   const echo = (req: IncomingMessage) => `request ${req.url} with ${req.headers.authorization}`;
   const server: Server = createServer((req: IncomingMessage, res: ServerResponse) => {
+    authorizations.add(String(req.headers.authorization));
     if (mode === "hang") return;
     if (mode === "drop") return req.socket.destroy();
     if (mode === "401") return res.writeHead(401, { "content-type": "text/plain" }).end(`Unauthorized: ${echo(req)}`);
@@ -42,6 +44,7 @@ async function misbehavingUpstream(target: string) {
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   return {
     port: (server.address() as AddressInfo).port,
+    authorizations,
     /** Each request is answered by the mode of its arrival; streams already open carry on. */
     set: (next: Mode) => (mode = next),
     close: () => new Promise<void>((resolve) => (server.closeAllConnections(), server.close(() => resolve()))),
@@ -129,6 +132,7 @@ describe("redaction: a secret given to taskgate in an upstream URL, header or en
     const everything = `${answers.join("\n")}\n${gw.output()}`;
     // The URL's user and password go upstream as Basic credentials: those must not show either.
     const basic = Buffer.from(`${CANARY.user}:${CANARY.password}`).toString("base64");
+    expect([...hop.authorizations]).toEqual([`Basic ${basic}`]);
     for (const [where, secret] of Object.entries({ ...CANARY, basic })) expect(everything.includes(secret), `${where} secret written`).toBe(false);
     // The paths did write about the upstream: its URL, masked, and the echoed pages, cut.
     expect(everything).toContain(`http://[redacted]@127.0.0.1:${hop.port}/mcp?token=[redacted]&region=[redacted]`);

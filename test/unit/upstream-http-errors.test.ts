@@ -27,6 +27,7 @@ describe("an upstream URL as taskgate writes it", () => {
     );
     expect(displayUrl("http://127.0.0.1:3000/mcp")).toBe("http://127.0.0.1:3000/mcp");
     expect(displayUrl("not a url ?token=x")).toBe("[redacted]");
+    expect(displayUrl("http://h/mcp?s3cretKey&a=1")).toBe("http://h/mcp?[redacted]&a=[redacted]");
   });
 
   it("knows those parts encoded and decoded, to cut them out of texts that quote them", () => {
