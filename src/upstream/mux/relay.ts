@@ -198,7 +198,8 @@ export class Relay implements UpstreamCaller {
    * the two, so a result that wins the race is kept.
    */
   async cancel(client: FrontClient, frontId: JsonRpcId, reason?: string, { abandon = true, keepUpstreamTask = false }: CancelOptions = {}): Promise<void> {
-    await this.options.calls?.cancel(client, frontId, reason, { abandon });
+    // A pooled call is cancelled on its own relay, which knows whether its stream can be resumed elsewhere.
+    await this.options.calls?.cancel(client, frontId, reason, { abandon, keepUpstreamTask });
     const call = this.byFront.get(frontKey(client.sessionId, frontId));
     if (!call) return;
     if (keepUpstreamTask && call.resumable) {
