@@ -1,4 +1,5 @@
 import { randomBytes } from "node:crypto";
+import { Redis } from "ioredis";
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from "vitest";
 import { modern, WITH_TASKS } from "../helpers/modern.js";
 import { startDemoHttp, startGateway, type GatewayProcess, type RunningProcess } from "../helpers/processes.js";
@@ -21,6 +22,21 @@ function replicaOf(demo: Demo, keyPrefix: string): Promise<GatewayProcess> {
 }
 
 const prefix = () => `t${randomBytes(4).toString("hex")}:`;
+
+/**
+ * The owner wrote where the call's stream can be resumed (the task hash, store/redis/keys.ts): a
+ * call that shows no progress gives no other sign, and one killed before this write fails as
+ * before (nothing to resume from).
+ */
+async function positionStored(keyPrefix: string, taskId: string): Promise<void> {
+  const redis = new Redis(inject("redisUrl"), { lazyConnect: true });
+  try {
+    await redis.connect();
+    await waitFor(async () => (await redis.hget(`${keyPrefix}{t:${taskId}}`, "lastEventId")) !== null, { what: "the stream position in the task" });
+  } finally {
+    redis.disconnect();
+  }
+}
 
 describe("an HTTP upstream with an event store: a call outlives the replica that made it", () => {
   let demo: Demo;
@@ -109,6 +125,7 @@ describe("an HTTP upstream with an event store: a call outlives the replica that
     const cancelledBefore = demo.output().split("hang cancelled").length;
     const taskId = await startTask(a.mcpUrl, "hang", {});
     await waitFor(() => runs(demo, "hang") > 0, { what: "the upstream to start hanging" });
+    await positionStored(keyPrefix, taskId);
     await a.stop("SIGKILL");
     await until([b.mcpUrl], taskId, (t) => RESUMED.test(t.statusMessage ?? ""), RESUMED_WITHIN_MS, "b to resume the stream");
     await modern(b.mcpUrl, "tasks/cancel", { taskId }, { capabilities: WITH_TASKS });
