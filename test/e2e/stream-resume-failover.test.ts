@@ -56,7 +56,7 @@ describe("an HTTP upstream with an event store: a call outlives the replica that
     const before = runs(demo, "sleep");
     // One call still running when the stream is resumed, one that ends while nobody reads its stream.
     const long = await startTask(a.mcpUrl, "sleep", { seconds: 5, progressIntervalMs: 200 });
-    const short = await startTask(a.mcpUrl, "sleep", { seconds: 0.8, progressIntervalMs: 200 });
+    const short = await startTask(a.mcpUrl, "sleep", { seconds: 1.2, progressIntervalMs: 200 });
     await until([a.mcpUrl], long, (t) => /Slept/.test(t.statusMessage ?? ""), 10_000, "progress of the long call");
     await until([a.mcpUrl], short, (t) => /Slept/.test(t.statusMessage ?? ""), 10_000, "progress of the short call");
     await a.stop("SIGKILL");
@@ -64,7 +64,7 @@ describe("an HTTP upstream with an event store: a call outlives the replica that
     expect(resumed.status).toBe("working");
     for (const [id, text] of [
       [long, "Slept 5 s"],
-      [short, "Slept 0.8 s"],
+      [short, "Slept 1.2 s"],
     ] as const) {
       const done = await ended([b.mcpUrl], id, RESUMED_WITHIN_MS + 10_000);
       expect(done).toMatchObject({ status: "completed", result: { content: [{ type: "text", text }] } });
