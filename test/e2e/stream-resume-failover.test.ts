@@ -1,4 +1,5 @@
 import { randomBytes } from "node:crypto";
+import { Redis } from "ioredis";
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from "vitest";
 import { modern, WITH_TASKS } from "../helpers/modern.js";
 import { startDemoHttp, startGateway, type GatewayProcess, type RunningProcess } from "../helpers/processes.js";
@@ -22,6 +23,21 @@ function replicaOf(demo: Demo, keyPrefix: string): Promise<GatewayProcess> {
 
 const prefix = () => `t${randomBytes(4).toString("hex")}:`;
 
+/**
+ * The owner wrote where the call's stream can be resumed (the task hash, store/redis/keys.ts): a
+ * call that shows no progress gives no other sign, and one killed before this write fails as
+ * before (nothing to resume from).
+ */
+async function positionStored(keyPrefix: string, taskId: string): Promise<void> {
+  const redis = new Redis(inject("redisUrl"), { lazyConnect: true });
+  try {
+    await redis.connect();
+    await waitFor(async () => (await redis.hget(`${keyPrefix}{t:${taskId}}`, "lastEventId")) !== null, { what: "the stream position in the task" });
+  } finally {
+    redis.disconnect();
+  }
+}
+
 describe("an HTTP upstream with an event store: a call outlives the replica that made it", () => {
   let demo: Demo;
   let gateways: GatewayProcess[] = [];
@@ -40,7 +56,7 @@ describe("an HTTP upstream with an event store: a call outlives the replica that
     const before = runs(demo, "sleep");
     // One call still running when the stream is resumed, one that ends while nobody reads its stream.
     const long = await startTask(a.mcpUrl, "sleep", { seconds: 5, progressIntervalMs: 200 });
-    const short = await startTask(a.mcpUrl, "sleep", { seconds: 0.8, progressIntervalMs: 200 });
+    const short = await startTask(a.mcpUrl, "sleep", { seconds: 1.2, progressIntervalMs: 200 });
     await until([a.mcpUrl], long, (t) => /Slept/.test(t.statusMessage ?? ""), 10_000, "progress of the long call");
     await until([a.mcpUrl], short, (t) => /Slept/.test(t.statusMessage ?? ""), 10_000, "progress of the short call");
     await a.stop("SIGKILL");
@@ -48,7 +64,7 @@ describe("an HTTP upstream with an event store: a call outlives the replica that
     expect(resumed.status).toBe("working");
     for (const [id, text] of [
       [long, "Slept 5 s"],
-      [short, "Slept 0.8 s"],
+      [short, "Slept 1.2 s"],
     ] as const) {
       const done = await ended([b.mcpUrl], id, RESUMED_WITHIN_MS + 10_000);
       expect(done).toMatchObject({ status: "completed", result: { content: [{ type: "text", text }] } });
@@ -106,15 +122,15 @@ describe("an HTTP upstream with an event store: a call outlives the replica that
   it("cancels a resumed call upstream, in the session it runs in", async () => {
     const keyPrefix = prefix();
     const [a, b] = (gateways = await Promise.all([replicaOf(demo, keyPrefix), replicaOf(demo, keyPrefix)])) as [GatewayProcess, GatewayProcess];
-    const cancelledBefore = demo.output().split("sleep cancelled").length;
-    const taskId = await startTask(a.mcpUrl, "sleep", { seconds: 60, progressIntervalMs: 200 });
-    // Progress comes after the stream's first event id, which the owner stores once it has read it.
-    await until([a.mcpUrl], taskId, (t) => /Slept/.test(t.statusMessage ?? ""), 10_000, "progress");
+    const cancelledBefore = demo.output().split("hang cancelled").length;
+    const taskId = await startTask(a.mcpUrl, "hang", {});
+    await waitFor(() => runs(demo, "hang") > 0, { what: "the upstream to start hanging" });
+    await positionStored(keyPrefix, taskId);
     await a.stop("SIGKILL");
     await until([b.mcpUrl], taskId, (t) => RESUMED.test(t.statusMessage ?? ""), RESUMED_WITHIN_MS, "b to resume the stream");
     await modern(b.mcpUrl, "tasks/cancel", { taskId }, { capabilities: WITH_TASKS });
     expect((await ended([b.mcpUrl], taskId)).status).toBe("cancelled");
-    await waitFor(() => demo.output().split("sleep cancelled").length > cancelledBefore, { what: "the upstream to see the cancel" });
+    await waitFor(() => demo.output().split("hang cancelled").length > cancelledBefore, { what: "the upstream to see the cancel" });
   });
 });
 
