@@ -64,7 +64,22 @@ const HttpUpstream = z
       .record(z.string(), z.string())
       .default({})
       .describe("Sent with every request upstream (credentials); values may be `${ENV_NAME}`. Never logged."),
-    requestTimeoutMs: z.number().int().positive().optional().describe("No limit when omitted: calls may be long."),
+    requestTimeoutMs: z
+      .number()
+      .int()
+      .positive()
+      .optional()
+      .describe(
+        "Longest wait for the answer to one request (tools/call and every other); past it that call alone fails, naming this setting, and the upstream is told to cancel; the upstream stays ready; also bounds initialize (30 s when omitted). Omitted: no limit of taskgate's own, whether the upstream answers one JSON body or an SSE stream, silent or not; a detached call's task TTL bounds it (README: Upstream timeouts).",
+      ),
+    connectTimeoutMs: z
+      .number()
+      .int()
+      .positive()
+      .default(10_000)
+      .describe(
+        "Longest wait for a TCP (and TLS) connection to the upstream. A connection that cannot be made marks the upstream unreachable; nothing else does.",
+      ),
     forwardAuthorization: z
       .boolean()
       .default(false)

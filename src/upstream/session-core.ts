@@ -202,8 +202,10 @@ export class SessionCore {
     const id = this.pending.allocate();
     opts.onId?.(id);
     const timeoutMs = opts.timeoutMs ?? this.options.requestTimeoutMs;
+    // Only an HTTP upstream's configuration has requestTimeoutMs.
+    const timeoutSetting = opts.timeoutMs === undefined && timeoutMs !== undefined ? "upstreams[].http.requestTimeoutMs" : undefined;
     const onTimeout = timeoutMs === undefined ? undefined : this.onTimeout(id, timeoutMs);
-    const response = this.pending.wait(id, { method, signal: opts.signal, timeoutMs, onTimeout, stopWaiting: opts.stopWaiting });
+    const response = this.pending.wait(id, { method, signal: opts.signal, timeoutMs, timeoutSetting, onTimeout, stopWaiting: opts.stopWaiting });
     // Stopped before it was sent (aborted, or stopped at once): the upstream never sees it.
     if (!this.pending.has(id)) return response;
     const message = params === undefined ? { jsonrpc: "2.0" as const, id, method } : { jsonrpc: "2.0" as const, id, method, params };

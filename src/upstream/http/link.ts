@@ -5,7 +5,7 @@ import type { Logger } from "../../observability/logger.js";
 import { injectTraceContext } from "../../observability/tracing.js";
 import { UpstreamError, type OnBehalf } from "../connector.js";
 import { UpstreamClient, type UpstreamResponse } from "./client.js";
-import { unreachable, withoutCredentials } from "./errors.js";
+import { exchangeBroken, isConnectFailure, unreachable, withoutCredentials } from "./errors.js";
 import { modernHeaders } from "../modern/envelope.js";
 import { acceptResponse } from "./response.js";
 
@@ -38,14 +38,16 @@ export class HttpLink {
   private readonly streams = new Map<JsonRpcId, AbortController>();
   /** Whom requests were sent for (a client's Authorization, another session), while their stream may need resuming. */
   private readonly forwarded = new Map<JsonRpcId, OnBehalf>();
-  private readonly client = new UpstreamClient();
+  readonly client: UpstreamClient;
 
   constructor(
     readonly name: string,
     readonly config: HttpUpstreamConfig,
     readonly logger: Logger,
     readonly hooks: HttpLinkHooks,
-  ) {}
+  ) {
+    this.client = new UpstreamClient(config.connectTimeoutMs);
+  }
 
   async send(message: JsonRpcMessage, onBehalf?: OnBehalf): Promise<void> {
     const authorization = onBehalf?.authorization;
@@ -161,7 +163,9 @@ export class HttpLink {
     } catch (err) {
       if (controller.signal.reason === CANCELLED) throw CANCELLED;
       if (controller.signal.aborted) throw new UpstreamError(`upstream '${this.name}': request abandoned`, "closed");
-      const error = unreachable(this.name, this.config.url, err);
+      // Only a connection that could not be made says anything about the upstream; anything else is this call's.
+      if (!isConnectFailure(err)) throw exchangeBroken(this.name, "method" in message ? message.method : "a response", err);
+      const error = unreachable(this.name, this.config.url, err, this.config.connectTimeoutMs);
       this.hooks.unreachable(error);
       throw error;
     }

@@ -1,7 +1,7 @@
 import type { JsonRpcRequest } from "../../jsonrpc/message.js";
 import { pause } from "../backoff.js";
 import { UpstreamError } from "../connector.js";
-import { MAX_MESSAGE_BYTES } from "./errors.js";
+import { isConnectFailure, MAX_MESSAGE_BYTES } from "./errors.js";
 import type { HttpLink } from "./link.js";
 import { readSse } from "./sse.js";
 
@@ -18,15 +18,17 @@ const MAX_IDLE_RESUMES = 3;
 export async function followStream(link: HttpLink, first: AsyncIterable<Uint8Array>, request: JsonRpcRequest): Promise<void> {
   const state = { lastEventId: undefined as string | undefined, retryMs: DEFAULT_RETRY_MS, events: 0 };
   let body: AsyncIterable<Uint8Array> | undefined = first;
+  let refused: unknown;
   for (let idle = 0; ; ) {
     const before = state.events;
-    const broken = body ? await readOne(link, body, request, state) : new Error("the upstream did not resume it");
+    const broken = body ? await readOne(link, body, request, state) : (refused ?? new Error("the upstream did not resume it"));
     const signal = link.signalFor(request.id);
     if (!signal || signal.aborted || !link.hooks.isWaiting(request.id)) return;
     idle = state.events > before ? 0 : idle + 1;
     if (state.lastEventId === undefined || idle > MAX_IDLE_RESUMES) return giveUp(link, request, broken);
     await pause(state.retryMs, signal);
-    body = await resume(link, request, state.lastEventId, signal).catch(() => undefined);
+    refused = undefined;
+    body = await resume(link, request, state.lastEventId, signal).catch((err: unknown) => void (refused = isConnectFailure(err) ? err : undefined));
   }
 }
 
@@ -53,17 +55,18 @@ async function readOne(
 }
 
 /** A resumption belongs to the request: it carries the client Authorization the request was sent with. */
-async function resume(link: HttpLink, request: JsonRpcRequest, lastEventId: string, signal: AbortSignal): Promise<ReadableStream<Uint8Array> | undefined> {
+async function resume(link: HttpLink, request: JsonRpcRequest, lastEventId: string, signal: AbortSignal): Promise<AsyncIterable<Uint8Array> | undefined> {
   const headers = link.headers({ accept: "text/event-stream", "last-event-id": lastEventId }, link.onBehalfFor(request.id));
-  const response = await fetch(link.config.url, { method: "GET", headers, signal });
-  if (response.ok && response.body && (response.headers.get("content-type") ?? "").includes("text/event-stream")) return response.body;
+  const response = await link.client.get(link.config.url, headers, signal);
+  if (response.ok && (response.header("content-type") ?? "").includes("text/event-stream")) return response.body;
   link.logger.warn({ status: response.status }, "upstream refused to resume a response stream");
-  await response.body?.cancel();
+  await response.discard();
   return undefined;
 }
 
-function giveUp(link: HttpLink, request: JsonRpcRequest, broken: Error | undefined): void {
-  const how = broken ? `broke (${broken.message})` : "ended";
+function giveUp(link: HttpLink, request: JsonRpcRequest, broken: unknown): void {
+  const how = broken ? `broke (${broken instanceof Error ? broken.message : String(broken)})` : "ended";
   const message = `the response stream of ${request.method} (id ${request.id}) from upstream '${link.name}' ${how} before the response`;
-  link.hooks.failRequest(request.id, new UpstreamError(message, broken ? "unreachable" : "protocol"));
+  // A stream that broke says nothing of the upstream; a reconnection that could not be made does.
+  link.hooks.failRequest(request.id, new UpstreamError(message, isConnectFailure(broken) ? "unreachable" : broken ? "closed" : "protocol"));
 }
