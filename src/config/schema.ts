@@ -101,7 +101,7 @@ const Upstream = z
       .enum(["auto", "legacy", "modern"])
       .default("auto")
       .describe(
-        "Which protocol generation to speak with the upstream. auto: an initialize session (2025-11-25 or older) when the upstream accepts one, else the stateless 2026-07-28 wire when it names that version or answers server/discover; a server that speaks both keeps the session (README: Upstream generations). legacy: only the session. modern: only the 2026-07-28 wire.",
+        "Which protocol generation to speak with the upstream. auto: an initialize session (2025-11-25 or older) when the upstream accepts one, else the stateless 2026-07-28 wire when it names that version or answers server/discover; a server that speaks both keeps the session; over HTTP the first request to an upstream not yet known is a 2026-07-28 server/discover (README: Upstream generations). legacy: only the session. modern: only the 2026-07-28 wire.",
       ),
     isolation: z
       .enum(["pool", "shared", "per-call"])

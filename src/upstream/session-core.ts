@@ -32,6 +32,8 @@ export interface SessionCoreOptions {
   initializeTimeoutMs: number;
   /** upstreams[].generation: which protocol generation to speak (default auto). */
   generation?: GenerationSetting | undefined;
+  /** auto, first contact: a 2026-07-28 request before `initialize` (Streamable HTTP's way to tell the eras apart). */
+  probeModern?: boolean | undefined;
   /** The upstream's configuration: what it spoke last is remembered under it (see generationMemory). */
   config?: object;
 }
@@ -168,7 +170,9 @@ export class SessionCore {
     const timeoutMs = this.options.initializeTimeoutMs;
     const { name, generation = "auto" } = this.options;
     const key = this.options.config ?? this;
-    const negotiated = await negotiate((method, params) => this.call(method, params, { timeoutMs }), generation, generationMemory.of(key), name);
+    const negotiated = await negotiate((method, params) => this.call(method, params, { timeoutMs }), generation, generationMemory.of(key), name, {
+      probeModern: this.options.probeModern,
+    });
     this.result = negotiated.result;
     this.spoken = negotiated.generation;
     generationMemory.keep(key, negotiated.generation);

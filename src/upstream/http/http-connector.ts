@@ -38,7 +38,7 @@ export class HttpConnector extends CoreConnector {
       unreachable: (error) => this.onUnreachable(error),
     });
     const initializeTimeoutMs = config.requestTimeoutMs ?? INITIALIZE_TIMEOUT_MS;
-    const options = { name, logger, requestTimeoutMs: config.requestTimeoutMs, initializeTimeoutMs, generation, config };
+    const options = { name, logger, requestTimeoutMs: config.requestTimeoutMs, initializeTimeoutMs, generation, config, probeModern: true };
     const link = this.link;
     this.core = new SessionCore(options, { send: (m, onBehalf) => link.send(m, onBehalf), release: (id) => link.release(id), abort: (id) => link.abort(id) });
     this.retry = new RetryLoop(() => this.connect(), new Backoff(RECONNECT_INITIAL_MS, RECONNECT_MAX_MS), logger);
