@@ -1,12 +1,17 @@
 import { spawn, spawnSync } from "node:child_process";
 import { connect, type Socket } from "node:net";
-import { Agent, type Dispatcher } from "undici";
+import { join } from "node:path";
+import { pathToFileURL } from "node:url";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { HttpUpstreamConfig } from "../../src/config/schema.js";
 import type { UpstreamEvent } from "../../src/upstream/connector.js";
 import { UpstreamError } from "../../src/upstream/connector.js";
 import { HttpConnector } from "../../src/upstream/http/http-connector.js";
+import { connectClient, textOf as resultText } from "../helpers/mcp-client.js";
+import { getTask, modern, WITH_TASKS } from "../helpers/modern.js";
+import { ROOT, startGateway } from "../helpers/processes.js";
 import { waitFor } from "../helpers/wait-for.js";
+import { shortenHttpLimits } from "../fixtures/short-http-limits.mjs";
 import { httpConfig, recordEvents, startFixtureHttp, testLogger, textOf, type FixtureHttpServer } from "../fixtures/upstreams.js";
 
 /**
@@ -19,15 +24,9 @@ import { httpConfig, recordEvents, startFixtureHttp, testLogger, textOf, type Fi
 const SHORT_LIMIT_MS = 400;
 const LONGER_THAN_LIMIT_MS = 1_200;
 
-const dispatch = Agent.prototype.dispatch;
-beforeAll(() => {
-  Agent.prototype.dispatch = function (this: Agent, options: Dispatcher.DispatchOptions, handler: Dispatcher.DispatchHandler) {
-    return dispatch.call(this, { headersTimeout: SHORT_LIMIT_MS, bodyTimeout: SHORT_LIMIT_MS, ...options }, handler);
-  };
-});
-afterAll(() => {
-  Agent.prototype.dispatch = dispatch;
-});
+let restore: () => void;
+beforeAll(() => void (restore = shortenHttpLimits(SHORT_LIMIT_MS)));
+afterAll(() => restore());
 
 describe("timeouts of calls to an HTTP upstream", () => {
   const connectors: HttpConnector[] = [];
@@ -119,6 +118,62 @@ describe("timeouts of calls to an HTTP upstream", () => {
     } finally {
       for (const socket of filler) socket.destroy();
       listener.kill("SIGKILL");
+    }
+  });
+
+  it("through taskgate: the task of a call past requestTimeoutMs fails saying so, while other calls complete and /readyz stays ready", async () => {
+    const s = await startFixtureHttp(0, ["--json"]);
+    servers.push(s);
+    const gw = await startGateway({ tasks: { detachAfterMs: 200 }, upstreams: [{ name: "web", path: "/mcp", http: { url: s.url, requestTimeoutMs: 1_500 } }] });
+    try {
+      const created = (await modern(gw.mcpUrl, "tools/call", { name: "hang", arguments: {} }, { capabilities: WITH_TASKS })).body.result;
+      expect(created).toMatchObject({ resultType: "task", status: "working" });
+      const { client } = await connectClient(gw.mcpUrl);
+      const others = await Promise.all([1, 2, 3].map((i) => client.callTool({ name: "slow", arguments: { steps: 1, delayMs: 150 * i } })));
+      expect(others.map(resultText)).toEqual(["done after 1 steps", "done after 1 steps", "done after 1 steps"]);
+      const ended = await waitFor(
+        async () => {
+          const task = (await getTask(gw.mcpUrl, created.taskId)).body.result;
+          return task?.status === "working" ? undefined : task;
+        },
+        { timeoutMs: 10_000, what: "the hanging call's task to end" },
+      );
+      expect(ended).toMatchObject({
+        status: "failed",
+        error: { message: expect.stringMatching(/did not answer tools\/call \(id \d+\) within 1500 ms \(upstreams\[\]\.http\.requestTimeoutMs\)/) },
+      });
+      expect(resultText(await client.callTool({ name: "echo", arguments: { message: "still there" } }))).toBe("Echo: still there");
+      await client.close();
+      const ready = await fetch(`${gw.url}/readyz`);
+      expect(ready.status).toBe(200);
+      expect(gw.output()).not.toMatch(/unreachable/);
+    } finally {
+      await gw.stop();
+    }
+  });
+
+  it("through taskgate: a task whose upstream answers one JSON body after the HTTP client's own limits completes", async () => {
+    const s = await startFixtureHttp(0, ["--json"]);
+    servers.push(s);
+    // The gateway process gets the same shortened limits as this one.
+    const preload = pathToFileURL(join(ROOT, "test/fixtures/short-http-limits.mjs")).href;
+    const env = { NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ""} --import ${preload}`.trim(), SHORT_HTTP_LIMITS_MS: String(SHORT_LIMIT_MS) };
+    const gw = await startGateway({ tasks: { detachAfterMs: 200 }, upstreams: [{ name: "web", path: "/mcp", http: { url: s.url } }] }, env);
+    try {
+      const arguments_ = { steps: 1, delayMs: LONGER_THAN_LIMIT_MS };
+      const created = (await modern(gw.mcpUrl, "tools/call", { name: "slow", arguments: arguments_ }, { capabilities: WITH_TASKS })).body.result;
+      expect(created).toMatchObject({ resultType: "task", status: "working" });
+      const ended = await waitFor(
+        async () => {
+          const task = (await getTask(gw.mcpUrl, created.taskId)).body.result;
+          return task?.status === "working" ? undefined : task;
+        },
+        { timeoutMs: 10_000, what: "the slow call's task to end" },
+      );
+      expect(ended).toMatchObject({ status: "completed" });
+      expect((await fetch(`${gw.url}/readyz`)).status).toBe(200);
+    } finally {
+      await gw.stop();
     }
   });
 });
