@@ -2,7 +2,7 @@ import { spawn, spawnSync } from "node:child_process";
 import { connect, type Socket } from "node:net";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
 import type { HttpUpstreamConfig } from "../../src/config/schema.js";
 import type { UpstreamEvent } from "../../src/upstream/connector.js";
 import { UpstreamError } from "../../src/upstream/connector.js";
@@ -11,22 +11,19 @@ import { connectClient, textOf as resultText } from "../helpers/mcp-client.js";
 import { getTask, modern, WITH_TASKS } from "../helpers/modern.js";
 import { ROOT, startGateway } from "../helpers/processes.js";
 import { waitFor } from "../helpers/wait-for.js";
-import { shortenHttpLimits } from "../fixtures/short-http-limits.mjs";
 import { httpConfig, recordEvents, startFixtureHttp, testLogger, textOf, type FixtureHttpServer } from "../fixtures/upstreams.js";
 
 /**
  * What bounds one call to an HTTP upstream (README: Upstream timeouts): requestTimeoutMs when set,
- * else nothing of taskgate's own. The HTTP client's limits are shortened here to SHORT_LIMIT_MS
+ * else nothing of taskgate's own. Where a test shows that the HTTP client's limits do not govern,
+ * its gateway process has them shortened to SHORT_LIMIT_MS (test/fixtures/short-http-limits.mjs)
  * for every request that does not set its own, as undici's defaults (300 s for the headers, 300 s
- * between body chunks) would: calls that outlast them show that no such limit governs, in seconds
- * rather than minutes.
+ * between body chunks) would: calls that outlast them show it in seconds rather than minutes.
  */
 const SHORT_LIMIT_MS = 400;
 const LONGER_THAN_LIMIT_MS = 1_200;
-
-let restore: () => void;
-beforeAll(() => void (restore = shortenHttpLimits(SHORT_LIMIT_MS)));
-afterAll(() => restore());
+const PRELOAD = pathToFileURL(join(ROOT, "test/fixtures/short-http-limits.mjs")).href;
+const SHORT_LIMITS_ENV = { NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ""} --import ${PRELOAD}`.trim(), SHORT_HTTP_LIMITS_MS: String(SHORT_LIMIT_MS) };
 
 describe("timeouts of calls to an HTTP upstream", () => {
   const connectors: HttpConnector[] = [];
@@ -48,22 +45,6 @@ describe("timeouts of calls to an HTTP upstream", () => {
 
   const call = (c: HttpConnector, name: string, args: Record<string, unknown> = {}) => c.request({ method: "tools/call", params: { name, arguments: args } });
   const wentDown = (events: UpstreamEvent[]) => events.some((e) => e.kind === "state" && !e.ready);
-
-  it("a JSON answer that comes after the HTTP client's own limits still completes", async () => {
-    const { c, events } = await started(["--json"]);
-    const response = await call(c, "slow", { steps: 1, delayMs: LONGER_THAN_LIMIT_MS });
-    expect(textOf(response)).toBe("done after 1 steps");
-    expect(c.isReady()).toBe(true);
-    expect(wentDown(events)).toBe(false);
-  });
-
-  it("an SSE stream silent for longer than the HTTP client's own limits still completes", async () => {
-    // No event store: a stream cut by a client limit could not be resumed.
-    const { c, events } = await started(["--no-events"]);
-    const response = await call(c, "slow", { steps: 1, delayMs: LONGER_THAN_LIMIT_MS });
-    expect(textOf(response)).toBe("done after 1 steps");
-    expect(wentDown(events)).toBe(false);
-  });
 
   it("requestTimeoutMs fails that one call, naming the setting; other calls complete and the upstream stays ready", async () => {
     const { c, events } = await started(["--json"], { requestTimeoutMs: 800 });
@@ -152,23 +133,30 @@ describe("timeouts of calls to an HTTP upstream", () => {
     }
   });
 
-  it("through taskgate: a task whose upstream answers one JSON body after the HTTP client's own limits completes", async () => {
-    const s = await startFixtureHttp(0, ["--json"]);
-    servers.push(s);
-    // The gateway process gets the same shortened limits as this one.
-    const preload = pathToFileURL(join(ROOT, "test/fixtures/short-http-limits.mjs")).href;
-    const env = { NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ""} --import ${preload}`.trim(), SHORT_HTTP_LIMITS_MS: String(SHORT_LIMIT_MS) };
-    const gw = await startGateway({ tasks: { detachAfterMs: 200 }, upstreams: [{ name: "web", path: "/mcp", http: { url: s.url } }] }, env);
+  it("through taskgate: a JSON answer and a silent SSE stream that outlast the HTTP client's own limits complete", async () => {
+    const json = await startFixtureHttp(0, ["--json"]);
+    // No event store: a stream cut by a client limit could not be resumed.
+    const sse = await startFixtureHttp(0, ["--no-events"]);
+    servers.push(json, sse);
+    const upstreams = [
+      { name: "json", path: "/mcp", http: { url: json.url } },
+      { name: "sse", path: "/sse", http: { url: sse.url } },
+    ];
+    const gw = await startGateway({ tasks: { detachAfterMs: 200 }, upstreams }, SHORT_LIMITS_ENV);
     try {
-      const arguments_ = { steps: 1, delayMs: LONGER_THAN_LIMIT_MS };
-      const created = (await modern(gw.mcpUrl, "tools/call", { name: "slow", arguments: arguments_ }, { capabilities: WITH_TASKS })).body.result;
+      // The JSON upstream's call as a task, as a long call would run; the SSE one as a plain call.
+      const slow = { name: "slow", arguments: { steps: 1, delayMs: LONGER_THAN_LIMIT_MS } };
+      const created = (await modern(gw.mcpUrl, "tools/call", slow, { capabilities: WITH_TASKS })).body.result;
       expect(created).toMatchObject({ resultType: "task", status: "working" });
+      const { client } = await connectClient(`${gw.url}/sse`);
+      expect(resultText(await client.callTool(slow))).toBe("done after 1 steps");
+      await client.close();
       const ended = await waitFor(
         async () => {
           const task = (await getTask(gw.mcpUrl, created.taskId)).body.result;
           return task?.status === "working" ? undefined : task;
         },
-        { timeoutMs: 10_000, what: "the slow call's task to end" },
+        { timeoutMs: 10_000, what: "the JSON upstream's task to end" },
       );
       expect(ended).toMatchObject({ status: "completed" });
       expect((await fetch(`${gw.url}/readyz`)).status).toBe(200);
