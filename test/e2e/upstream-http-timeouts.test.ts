@@ -25,6 +25,16 @@ const LONGER_THAN_LIMIT_MS = 1_200;
 const PRELOAD = pathToFileURL(join(ROOT, "test/fixtures/short-http-limits.mjs")).href;
 const SHORT_LIMITS_ENV = { NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ""} --import ${PRELOAD}`.trim(), SHORT_HTTP_LIMITS_MS: String(SHORT_LIMIT_MS) };
 
+/** A task once it is no longer working (2026-07-28 tasks/get). */
+const endOf = (mcpUrl: string, taskId: string) =>
+  waitFor(
+    async () => {
+      const task = (await getTask(mcpUrl, taskId)).body.result;
+      return task?.status === "working" ? undefined : task;
+    },
+    { timeoutMs: 10_000, what: `task ${taskId} to end` },
+  );
+
 describe("timeouts of calls to an HTTP upstream", () => {
   const connectors: HttpConnector[] = [];
   const servers: FixtureHttpServer[] = [];
@@ -112,13 +122,7 @@ describe("timeouts of calls to an HTTP upstream", () => {
       const { client } = await connectClient(gw.mcpUrl);
       const others = await Promise.all([1, 2, 3].map((i) => client.callTool({ name: "slow", arguments: { steps: 1, delayMs: 150 * i } })));
       expect(others.map(resultText)).toEqual(["done after 1 steps", "done after 1 steps", "done after 1 steps"]);
-      const ended = await waitFor(
-        async () => {
-          const task = (await getTask(gw.mcpUrl, created.taskId)).body.result;
-          return task?.status === "working" ? undefined : task;
-        },
-        { timeoutMs: 10_000, what: "the hanging call's task to end" },
-      );
+      const ended = await endOf(gw.mcpUrl, created.taskId);
       expect(ended).toMatchObject({
         status: "failed",
         error: { message: expect.stringMatching(/did not answer tools\/call \(id \d+\) within 1500 ms \(upstreams\[\]\.http\.requestTimeoutMs\)/) },
@@ -151,13 +155,7 @@ describe("timeouts of calls to an HTTP upstream", () => {
       const { client } = await connectClient(`${gw.url}/sse`);
       expect(resultText(await client.callTool(slow))).toBe("done after 1 steps");
       await client.close();
-      const ended = await waitFor(
-        async () => {
-          const task = (await getTask(gw.mcpUrl, created.taskId)).body.result;
-          return task?.status === "working" ? undefined : task;
-        },
-        { timeoutMs: 10_000, what: "the JSON upstream's task to end" },
-      );
+      const ended = await endOf(gw.mcpUrl, created.taskId);
       expect(ended).toMatchObject({ status: "completed" });
       expect((await fetch(`${gw.url}/readyz`)).status).toBe(200);
     } finally {
