@@ -95,12 +95,16 @@ async function initializeFollowing(exchange: Exchange, setting: GenerationSettin
  * a modern request first, so a 2026-07-28-only server gets its header and `_meta` from the first
  * POST on. An answer naming 2026-07-28 alone makes the upstream modern; one that names a legacy
  * version too (a dual-era server) keeps the session taskgate has always had with it, as anything
- * that is not a modern answer does: `initialize` follows. -32022 listing 2026-07-28 is retried
- * once, as the spec asks of a client whose version was refused.
+ * that is not a modern answer does (no answer in time included): `initialize` follows. -32022
+ * listing 2026-07-28 is retried once, as the spec asks of a client whose version was refused.
  */
 async function probe(exchange: Exchange, name: string): Promise<Negotiated | undefined> {
   for (let attempt = 0; attempt < 2; attempt++) {
-    const outcome = await discover(exchange, name);
+    // A server that never answers the modern request, or drops it, is no modern one either.
+    const outcome = await discover(exchange, name).catch((err: unknown): { why: string; supported?: string[] } => {
+      if (err instanceof UpstreamError && (err.reason === "timeout" || err.reason === "closed")) return { why: err.message };
+      throw err;
+    });
     if ("result" in outcome) return outcome.legacyToo ? undefined : spoken(outcome);
     if (!outcome.supported?.includes(MODERN_PROTOCOL_VERSION)) return undefined;
   }

@@ -141,6 +141,15 @@ describe("negotiating the protocol generation with an upstream (https://modelcon
       expect(notFound.sent).toEqual(["server/discover", "initialize 2025-11-25", "initialize 2025-11-25"]);
     });
 
+    it("falls back to initialize when the probe is not answered in time", async () => {
+      const { exchange, sent } = upstream((method, params) => {
+        if (method === "server/discover") throw new UpstreamError("upstream 'up' did not answer server/discover (id 1) within 30000 ms", "timeout");
+        return legacyOnly(method, params);
+      });
+      expect((await negotiate(exchange, "auto", undefined, "up", probing)).generation).toBe("legacy");
+      expect(sent).toEqual(["server/discover", "initialize 2025-11-25"]);
+    });
+
     it("leaves generation: legacy alone: initialize only", async () => {
       const { exchange, sent } = upstream(legacyOnly);
       expect((await negotiate(exchange, "legacy", undefined, "up", probing)).generation).toBe("legacy");
