@@ -13,9 +13,11 @@ export function displayUrl(url: string): string {
 }
 
 /**
- * Error codes that mean the connection itself could not be made: nothing reached the upstream. Only
- * these make an upstream unreachable. Everything else (a reset or a close mid-answer, an HTTP
- * client limit) happened to one exchange on a connection that was made, and fails that call alone.
+ * Error codes that mean the upstream's host cannot be reached: the connection could not be made
+ * (refused, no such name, no route, connectTimeoutMs), or, for ETIMEDOUT, the host stopped
+ * answering at the TCP level. Only these make an upstream unreachable. Everything else (a reset or
+ * a close mid-answer, an HTTP client limit) happened to one exchange on a connection that was made,
+ * and fails that call alone.
  */
 const NOT_CONNECTED = new Set([
   "ECONNREFUSED",
