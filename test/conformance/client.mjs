@@ -78,7 +78,9 @@ async function main() {
   const exited = new Promise((r) => gateway.once("exit", r));
   try {
     await waitReady(`http://127.0.0.1:${port}/readyz`, gateway);
-    const client = new Client({ name: "taskgate-conformance-client", version: "1.0.0" });
+    // Capabilities a host would declare: taskgate declares the caller's own upstream on the 2026-07-28 wire.
+    const capabilities = { roots: { listChanged: true }, sampling: {}, elicitation: { form: {} } };
+    const client = new Client({ name: "taskgate-conformance-client", version: "1.0.0" }, { capabilities });
     await client.connect(new StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${port}/mcp`)));
     try {
       await run(client);
