@@ -79,7 +79,22 @@ const HttpUpstream = z
       .record(z.string(), z.string())
       .default({})
       .describe("Sent with every request upstream (credentials); values may be `${ENV_NAME}`. Never logged."),
-    requestTimeoutMs: z.number().int().positive().optional().describe("No limit when omitted: calls may be long."),
+    requestTimeoutMs: z
+      .number()
+      .int()
+      .positive()
+      .optional()
+      .describe(
+        "Longest wait for the answer to one request (tools/call and every other); past it that call alone fails, naming this setting, and the upstream is told to cancel; the upstream stays ready; also bounds initialize (30 s when omitted). Omitted: no limit of taskgate's own, whether the upstream answers one JSON body or an SSE stream, silent or not; a detached call's task TTL bounds it (README: Upstream timeouts).",
+      ),
+    connectTimeoutMs: z
+      .number()
+      .int()
+      .positive()
+      .default(10_000)
+      .describe(
+        "Longest wait for a TCP (and TLS) connection to the upstream. A connection that cannot be made marks the upstream unreachable; nothing else does.",
+      ),
     forwardAuthorization: z
       .boolean()
       .default(false)
@@ -101,7 +116,7 @@ const Upstream = z
       .enum(["auto", "legacy", "modern"])
       .default("auto")
       .describe(
-        "Which protocol generation to speak with the upstream. auto: an initialize session (2025-11-25 or older) when the upstream accepts one, else the stateless 2026-07-28 wire when it names that version or answers server/discover; a server that speaks both keeps the session (README: Upstream generations). legacy: only the session. modern: only the 2026-07-28 wire.",
+        "Which protocol generation to speak with the upstream. auto: an initialize session (2025-11-25 or older) when the upstream accepts one, else the stateless 2026-07-28 wire when it names that version or answers server/discover; a server that speaks both keeps the session; over HTTP the first request to an upstream not yet known is a 2026-07-28 server/discover (README: Upstream generations). legacy: only the session. modern: only the 2026-07-28 wire.",
       ),
     isolation: z
       .enum(["pool", "shared", "per-call"])

@@ -39,14 +39,27 @@ export type Exchange = (method: string, params: Record<string, unknown>) => Prom
  * had with it (README: upstream generations); an -32022 answer naming 2026-07-28 is followed to
  * the stateless wire (`server/discover`), one naming another legacy version to an `initialize`
  * with that one, and an upstream that refuses `initialize` otherwise is asked `server/discover`.
- * Nothing is sent twice unchanged, so a refusal never turns into a loop; the connector's backoff
- * decides when the whole negotiation is tried again. `remembered`: what the upstream spoke last
- * time, tried first (the spec lets a client keep the era across restarts, re-probing if it fails).
+ * Nothing is sent twice unchanged but a refused probe, once, so a refusal never turns into a loop;
+ * the connector's backoff decides when the whole negotiation is tried again. `remembered`: what
+ * the upstream spoke last time, tried first (the spec lets a client keep the era across restarts,
+ * re-probing if it fails). `probeModern` (Streamable HTTP): an upstream never seen is first sent
+ * a modern request (see `probe`).
  */
-export async function negotiate(exchange: Exchange, setting: GenerationSetting, remembered: UpstreamGeneration | undefined, name: string): Promise<Negotiated> {
+export async function negotiate(
+  exchange: Exchange,
+  setting: GenerationSetting,
+  remembered: UpstreamGeneration | undefined,
+  name: string,
+  { probeModern = false }: { probeModern?: boolean } = {},
+): Promise<Negotiated> {
+  if (setting === "auto" && remembered === undefined && probeModern) {
+    const modern = await probe(exchange, name);
+    if (modern) return modern;
+    return initializeFollowing(exchange, setting, name);
+  }
   if (setting === "modern" || (setting === "auto" && remembered === "modern")) {
     const modern = await discover(exchange, name);
-    if ("result" in modern) return modern;
+    if ("result" in modern) return spoken(modern);
     if (setting === "modern")
       throw new UpstreamError(
         `upstream '${name}' does not speak protocol ${MODERN_PROTOCOL_VERSION} (upstreams[].generation: modern): ${modern.why}`,
@@ -65,7 +78,7 @@ async function initializeFollowing(exchange: Exchange, setting: GenerationSettin
       // Not a version answer: a modern-only server that does not name its versions (the spec's SHOULD) may still answer discover.
       if (setting === "auto") {
         const modern = await discover(exchange, name);
-        if ("result" in modern) return modern;
+        if ("result" in modern) return spoken(modern);
       }
       return { generation: "legacy", result: readInitializeResult(response, name) }; // throws the refusal
     }
@@ -77,8 +90,32 @@ async function initializeFollowing(exchange: Exchange, setting: GenerationSettin
   }
 }
 
-/** `server/discover` under the 2026-07-28 envelope; `why` when the answer says the upstream is not modern. */
-async function discover(exchange: Exchange, name: string): Promise<Negotiated | { why: string }> {
+/**
+ * Streamable HTTP, an upstream never seen (https://modelcontextprotocol.io/specification/2026-07-28/basic/transports/streamable-http#backward-compatibility):
+ * a modern request first, so a 2026-07-28-only server gets its header and `_meta` from the first
+ * POST on. An answer naming 2026-07-28 alone makes the upstream modern; one that names a legacy
+ * version too (a dual-era server) keeps the session taskgate has always had with it, as anything
+ * that is not a modern answer does (no answer in time included): `initialize` follows. -32022
+ * listing 2026-07-28 is retried once, as the spec asks of a client whose version was refused.
+ */
+async function probe(exchange: Exchange, name: string): Promise<Negotiated | undefined> {
+  for (let attempt = 0; attempt < 2; attempt++) {
+    // A server that never answers the modern request, or drops it, is no modern one either.
+    const outcome = await discover(exchange, name).catch((err: unknown): { why: string; supported?: string[] } => {
+      if (err instanceof UpstreamError && (err.reason === "timeout" || err.reason === "closed")) return { why: err.message };
+      throw err;
+    });
+    if ("result" in outcome) return outcome.legacyToo ? undefined : spoken(outcome);
+    if (!outcome.supported?.includes(MODERN_PROTOCOL_VERSION)) return undefined;
+  }
+  return undefined;
+}
+
+/**
+ * `server/discover` under the 2026-07-28 envelope; `why` when the answer says the upstream is not
+ * modern (with the versions of a -32022). `legacyToo`: it names a legacy version taskgate speaks.
+ */
+async function discover(exchange: Exchange, name: string): Promise<(Negotiated & { legacyToo: boolean }) | { why: string; supported?: string[] }> {
   let response: JsonRpcResponse;
   try {
     response = await exchange("server/discover", withEnvelope(undefined, clientCapabilitiesFor(undefined)));
@@ -87,7 +124,10 @@ async function discover(exchange: Exchange, name: string): Promise<Negotiated | 
     if (err instanceof UpstreamError && err.reason === "protocol") return { why: err.message };
     throw err;
   }
-  if (isFailure(response)) return { why: `server/discover answered ${response.error.message} (${response.error.code})` };
+  if (isFailure(response)) {
+    const why = `server/discover answered ${response.error.message} (${response.error.code})`;
+    return response.error.code === UNSUPPORTED_VERSION ? { why, supported: supportedOf(response.error) } : { why };
+  }
   const result = response.result;
   const versions = Array.isArray(result.supportedVersions) ? result.supportedVersions : [];
   if (!versions.includes(MODERN_PROTOCOL_VERSION)) return { why: `it supports ${JSON.stringify(versions)}` };
@@ -99,11 +139,18 @@ async function discover(exchange: Exchange, name: string): Promise<Negotiated | 
       ? (info as InitializeResultLike["serverInfo"])
       : { name, version: "unknown" };
   const instructions = typeof result.instructions === "string" ? { instructions: result.instructions } : {};
-  return { generation: "modern", result: { protocolVersion: MODERN_PROTOCOL_VERSION, capabilities: result.capabilities, serverInfo, ...instructions } };
+  const legacyToo = versions.some((v) => (LEGACY_VERSIONS as readonly unknown[]).includes(v));
+  return {
+    generation: "modern",
+    legacyToo,
+    result: { protocolVersion: MODERN_PROTOCOL_VERSION, capabilities: result.capabilities, serverInfo, ...instructions },
+  };
 }
 
+const spoken = ({ generation, result }: Negotiated): Negotiated => ({ generation, result });
+
 function modernOrThrow(outcome: Negotiated | { why: string }, name: string): Negotiated {
-  if ("result" in outcome) return outcome;
+  if ("result" in outcome) return spoken(outcome);
   throw new UpstreamError(`upstream '${name}' named ${MODERN_PROTOCOL_VERSION} among its versions but server/discover failed: ${outcome.why}`, "protocol");
 }
 

@@ -5,6 +5,8 @@ export interface WaitOptions {
   method: string;
   signal?: AbortSignal | undefined;
   timeoutMs?: number | undefined;
+  /** The configuration key that set `timeoutMs`, named in the error so the reader knows what to change. */
+  timeoutSetting?: string | undefined;
   /** The connector gave up on its own (timeout): nobody else knows to cancel upstream. */
   onTimeout?: (() => void) | undefined;
   /** Receives a function that stops waiting, like aborting `signal` (UpstreamRequest.stopWaiting). */
@@ -114,7 +116,7 @@ export class PendingRequests {
   }
 
   private expire(id: JsonRpcId, options: WaitOptions): void {
-    const message = `upstream '${this.upstreamName}' did not answer ${options.method} (id ${id}) within ${options.timeoutMs} ms`;
+    const message = `upstream '${this.upstreamName}' did not answer ${options.method} (id ${id}) within ${options.timeoutMs} ms${options.timeoutSetting ? ` (${options.timeoutSetting})` : ""}`;
     this.fail(id, new UpstreamError(message, "timeout"));
     options.onTimeout?.();
   }

@@ -34,6 +34,8 @@ export interface SessionCoreOptions {
   initializeTimeoutMs: number;
   /** upstreams[].generation: which protocol generation to speak (default auto). */
   generation?: GenerationSetting | undefined;
+  /** auto, first contact: a 2026-07-28 request before `initialize` (Streamable HTTP's way to tell the eras apart). */
+  probeModern?: boolean | undefined;
   /** The upstream's configuration: what it spoke last is remembered under it (see generationMemory). */
   config?: object;
 }
@@ -178,7 +180,9 @@ export class SessionCore {
     const timeoutMs = this.options.initializeTimeoutMs;
     const { name, generation = "auto" } = this.options;
     const key = this.options.config ?? this;
-    const negotiated = await negotiate((method, params) => this.call(method, params, { timeoutMs }), generation, generationMemory.of(key), name);
+    const negotiated = await negotiate((method, params) => this.call(method, params, { timeoutMs }), generation, generationMemory.of(key), name, {
+      probeModern: this.options.probeModern,
+    });
     this.result = negotiated.result;
     this.spoken = negotiated.generation;
     generationMemory.keep(key, negotiated.generation);
@@ -212,8 +216,10 @@ export class SessionCore {
     const id = this.pending.allocate();
     opts.onId?.(id);
     const timeoutMs = opts.timeoutMs ?? this.options.requestTimeoutMs;
+    // Only an HTTP upstream's configuration has requestTimeoutMs.
+    const timeoutSetting = opts.timeoutMs === undefined && timeoutMs !== undefined ? "upstreams[].http.requestTimeoutMs" : undefined;
     const onTimeout = timeoutMs === undefined ? undefined : this.onTimeout(id, timeoutMs);
-    const response = this.pending.wait(id, { method, signal: opts.signal, timeoutMs, onTimeout, stopWaiting: opts.stopWaiting });
+    const response = this.pending.wait(id, { method, signal: opts.signal, timeoutMs, timeoutSetting, onTimeout, stopWaiting: opts.stopWaiting });
     // Stopped before it was sent (aborted, or stopped at once): the upstream never sees it.
     if (!this.pending.has(id)) return response;
     const message = params === undefined ? { jsonrpc: "2.0" as const, id, method } : { jsonrpc: "2.0" as const, id, method, params };

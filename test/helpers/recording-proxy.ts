@@ -9,6 +9,9 @@ export interface Recorded {
   /** The HTTP method, and the Authorization header as the upstream received it ("" when none). */
   httpMethod?: string;
   authorization?: string;
+  /** A POST's MCP-Protocol-Version header and its body's `params._meta`, as the upstream received them. */
+  protocolVersion?: string;
+  meta?: Record<string, unknown>;
 }
 
 /** A loopback forwarder in front of an HTTP upstream that records each request's JSON-RPC method, traceparent and Authorization. */
@@ -20,8 +23,9 @@ export async function startRecordingProxy(target: string): Promise<{ mcpUrl: str
     const httpMethod = req.method;
     const authorization = req.headers.authorization ?? "";
     if (req.method === "POST") {
-      const method = (JSON.parse(body) as { method?: string }).method;
-      seen.push({ method, traceparent: req.headers.traceparent as string | undefined, httpMethod, authorization });
+      const { method, params } = JSON.parse(body) as { method?: string; params?: { _meta?: Record<string, unknown> } };
+      const protocolVersion = req.headers["mcp-protocol-version"] as string | undefined;
+      seen.push({ method, traceparent: req.headers.traceparent as string | undefined, httpMethod, authorization, protocolVersion, meta: params?._meta });
     } else seen.push({ httpMethod, authorization });
     const upstream = request({ hostname: to.hostname, port: to.port, path: to.pathname, method: req.method, headers: req.headers }, (up) => {
       res.writeHead(up.statusCode ?? 502, up.headers);

@@ -1,7 +1,23 @@
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { errors as undiciErrors, request } from "undici";
 import { describe, expect, it } from "vitest";
 import { UpstreamError } from "../../src/upstream/connector.js";
-import { badStatus, withoutCredentials } from "../../src/upstream/http/errors.js";
+import { badStatus, errorCode, exchangeBroken, isConnectFailure, unreachable, withoutCredentials } from "../../src/upstream/http/errors.js";
 import { displayUrl, urlSecrets } from "../../src/util/redact-url.js";
+
+/** What undici really throws for a request to `url` (never resolves to a response here). */
+const thrown = (url: string, options: Parameters<typeof request>[1] = {}) =>
+  request(url, options).then(
+    () => undefined,
+    (err: unknown) => err,
+  );
+
+async function loopbackServer(handle: (socket: import("node:net").Socket) => void): Promise<{ url: string; server: Server }> {
+  const server = createServer((req) => handle(req.socket));
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`, server };
+}
 
 describe("errors about an HTTP upstream's answers", () => {
   it("cut out the credentials the request carried, whole or as the bare token, when the upstream echoes them", () => {
@@ -35,5 +51,63 @@ describe("an upstream URL as taskgate writes it", () => {
     expect(secrets).toEqual(expect.arrayContaining(["bot", "s3cr%40t", "s3cr@t", "abc%2Fdef", "abc/def"]));
     const quoted = new UpstreamError("fetch refused https://bot:s3cr%40t@api.example/mcp?token=abc%2Fdef; token abc/def", "unreachable");
     expect((withoutCredentials(quoted, secrets) as Error).message).toBe("fetch refused [redacted]; token [redacted]");
+  });
+});
+
+describe("which failures make an HTTP upstream unreachable", () => {
+  it("a connection refused is not connected: unreachable, with the cause", async () => {
+    const { url, server } = await loopbackServer(() => undefined);
+    server.close();
+    const err = await thrown(url);
+    expect(errorCode(err)).toBe("ECONNREFUSED");
+    expect(isConnectFailure(err)).toBe(true);
+    // fetch wraps the same error in a TypeError("fetch failed") with it as the cause.
+    const viaFetch = await fetch(url).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(isConnectFailure(viaFetch)).toBe(true);
+    expect(unreachable("api", url, viaFetch, [])).toMatchObject({
+      reason: "unreachable",
+      message: expect.stringContaining(`is unreachable at ${url}: connect ECONNREFUSED`),
+    });
+  });
+
+  it("undici's connect timeout names connectTimeoutMs", () => {
+    const err = new undiciErrors.ConnectTimeoutError();
+    expect(isConnectFailure(err)).toBe(true);
+    expect(unreachable("api", "http://u:p@127.0.0.1:1/mcp", err, [], 250).message).toBe(
+      "upstream 'api' is unreachable at http://[redacted]@127.0.0.1:1/mcp: no connection within 250 ms (upstreams[].http.connectTimeoutMs)",
+    );
+  });
+
+  it("a connection closed before the answer is that call's failure, not the upstream's", async () => {
+    const { url, server } = await loopbackServer((socket) => socket.destroy());
+    try {
+      const err = await thrown(url, { method: "POST", body: "{}" });
+      expect(errorCode(err)).toBe("UND_ERR_SOCKET");
+      expect(isConnectFailure(err)).toBe(false);
+      const failure = exchangeBroken("api", "tools/call", err);
+      expect(failure).toMatchObject({ reason: "closed" });
+      expect(failure.message).toMatch(/^upstream 'api' did not answer tools\/call: the connection broke before the answer \(other side closed/);
+    } finally {
+      server.close();
+    }
+  });
+
+  it("an HTTP client limit on one exchange is that call's timeout, not the upstream's", async () => {
+    const { url, server } = await loopbackServer(() => undefined);
+    try {
+      const err = await thrown(url, { method: "POST", body: "{}", headersTimeout: 50 });
+      expect(errorCode(err)).toBe("UND_ERR_HEADERS_TIMEOUT");
+      expect(isConnectFailure(err)).toBe(false);
+      expect(exchangeBroken("api", "tools/call", err)).toMatchObject({
+        reason: "timeout",
+        message: "upstream 'api' did not answer tools/call: the HTTP client stopped waiting (Headers Timeout Error)",
+      });
+    } finally {
+      server.closeAllConnections();
+      server.close();
+    }
   });
 });

@@ -94,4 +94,66 @@ describe("negotiating the protocol generation with an upstream (https://modelcon
     expect((await negotiate(exchange, "auto", "modern", "up")).generation).toBe("legacy");
     expect(sent).toEqual(["server/discover", "initialize 2025-11-25"]);
   });
+
+  describe("Streamable HTTP, first contact: a 2026-07-28 request first (probeModern)", () => {
+    const probing = { probeModern: true };
+
+    it("speaks 2026-07-28 from the first request to a server that names only it", async () => {
+      const { exchange, sent } = upstream(modernOnly);
+      expect(await negotiate(exchange, "auto", undefined, "up", probing)).toEqual({
+        generation: "modern",
+        result: { protocolVersion: "2026-07-28", capabilities: { tools: {} }, serverInfo: INFO },
+      });
+      expect(sent).toEqual(["server/discover"]);
+    });
+
+    it("repeats the probe once after -32022 naming 2026-07-28, as a client whose version was refused retries", async () => {
+      let refused = false;
+      const { exchange, sent } = upstream((method, params) => {
+        if (refused) return modernOnly(method, params);
+        refused = true;
+        return { jsonrpc: "2.0", id: 1, error: { code: -32022, message: "Unsupported protocol version", data: { supported: ["2026-07-28"] } } };
+      });
+      expect((await negotiate(exchange, "auto", undefined, "up", probing)).generation).toBe("modern");
+      expect(sent).toEqual(["server/discover", "server/discover"]);
+    });
+
+    it("keeps the session of a dual-era server: initialize follows a discover answer naming a legacy version too", async () => {
+      const { exchange, sent } = upstream((method, params) =>
+        method === "server/discover"
+          ? { jsonrpc: "2.0", id: 1, result: { supportedVersions: ["2026-07-28", "2025-11-25"], capabilities: {}, serverInfo: INFO } }
+          : legacyOnly(method, params),
+      );
+      expect(await negotiate(exchange, "auto", undefined, "up", probing)).toMatchObject({ generation: "legacy", result: { protocolVersion: "2025-11-25" } });
+      expect(sent).toEqual(["server/discover", "initialize 2025-11-25"]);
+    });
+
+    it("falls back to initialize on a legacy server's HTTP 400 or JSON-RPC error, and probes no more once it is known", async () => {
+      const http400 = upstream((method, params) => {
+        if (method === "server/discover") throw new UpstreamError("upstream 'up' answered HTTP 400 to server/discover: Server not initialized", "protocol");
+        return legacyOnly(method, params);
+      });
+      expect((await negotiate(http400.exchange, "auto", undefined, "up", probing)).generation).toBe("legacy");
+      expect(http400.sent).toEqual(["server/discover", "initialize 2025-11-25"]);
+      const notFound = upstream(legacyOnly);
+      expect((await negotiate(notFound.exchange, "auto", undefined, "up", probing)).generation).toBe("legacy");
+      expect((await negotiate(notFound.exchange, "auto", "legacy", "up", probing)).generation).toBe("legacy");
+      expect(notFound.sent).toEqual(["server/discover", "initialize 2025-11-25", "initialize 2025-11-25"]);
+    });
+
+    it("falls back to initialize when the probe is not answered in time", async () => {
+      const { exchange, sent } = upstream((method, params) => {
+        if (method === "server/discover") throw new UpstreamError("upstream 'up' did not answer server/discover (id 1) within 30000 ms", "timeout");
+        return legacyOnly(method, params);
+      });
+      expect((await negotiate(exchange, "auto", undefined, "up", probing)).generation).toBe("legacy");
+      expect(sent).toEqual(["server/discover", "initialize 2025-11-25"]);
+    });
+
+    it("leaves generation: legacy alone: initialize only", async () => {
+      const { exchange, sent } = upstream(legacyOnly);
+      expect((await negotiate(exchange, "legacy", undefined, "up", probing)).generation).toBe("legacy");
+      expect(sent).toEqual(["initialize 2025-11-25"]);
+    });
+  });
 });

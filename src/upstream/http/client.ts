@@ -16,35 +16,54 @@ export interface PostOptions {
   signal: AbortSignal;
 }
 
+/** upstreams[].http.connectTimeoutMs when omitted: long enough for a slow TLS handshake, short enough to fail over. */
+export const DEFAULT_CONNECT_TIMEOUT_MS = 10_000;
+
+/**
+ * The HTTP client's own limits on one exchange. undici's defaults (300 s for the response headers,
+ * 300 s between body chunks) would cut any call longer than five minutes: an upstream answering one
+ * JSON body sends its headers only with the result, and an SSE stream may stay silent while a tool
+ * runs. Neither limit is ours to set: a call is bounded by upstreams[].http.requestTimeoutMs when
+ * given, else by its task's TTL. Only making the connection has a limit of its own.
+ */
+export const EXCHANGE_LIMITS = { headersTimeout: 0, bodyTimeout: 0 } as const;
+
 /**
  * The HTTP client of the relay's hot path: one keep-alive connection pool per upstream, undici's
  * `request` API. It replaced `fetch`, whose WHATWG Request, Response and web streams cost several
- * times the rest of a relayed call. Same transport behaviour as Node's `fetch` (also undici, with
- * the same default timeouts); only the objects around it are lighter.
+ * times the rest of a relayed call; only the objects around it are lighter.
  */
 export class UpstreamClient {
-  private readonly agent = new Agent();
+  private readonly agent: Agent;
 
-  async post(url: string, options: PostOptions): Promise<UpstreamResponse> {
-    const { statusCode, headers, body } = await request(url, {
-      method: "POST",
-      headers: Object.fromEntries(options.headers),
-      body: options.body,
-      signal: options.signal,
-      dispatcher: this.agent,
-    });
+  constructor(connectTimeoutMs: number = DEFAULT_CONNECT_TIMEOUT_MS) {
+    this.agent = new Agent({ ...EXCHANGE_LIMITS, connect: { timeout: connectTimeoutMs } });
+  }
+
+  post(url: string, options: PostOptions): Promise<UpstreamResponse> {
+    return this.send(url, "POST", options.headers, options.signal, options.body);
+  }
+
+  /** A GET stream (the session's, or a request's resumed with Last-Event-ID): same pool, same limits. */
+  get(url: string, headers: Headers, signal: AbortSignal): Promise<UpstreamResponse> {
+    return this.send(url, "GET", headers, signal);
+  }
+
+  private async send(url: string, method: "GET" | "POST", headers: Headers, signal: AbortSignal, body?: string): Promise<UpstreamResponse> {
+    // The limits go with each request as well as on the Agent: a request's own values win over any dispatcher's.
+    const answer = await request(url, { method, headers: Object.fromEntries(headers), body, signal, dispatcher: this.agent, ...EXCHANGE_LIMITS });
     // Whoever reads the body sees its errors; this only keeps an unread one (abandoned by an abort,
     // or discarded) from becoming an uncaught exception.
-    body.on("error", () => undefined);
+    answer.body.on("error", () => undefined);
     return {
-      status: statusCode,
-      ok: statusCode >= 200 && statusCode < 300,
+      status: answer.statusCode,
+      ok: answer.statusCode >= 200 && answer.statusCode < 300,
       header: (name) => {
-        const value = headers[name];
+        const value = answer.headers[name];
         return Array.isArray(value) ? value.join(", ") : value;
       },
-      body,
-      discard: async () => void body.destroy(),
+      body: answer.body,
+      discard: async () => void answer.body.destroy(),
     };
   }
 

@@ -6,13 +6,71 @@ export const MAX_MESSAGE_BYTES = 16 * 1024 * 1024;
 const SNIPPET_CHARS = 300;
 
 /**
+ * Error codes that mean the upstream's host cannot be reached: the connection could not be made
+ * (refused, no such name, no route, connectTimeoutMs), or, for ETIMEDOUT, the host stopped
+ * answering at the TCP level. Only these make an upstream unreachable. Everything else (a reset or
+ * a close mid-answer, an HTTP client limit) happened to one exchange on a connection that was made,
+ * and fails that call alone.
+ */
+const NOT_CONNECTED = new Set([
+  "ECONNREFUSED",
+  "ENOTFOUND",
+  "EAI_AGAIN",
+  "EAI_NONAME",
+  "EHOSTUNREACH",
+  "EHOSTDOWN",
+  "ENETUNREACH",
+  "ENETDOWN",
+  "EADDRNOTAVAIL",
+  "ETIMEDOUT",
+  "UND_ERR_CONNECT_TIMEOUT",
+]);
+/** A TLS handshake that failed (certificate, protocol): the connection was never usable either. */
+const TLS_FAILURE = /^(ERR_TLS_|ERR_SSL_|CERT_|DEPTH_ZERO_|SELF_SIGNED_|UNABLE_TO_)/;
+
+/** The undici or Node error code of `err`, looking through fetch's wrapper and a happy-eyeballs AggregateError. */
+export function errorCode(err: unknown): string | undefined {
+  for (let e: unknown = err, depth = 0; e instanceof Error && depth < 4; depth++) {
+    const code = (e as { code?: unknown }).code;
+    if (typeof code === "string") return code;
+    e = e instanceof AggregateError && e.errors.length > 0 ? e.errors[0] : e.cause;
+  }
+  return undefined;
+}
+
+export function isConnectFailure(err: unknown): boolean {
+  const code = errorCode(err);
+  return code !== undefined && (NOT_CONNECTED.has(code) || TLS_FAILURE.test(code));
+}
+
+function detailOf(err: unknown): string {
+  const cause = err instanceof Error && err.cause instanceof Error ? err.cause : err;
+  return cause instanceof Error ? cause.message : String(cause);
+}
+
+/**
  * fetch says only "fetch failed"; the cause (ECONNREFUSED, ENOTFOUND, ...) is what helps. Some
  * causes quote the URL or a header: `secrets` are cut out of it.
  */
-export function unreachable(upstreamName: string, url: string, err: unknown, secrets: readonly string[]): UpstreamError {
-  const cause = err instanceof Error && err.cause instanceof Error ? err.cause : err;
-  const detail = withoutSecrets(cause instanceof Error ? cause.message : String(cause), secrets);
+export function unreachable(upstreamName: string, url: string, err: unknown, secrets: readonly string[], connectTimeoutMs?: number): UpstreamError {
+  const detail =
+    errorCode(err) === "UND_ERR_CONNECT_TIMEOUT" && connectTimeoutMs !== undefined
+      ? `no connection within ${connectTimeoutMs} ms (upstreams[].http.connectTimeoutMs)`
+      : withoutSecrets(detailOf(err), secrets);
   return new UpstreamError(`upstream '${upstreamName}' is unreachable at ${displayUrl(url)}: ${detail}`, "unreachable");
+}
+
+/**
+ * What became of one exchange whose connection was made but that ended without an answer: the
+ * call's own failure, saying what happened; the upstream stays ready.
+ */
+export function exchangeBroken(upstreamName: string, method: string, err: unknown): UpstreamError {
+  const code = errorCode(err);
+  const what =
+    code === "UND_ERR_HEADERS_TIMEOUT" || code === "UND_ERR_BODY_TIMEOUT"
+      ? `the HTTP client stopped waiting (${detailOf(err)})`
+      : `the connection broke before the answer (${detailOf(err)}${code && !detailOf(err).includes(code) ? `, ${code}` : ""})`;
+  return new UpstreamError(`upstream '${upstreamName}' did not answer ${method}: ${what}`, code?.endsWith("_TIMEOUT") ? "timeout" : "closed");
 }
 
 export function badStatus(upstreamName: string, method: string, status: number, body: string): UpstreamError {

@@ -41,7 +41,7 @@ export class HttpConnector extends CoreConnector {
       streamPosition: (id, position) => this.core.generation() === "legacy" && this.core.streamPosition(id, position),
     });
     const initializeTimeoutMs = config.requestTimeoutMs ?? INITIALIZE_TIMEOUT_MS;
-    const options = { name, logger, requestTimeoutMs: config.requestTimeoutMs, initializeTimeoutMs, generation, config };
+    const options = { name, logger, requestTimeoutMs: config.requestTimeoutMs, initializeTimeoutMs, generation, config, probeModern: true };
     const link = this.link;
     this.core = new SessionCore(options, {
       send: (m, onBehalf) => link.send(m, onBehalf),

@@ -5,7 +5,7 @@ import type { Logger } from "../../observability/logger.js";
 import { injectTraceContext } from "../../observability/tracing.js";
 import { UpstreamError, type OnBehalf, type ResumeFrom, type StreamResume } from "../connector.js";
 import { UpstreamClient, type UpstreamResponse } from "./client.js";
-import { unreachable, withoutCredentials, withoutSecrets } from "./errors.js";
+import { exchangeBroken, isConnectFailure, unreachable, withoutCredentials, withoutSecrets } from "./errors.js";
 import { urlSecrets } from "../../util/redact-url.js";
 import { modernHeaders } from "../modern/envelope.js";
 import { resumeResponse } from "./request-stream.js";
@@ -42,7 +42,7 @@ export class HttpLink {
   private readonly streams = new Map<JsonRpcId, AbortController>();
   /** Whom requests were sent for (a client's Authorization, another session), while their stream may need resuming. */
   private readonly forwarded = new Map<JsonRpcId, OnBehalf>();
-  private readonly client = new UpstreamClient();
+  readonly client: UpstreamClient;
   /** Where requests go: the configured URL without its user and password, which go as a header. */
   readonly url: string;
   private readonly staticHeaders: Headers;
@@ -55,6 +55,7 @@ export class HttpLink {
     readonly logger: Logger,
     readonly hooks: HttpLinkHooks,
   ) {
+    this.client = new UpstreamClient(config.connectTimeoutMs);
     const { url, headers } = withUserinfoAsHeader(config.url, config.headers);
     this.url = url;
     this.staticHeaders = headers;
@@ -63,7 +64,7 @@ export class HttpLink {
 
   /** An error of this link's own making, ready to show: what it quotes of the URL and headers cut out. */
   unreachable(err: unknown): UpstreamError {
-    return unreachable(this.name, this.config.url, err, this.secrets);
+    return unreachable(this.name, this.config.url, err, this.secrets, this.config.connectTimeoutMs);
   }
 
   /** A text from or about the upstream (its body, a stream's error) as taskgate may write it. */
@@ -223,6 +224,8 @@ export class HttpLink {
     } catch (err) {
       if (controller.signal.reason === CANCELLED) throw CANCELLED;
       if (controller.signal.aborted) throw new UpstreamError(`upstream '${this.name}': request abandoned`, "closed");
+      // Only a connection that could not be made says anything about the upstream; anything else is this call's.
+      if (!isConnectFailure(err)) throw exchangeBroken(this.name, "method" in message ? message.method : "a response", err);
       const error = this.unreachable(err);
       this.hooks.unreachable(error);
       throw error;

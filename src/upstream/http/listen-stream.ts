@@ -1,5 +1,6 @@
 import { Backoff, pause } from "../backoff.js";
-import { MAX_MESSAGE_BYTES } from "./errors.js";
+import type { UpstreamResponse } from "./client.js";
+import { isConnectFailure, MAX_MESSAGE_BYTES } from "./errors.js";
 import type { HttpLink } from "./link.js";
 import { readSse } from "./sse.js";
 
@@ -49,12 +50,15 @@ export class ListenStream {
     const sessionId = this.link.sessionId;
     const extra: Record<string, string> = { accept: "text/event-stream" };
     if (this.lastEventId !== undefined) extra["last-event-id"] = this.lastEventId;
-    let response: Response;
+    let response: UpstreamResponse;
     try {
-      response = await fetch(this.link.url, { method: "GET", headers: this.link.headers(extra), signal });
+      response = await this.link.client.get(this.link.url, this.link.headers(extra), signal);
     } catch (err) {
       this.markOpened();
-      if (!signal.aborted) this.link.hooks.unreachable(this.link.unreachable(err));
+      if (signal.aborted) return "stop";
+      // A connection that was made and then broke is only this stream's end: open it again.
+      if (!isConnectFailure(err)) return "retry";
+      this.link.hooks.unreachable(this.link.unreachable(err));
       return "stop";
     }
     this.markOpened();
@@ -63,15 +67,15 @@ export class ListenStream {
       void this.link.hooks.sessionLost(sessionId).catch(() => undefined);
       return this.end(response, "the upstream forgot the session (404)");
     }
-    if (!response.ok || !response.body) {
+    if (!response.ok) {
       this.link.logger.warn({ status: response.status }, "upstream GET stream refused; retrying");
-      await response.body?.cancel().catch(() => undefined);
+      await response.discard();
       return "retry";
     }
     return this.read(response.body);
   }
 
-  private async read(body: ReadableStream<Uint8Array>): Promise<"delivered" | "retry"> {
+  private async read(body: AsyncIterable<Uint8Array>): Promise<"delivered" | "retry"> {
     let events = 0;
     await readSse(body, MAX_MESSAGE_BYTES, {
       onData: (data) => (events++, this.link.deliver(data)),
@@ -82,11 +86,9 @@ export class ListenStream {
     return events > 0 ? "delivered" : "retry";
   }
 
-  private async end(response: Response, why: string): Promise<"stop"> {
+  private async end(response: UpstreamResponse, why: string): Promise<"stop"> {
     this.link.logger.debug(why);
-    // A 404 renews the session, which stops this stream at once: its body is then already
-    // aborted, and cancelling it rejects. Unhandled, that rejection would end the process.
-    await response.body?.cancel().catch(() => undefined);
+    await response.discard();
     return "stop";
   }
 }

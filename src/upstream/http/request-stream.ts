@@ -1,7 +1,8 @@
 import type { JsonRpcRequest } from "../../jsonrpc/message.js";
 import { pause } from "../backoff.js";
 import { UpstreamError } from "../connector.js";
-import { MAX_MESSAGE_BYTES } from "./errors.js";
+import type { UpstreamResponse } from "./client.js";
+import { isConnectFailure, MAX_MESSAGE_BYTES } from "./errors.js";
 import type { HttpLink } from "./link.js";
 import { readSse } from "./sse.js";
 
@@ -18,15 +19,17 @@ const MAX_IDLE_RESUMES = 3;
 export async function followStream(link: HttpLink, first: AsyncIterable<Uint8Array>, request: JsonRpcRequest, lastEventId?: string): Promise<void> {
   const state: StreamState = { lastEventId, retryMs: DEFAULT_RETRY_MS, events: 0, positioned: false };
   let body: AsyncIterable<Uint8Array> | undefined = first;
+  let refused: unknown;
   for (let idle = 0; ; ) {
     const before = state.events;
-    const broken = body ? await readOne(link, body, request, state) : new Error("the upstream did not resume it");
+    const broken = body ? await readOne(link, body, request, state) : (refused ?? new Error("the upstream did not resume it"));
     const signal = link.signalFor(request.id);
     if (!signal || signal.aborted || !link.hooks.isWaiting(request.id)) return;
     idle = state.events > before ? 0 : idle + 1;
     if (state.lastEventId === undefined || idle > MAX_IDLE_RESUMES) return giveUp(link, request, broken);
     await pause(state.retryMs, signal);
-    body = await resume(link, request, state.lastEventId, signal).catch(() => undefined);
+    refused = undefined;
+    body = await resume(link, request, state.lastEventId, signal).catch((err: unknown) => void (refused = isConnectFailure(err) ? err : undefined));
   }
 }
 
@@ -46,18 +49,24 @@ interface StreamState {
  */
 export async function resumeResponse(link: HttpLink, request: JsonRpcRequest, lastEventId: string): Promise<void> {
   const signal = link.signalFor(request.id) ?? AbortSignal.abort();
-  let response: Response;
+  let response: UpstreamResponse;
   try {
     response = await openResumed(link, request, lastEventId, signal);
     // 409: the upstream still holds the stream's old connection (its replica has just let go of it): in a moment it will not.
     for (let conflicts = 1; response.status === 409 && conflicts <= MAX_IDLE_RESUMES; conflicts++) {
-      await response.body?.cancel().catch(() => undefined);
+      await response.discard().catch(() => undefined);
       await pause(DEFAULT_RETRY_MS * conflicts, signal);
       response = await openResumed(link, request, lastEventId, signal);
     }
   } catch (err) {
     if (signal.aborted) throw new UpstreamError(`upstream '${link.name}': request abandoned`, "closed");
-    throw link.unreachable(err);
+    // A connection that could not be made says something of the upstream; any other break, of this call.
+    throw isConnectFailure(err)
+      ? link.unreachable(err)
+      : new UpstreamError(
+          `upstream '${link.name}' broke the resumed stream of ${request.method}: ${link.redact(String((err as Error)?.message ?? err))}`,
+          "closed",
+        );
   }
   const body = await streamOf(response);
   if (body) {
@@ -91,7 +100,7 @@ async function readOne(link: HttpLink, body: AsyncIterable<Uint8Array>, request:
   }
 }
 
-async function resume(link: HttpLink, request: JsonRpcRequest, lastEventId: string, signal: AbortSignal): Promise<ReadableStream<Uint8Array> | undefined> {
+async function resume(link: HttpLink, request: JsonRpcRequest, lastEventId: string, signal: AbortSignal): Promise<AsyncIterable<Uint8Array> | undefined> {
   const response = await openResumed(link, request, lastEventId, signal);
   const body = await streamOf(response);
   if (!body) link.logger.warn({ status: response.status }, "upstream refused to resume a response stream");
@@ -99,24 +108,25 @@ async function resume(link: HttpLink, request: JsonRpcRequest, lastEventId: stri
 }
 
 /** A resumption belongs to the request: it carries the client Authorization (and the session) the request was sent with. */
-function openResumed(link: HttpLink, request: JsonRpcRequest, lastEventId: string, signal: AbortSignal): Promise<Response> {
+function openResumed(link: HttpLink, request: JsonRpcRequest, lastEventId: string, signal: AbortSignal): Promise<UpstreamResponse> {
   const headers = link.headers({ accept: "text/event-stream", "last-event-id": lastEventId }, link.onBehalfFor(request.id));
-  return fetch(link.url, { method: "GET", headers, signal });
+  return link.client.get(link.url, headers, signal);
 }
 
 /** The SSE body of an accepted resumption; any other answer's body is let go. */
-async function streamOf(response: Response): Promise<ReadableStream<Uint8Array> | undefined> {
-  if (response.ok && response.body && (response.headers.get("content-type") ?? "").includes("text/event-stream")) return response.body;
-  await response.body?.cancel().catch(() => undefined);
+async function streamOf(response: UpstreamResponse): Promise<AsyncIterable<Uint8Array> | undefined> {
+  if (response.ok && (response.header("content-type") ?? "").includes("text/event-stream")) return response.body;
+  await response.discard().catch(() => undefined);
   return undefined;
 }
 
-function giveUp(link: HttpLink, request: JsonRpcRequest, broken: Error | undefined): void {
-  const how = broken ? `broke (${link.redact(broken.message)})` : "ended";
+function giveUp(link: HttpLink, request: JsonRpcRequest, broken: unknown): void {
+  const how = broken ? `broke (${link.redact(broken instanceof Error ? broken.message : String(broken))})` : "ended";
   const resumed = link.onBehalfFor(request.id)?.resume;
   const which = resumed
     ? `the resumed response stream of ${request.method} (upstream id ${resumed.requestId})`
     : `the response stream of ${request.method} (id ${request.id})`;
   const message = `${which} from upstream '${link.name}' ${how} before the response`;
-  link.hooks.failRequest(request.id, new UpstreamError(message, broken ? "unreachable" : "protocol"));
+  // A stream that broke says nothing of the upstream; a reconnection that could not be made does.
+  link.hooks.failRequest(request.id, new UpstreamError(message, isConnectFailure(broken) ? "unreachable" : broken ? "closed" : "protocol"));
 }
