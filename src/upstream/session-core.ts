@@ -22,6 +22,8 @@ export interface SessionLink {
    * (https://modelcontextprotocol.io/specification/2026-07-28/basic/patterns/cancellation). Without it, notifications/cancelled is sent.
    */
   abort?(id: JsonRpcId): void;
+  /** The upstream session messages go on when none is named (HTTP): what the upstream asks is keyed by it. */
+  session?(): string | undefined;
 }
 
 export interface SessionCoreOptions {

@@ -40,7 +40,12 @@ export class HttpConnector extends CoreConnector {
     const initializeTimeoutMs = config.requestTimeoutMs ?? INITIALIZE_TIMEOUT_MS;
     const options = { name, logger, requestTimeoutMs: config.requestTimeoutMs, initializeTimeoutMs, generation, config };
     const link = this.link;
-    this.core = new SessionCore(options, { send: (m, onBehalf) => link.send(m, onBehalf), release: (id) => link.release(id), abort: (id) => link.abort(id) });
+    this.core = new SessionCore(options, {
+      send: (m, onBehalf) => link.send(m, onBehalf),
+      release: (id) => link.release(id),
+      abort: (id) => link.abort(id),
+      session: () => link.sessionId,
+    });
     this.retry = new RetryLoop(() => this.connect(), new Backoff(RECONNECT_INITIAL_MS, RECONNECT_MAX_MS), logger);
     logger.debug({ url: displayUrl(config.url) }, "http upstream configured");
   }
