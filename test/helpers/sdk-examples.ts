@@ -82,12 +82,27 @@ export async function exampleClient(target: string | { command: string; args: st
       return { role: "assistant", model: "test-model", content: { type: "text", text: await sample(prompt) } };
     });
   client.fallbackNotificationHandler = async (n: Notification) => void seen.notifications.push(describeNotification(n));
+  // Told when the server accepted the client's GET stream: what a server sends outside any request goes there.
+  let listening = false;
+  const watchGet: typeof fetch = async (input, init) => {
+    const response = await fetch(input, init);
+    if ((init?.method ?? "GET") === "GET" && response.ok) listening = true;
+    return response;
+  };
   const transport =
     typeof target === "string"
-      ? new StreamableHTTPClientTransport(new URL(target))
+      ? new StreamableHTTPClientTransport(new URL(target), { fetch: watchGet })
       : new StdioClientTransport({ command: target.command, args: target.args, stderr: "ignore" });
   await client.connect(transport);
-  return { client, seen };
+  /** Resolves once the GET stream is open (HTTP servers that offer one). */
+  const untilListening = () => waitFor(() => listening, { what: "the client's GET stream open" });
+  /** tools/call, recording its progress notifications with the rest. */
+  const call = async (name: string, args: Record<string, unknown>) => {
+    const onprogress = (p: { progress: number; total?: number; message?: string }) =>
+      void seen.notifications.push(describeNotification({ method: "notifications/progress", params: p }));
+    return client.callTool({ name, arguments: args }, undefined, { onprogress });
+  };
+  return { client, seen, call, untilListening };
 }
 
 const ISO_TIME = /\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z/g;
