@@ -1,3 +1,4 @@
+import { CallToolResultSchema } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { textOf } from "../helpers/mcp-client.js";
 import { startGateway, type GatewayProcess } from "../helpers/processes.js";
@@ -10,7 +11,7 @@ import { waitFor } from "../helpers/wait-for.js";
  * configuration) in front of them all: the result, the questions asked and the notifications seen
  * must be the same. Covered elsewhere: simpleTaskInteractive.js (sdk-examples-tasks.test.ts);
  * questions and notifications an example sends on its session's GET stream while several callers
- * share it, elicitationFormExample.js and simpleStreamableHttp.js's collect-user-info
+ * share it, elicitationFormExample.js and simpleStreamableHttp.js's collect-user-info-task
  * (sdk-examples-get-stream.test.ts).
  *
  * Not run here, with the reason:
@@ -35,7 +36,9 @@ const HTTP = {
 const STDIO = { progress: "progressExample.js", sampling: "toolWithSampleServer.js", schema: "mcpServerOutputSchema.js" } as const;
 type Name = keyof typeof HTTP | keyof typeof STDIO;
 
+const CONTACT = { name: "Ada", email: "ada@example.com" };
 const sample = (prompt: string) => `summary of ${prompt.length} characters`;
+type Script = (c: Awaited<ReturnType<typeof exampleClient>>) => Promise<unknown>;
 
 describe("the SDK 1.x example servers, directly and through taskgate", () => {
   const examples = new Map<string, RunningExample>();
@@ -55,12 +58,17 @@ describe("the SDK 1.x example servers, directly and through taskgate", () => {
     await Promise.all([...examples.values()].map((e) => e.stop()));
   });
 
-  /** One client session against `target`: `script` returns what the call gave; with what it was asked and told. */
-  async function run(target: ReturnType<typeof direct>, script: (c: Awaited<ReturnType<typeof exampleClient>>) => Promise<unknown>, listen = false) {
-    const c = await exampleClient(target, { elicit: () => ({ action: "decline" }), sample });
+  /**
+   * One client session against `target`: `script` returns what the call gave; with what it was
+   * asked and told. `listen`: wait for the GET stream first; `notifications`: how many to wait for
+   * after the call (a server's last log line on the GET stream may arrive after the call's answer).
+   */
+  async function run(target: ReturnType<typeof direct>, script: Script, { listen = false, notifications = 0 } = {}) {
+    const c = await exampleClient(target, { elicit: () => ({ action: "accept", content: CONTACT }), sample });
     try {
       if (listen) await c.untilListening();
       const result = await script(c);
+      await waitFor(() => c.seen.notifications.length >= notifications, { what: `${notifications} notifications` });
       return { result, ...c.seen };
     } finally {
       await c.client.close();
@@ -68,8 +76,8 @@ describe("the SDK 1.x example servers, directly and through taskgate", () => {
   }
 
   /** The same script directly and through taskgate, side by side: they must agree; the direct outcome. */
-  async function both(name: Name, script: Parameters<typeof run>[1], listen = false) {
-    const [a, b] = await Promise.all([run(direct(name), script, listen), run(via(name), script, listen)]);
+  async function both(name: Name, script: Script, options: Parameters<typeof run>[2] = {}) {
+    const [a, b] = await Promise.all([run(direct(name), script, options), run(via(name), script, options)]);
     expect(b).toEqual(a);
     return a;
   }
@@ -84,7 +92,7 @@ describe("the SDK 1.x example servers, directly and through taskgate", () => {
         prompt: (await client.getPrompt({ name: "greeting-template", arguments: { name: "Ada" } })).messages,
         resource: (await client.readResource({ uri: "https://example.com/greetings/default" })).contents,
       }),
-      true,
+      { listen: true, notifications: 3 },
     );
     expect(outcome.result).toMatchObject({ greet: "Hello, Ada!", multi: "Good morning, Ada!" });
     expect(outcome.notifications).toEqual([
@@ -92,6 +100,18 @@ describe("the SDK 1.x example servers, directly and through taskgate", () => {
       "notifications/message: info Sending first greeting to Ada",
       "notifications/message: info Sending second greeting to Ada",
     ]);
+  });
+
+  it("simpleStreamableHttp.js: collect-user-info asks on its call's own stream; delay runs as a task of the upstream's own", async () => {
+    const outcome = await both("streamable", async ({ client, call }) => {
+      const collected = textOf(await call("collect-user-info", { infoType: "contact" }));
+      let delayed = "";
+      for await (const message of client.experimental.tasks.callToolStream({ name: "delay", arguments: { duration: 300 } }, CallToolResultSchema, { task: {} }))
+        if (message.type === "result") delayed = textOf(message.result);
+      return { collected, delayed };
+    });
+    expect(outcome.asked).toEqual([{ method: "elicitation/create", message: "Please provide your contact information" }]);
+    expect(outcome.result).toMatchObject({ collected: expect.stringContaining("Thank you! Collected contact information"), delayed: "Completed 300ms delay" });
   });
 
   it("simpleStreamableHttp.js: several callers at once each get their own answer", async () => {
@@ -109,7 +129,7 @@ describe("the SDK 1.x example servers, directly and through taskgate", () => {
   });
 
   it("simpleStatelessStreamableHttp.js: stateless, several callers at once", async () => {
-    const script = async ({ client, call }: Awaited<ReturnType<typeof exampleClient>>) => ({
+    const script: Script = async ({ client, call }) => ({
       prompt: (await client.getPrompt({ name: "greeting-template", arguments: { name: "Ada" } })).messages,
       resource: (await client.readResource({ uri: "https://example.com/greetings/default" })).contents,
       stream: textOf(await call("start-notification-stream", { interval: 10, count: 3 })),
@@ -121,13 +141,16 @@ describe("the SDK 1.x example servers, directly and through taskgate", () => {
   });
 
   it("sseAndStreamableHttpCompatibleServer.js: its Streamable HTTP endpoint, log lines of a running call", async () => {
-    const outcome = await both("compatible", async ({ call }) => textOf(await call("start-notification-stream", { interval: 10, count: 3 })), true);
+    const outcome = await both("compatible", async ({ call }) => textOf(await call("start-notification-stream", { interval: 10, count: 3 })), {
+      listen: true,
+      notifications: 3,
+    });
     expect(outcome.result).toBe("Started sending periodic notifications every 10ms");
     expect(outcome.notifications).toHaveLength(3);
   });
 
   it("ssePollingExample.js: the server closes the call's stream mid-call; the answer and every log line still arrive", async () => {
-    const outcome = await both("polling", async ({ call }) => textOf(await call("long-task", {})), true);
+    const outcome = await both("polling", async ({ call }) => textOf(await call("long-task", {})), { listen: true, notifications: 4 });
     expect(outcome.result).toBe("Long task completed successfully!");
     expect(outcome.notifications).toEqual([
       "notifications/message: info Progress: 25% - Starting work...",
@@ -167,7 +190,10 @@ describe("the SDK 1.x example servers, directly and through taskgate", () => {
 
   it("toolWithSampleServer.js (stdio): sampling from a plain tool, several callers at once each asked their own", async () => {
     const texts = ["one fish", "two fish, red fish", "blue fish, old fish, new fish"];
-    const script = (text: string) => async (c: Awaited<ReturnType<typeof exampleClient>>) => textOf(await c.call("summarize", { text }));
+    const script =
+      (text: string): Script =>
+      async (c) =>
+        textOf(await c.call("summarize", { text }));
     const outcome = await both("sampling", script(texts[0]!));
     expect(outcome.asked).toEqual([{ method: "sampling/createMessage", message: `Please summarize the following text concisely:\n\n${texts[0]}` }]);
     const together = await Promise.all(texts.map((text) => run(via("sampling"), script(text))));

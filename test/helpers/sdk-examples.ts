@@ -81,7 +81,11 @@ export async function exampleClient(target: string | { command: string; args: st
       seen.asked.push({ method: req.method, message: prompt });
       return { role: "assistant", model: "test-model", content: { type: "text", text: await sample(prompt) } };
     });
-  client.fallbackNotificationHandler = async (n: Notification) => void seen.notifications.push(describeNotification(n));
+  // A task's status notifications are hints the receiver may send (https://modelcontextprotocol.io/specification/2025-11-25/basic/utilities/tasks,
+  // Task Status Notification); through taskgate they are the front task's, as many as its own pace: not compared.
+  client.fallbackNotificationHandler = async (n: Notification) => {
+    if (n.method !== "notifications/tasks/status") seen.notifications.push(describeNotification(n));
+  };
   // Told when the server accepted the client's GET stream: what a server sends outside any request goes there.
   let listening = false;
   const watchGet: typeof fetch = async (input, init) => {
