@@ -1,6 +1,7 @@
 import { CallToolResultSchema } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { textOf } from "../helpers/mcp-client.js";
+import { comparable, Mcpdo } from "../helpers/mcpdo.js";
 import { startGateway, type GatewayProcess } from "../helpers/processes.js";
 import { waitFor } from "../helpers/wait-for.js";
 import { exampleClient, startExample, type RunningExample } from "../helpers/sdk-examples.js";
@@ -28,6 +29,7 @@ describe("SDK 1.x examples that ask on the GET stream, directly and through task
   let form: RunningExample;
   let streamable: RunningExample;
   let gw: GatewayProcess;
+  const mcpdo = new Mcpdo();
   beforeAll(async () => {
     [form, streamable] = await Promise.all([startExample("elicitationFormExample.js"), startExample("simpleStreamableHttp.js")]);
     gw = await startGateway({
@@ -38,6 +40,7 @@ describe("SDK 1.x examples that ask on the GET stream, directly and through task
     });
   });
   afterAll(async () => {
+    await mcpdo.stop();
     await gw?.stop();
     await Promise.all([form?.stop(), streamable?.stop()]);
   });
@@ -65,6 +68,19 @@ describe("SDK 1.x examples that ask on the GET stream, directly and through task
     expect(direct.asked).toHaveLength(forms);
     expect(via).toEqual(direct);
   });
+
+  it("elicitationFormExample.js register_user with mcpdo (MCP Inspector v2): the same form, the same result", async () => {
+    const run = async (url: string) => {
+      await mcpdo.connect(url);
+      const asked = await mcpdo.call(url, "register_user", {});
+      if (!asked.elicitationPending) return [comparable(asked)];
+      const done = await mcpdo.respond(url, asked.elicitationPending.elicitationId, FORMS["Please provide your registration information:"]!);
+      return [comparable(asked), comparable(done)];
+    };
+    const [direct, via] = await Promise.all([run(form.mcpUrl), run(`${gw.url}/form`)]);
+    expect(JSON.stringify(direct[1])).toContain("Registration successful!");
+    expect(via).toEqual(direct);
+  }, 300_000);
 
   it("elicitationFormExample.js register_user: several callers at once, each asked its own form and registered under its own answer", async () => {
     const names = ["ada", "grace", "edsger"];
