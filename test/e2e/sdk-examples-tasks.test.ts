@@ -138,6 +138,18 @@ describe("the SDK's task-native example (simpleTaskInteractive.js), directly and
     }
   });
 
+  it("asks a 2026-07-28 caller without the tasks extension in an MRTR round and takes its retried answer to the upstream", async () => {
+    const capabilities = { elicitation: { form: {} } };
+    const params = { name: "confirm_delete", arguments: { filename: "v.txt" } };
+    const first = await modern(gw.mcpUrl, "tools/call", params, { capabilities });
+    expect(first.body.result).toMatchObject({ resultType: "input_required" });
+    const [key, question] = Object.entries(first.body.result.inputRequests as Record<string, { method: string; params: { message: string } }>)[0]!;
+    expect(question.params.message).toBe("Are you sure you want to delete 'v.txt'?");
+    const retry = { ...params, inputResponses: { [key]: { action: "accept", content: { confirm: true } } }, requestState: first.body.result.requestState };
+    const second = await modern(gw.mcpUrl, "tools/call", retry, { capabilities });
+    expect(second.body.result).toMatchObject({ resultType: "complete", content: [{ type: "text", text: "Deleted 'v.txt'" }] });
+  });
+
   it("shows a task-unaware caller in handle mode the question as input_required, and takes its answer to the upstream", async () => {
     const { client } = await exampleClient(handle);
     try {
