@@ -17,9 +17,11 @@ import { waitFor } from "../helpers/wait-for.js";
  * Not run here, with the reason:
  * - simpleSseServer.js: serves only the deprecated HTTP+SSE transport (2024-11-05), which taskgate
  *   does not take as an upstream (Streamable HTTP or stdio).
- * - elicitationUrlExample.js, and simpleStreamableHttp.js with --oauth: every MCP request needs a
- *   bearer token from the example's own in-memory OAuth server (an interactive authorization-code
- *   flow in a browser); demoInMemoryOAuthProvider.js is that provider, not a server of its own.
+ * - demoInMemoryOAuthProvider.js: the in-memory OAuth server the OAuth examples start, not an MCP server.
+ * - not covered yet: elicitationUrlExample.js, and simpleStreamableHttp.js with --oauth: every MCP
+ *   request needs a bearer token for http://localhost:PORT/mcp from the example's own OAuth
+ *   server (taskgate's upstream session would carry one in upstreams[].http.headers), and the URL
+ *   example asks its first URL-mode question when a session opens its GET stream, belonging to no call.
  * - the examples of `@modelcontextprotocol/server` 2.x: the package ships none; the SDK
  *   repository's examples/server is a private workspace of TypeScript sources, not published to npm.
  */
