@@ -2,6 +2,7 @@ import { CallToolResultSchema } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { textOf } from "../helpers/mcp-client.js";
 import { startGateway, type GatewayProcess } from "../helpers/processes.js";
+import { exampleToken } from "../helpers/example-oauth.js";
 import { exampleClient, exampleStdio, startExample, type RunningExample } from "../helpers/sdk-examples.js";
 import { waitFor } from "../helpers/wait-for.js";
 
@@ -18,10 +19,13 @@ import { waitFor } from "../helpers/wait-for.js";
  * - simpleSseServer.js: serves only the deprecated HTTP+SSE transport (2024-11-05), which taskgate
  *   does not take as an upstream (Streamable HTTP or stdio).
  * - demoInMemoryOAuthProvider.js: the in-memory OAuth server the OAuth examples start, not an MCP server.
- * - not covered yet: elicitationUrlExample.js, and simpleStreamableHttp.js with --oauth: every MCP
- *   request needs a bearer token for http://localhost:PORT/mcp from the example's own OAuth
- *   server (taskgate's upstream session would carry one in upstreams[].http.headers), and the URL
- *   example asks its first URL-mode question when a session opens its GET stream, belonging to no call.
+ * - simpleStreamableHttp.js --oauth: the server run here behind that OAuth server, as
+ *   elicitationUrlExample.js is (whose token taskgate's upstream session carries in
+ *   upstreams[].http.headers); not run a second time.
+ *
+ * elicitationUrlExample.js also asks a URL-mode question (an API key) when a session opens its GET
+ * stream: a question of the session that belongs to no call, asked of a direct client, and of
+ * taskgate's own upstream session, which refuses it; its payment-confirm is compared here.
  * - the examples of `@modelcontextprotocol/server` 2.x: the package ships none; the SDK
  *   repository's examples/server is a private workspace of TypeScript sources, not published to npm.
  */
@@ -45,13 +49,22 @@ type Script = (c: Awaited<ReturnType<typeof exampleClient>>) => Promise<unknown>
 describe("the SDK 1.x example servers, directly and through taskgate", () => {
   const examples = new Map<string, RunningExample>();
   let gw: GatewayProcess;
+  let oauth: { token: string; cookie: string };
   /** Where a client reaches example `name`: directly, or through the gateway. */
   const direct = (name: Name) => (name in HTTP ? examples.get(name)!.mcpUrl : exampleStdio(STDIO[name as keyof typeof STDIO]));
   const via = (name: Name) => `${gw.url}/${name}`;
 
   beforeAll(async () => {
-    await Promise.all(Object.entries(HTTP).map(async ([name, file]) => examples.set(name, await startExample(file))));
-    const http = [...examples].map(([name, example]) => ({ name, path: `/${name}`, http: { url: example.mcpUrl } }));
+    await Promise.all([
+      ...Object.entries(HTTP).map(async ([name, file]) => examples.set(name, await startExample(file))),
+      startExample("elicitationUrlExample.js", { withAuthServer: true }).then((e) => examples.set("url", e)),
+    ]);
+    // The URL example takes only requests with a token of its own OAuth server: taskgate's upstream session carries one.
+    oauth = await exampleToken(examples.get("url")!);
+    const http = [...examples].map(([name, example]) => {
+      const headers = name === "url" ? { authorization: `Bearer ${oauth.token}` } : {};
+      return { name, path: `/${name}`, http: { url: example.mcpUrl, headers } };
+    });
     const stdio = Object.entries(STDIO).map(([name, file]) => ({ name, path: `/${name}`, stdio: exampleStdio(file) }));
     gw = await startGateway({ upstreams: [...http, ...stdio] });
   }, 60_000);
@@ -176,6 +189,52 @@ describe("the SDK 1.x example servers, directly and through taskgate", () => {
     };
     const [a, b] = await Promise.all([watch(direct("standalone")), watch(via("standalone"))]);
     expect(a).toEqual({ grew: true });
+    expect(b).toEqual(a);
+  });
+
+  it("elicitationUrlExample.js payment-confirm: the URL-mode elicitation it requires (-32042) passed through; confirmed on its page, notifications/elicitation/complete reaches the caller", async () => {
+    const example = examples.get("url")!;
+    const pay = async (target: string, headers: Record<string, string>) => {
+      // Declining the API-key URL elicitation the example sends when a session opens its GET stream
+      // (a question of the session, no call's: taskgate's own upstream session gets it, and refuses it).
+      const c = await exampleClient(target, { elicit: () => ({ action: "decline" }), urlElicitation: true, headers });
+      try {
+        await c.untilListening();
+        const error: any = await c.call("payment-confirm", { cartId: "cart-7" }).then(
+          () => undefined,
+          (err: unknown) => err,
+        );
+        const [required] = error?.data?.elicitations ?? [];
+        const page = new URL(required.url);
+        const form = { session: page.searchParams.get("session") ?? "", elicitation: required.elicitationId, cartId: "cart-7", action: "confirm" };
+        const confirmed = await fetch(`http://127.0.0.1:${example.port}/confirm-payment`, {
+          method: "POST",
+          headers: { cookie: oauth.cookie },
+          body: new URLSearchParams(form),
+        });
+        await confirmed.body?.cancel();
+        await waitFor(() => c.seen.notifications.includes("notifications/elicitation/complete"), { what: "the elicitation's completion" });
+        return {
+          code: error.code,
+          mode: required.mode,
+          message: required.message,
+          page: page.pathname,
+          confirmed: confirmed.status,
+          notifications: c.seen.notifications,
+        };
+      } finally {
+        await c.client.close();
+      }
+    };
+    const [a, b] = await Promise.all([pay(example.mcpUrl, { authorization: `Bearer ${oauth.token}` }), pay(via("url" as Name), {})]);
+    expect(a).toEqual({
+      code: -32042,
+      mode: "url",
+      message: "This tool requires a payment confirmation. Open the link to confirm payment!",
+      page: "/confirm-payment",
+      confirmed: 200,
+      notifications: ["notifications/elicitation/complete"],
+    });
     expect(b).toEqual(a);
   });
 

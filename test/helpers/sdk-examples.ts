@@ -16,21 +16,27 @@ const LISTEN_ON = join(ROOT, "test/fixtures/listen-on.mjs");
 export interface RunningExample extends RunningProcess {
   mcpUrl: string;
   port: number;
+  authPort?: number;
 }
 
-/** An HTTP example server, unmodified, on a free loopback port; resolves once it accepts connections. */
-export async function startExample(file: string): Promise<RunningExample> {
+/**
+ * An HTTP example server, unmodified, on a free loopback port; resolves once it accepts
+ * connections. `withAuthServer`: the example also starts its in-memory OAuth server, on a port of its own.
+ */
+export async function startExample(file: string, { withAuthServer = false } = {}): Promise<RunningExample> {
   const port = await freePort();
-  const env = { EXAMPLE_PORT: String(port), PORT: String(port), MCP_PORT: String(port) };
+  const authPort = withAuthServer ? await freePort() : undefined;
+  const env: NodeJS.ProcessEnv = { EXAMPLE_PORT: String(port), PORT: String(port), MCP_PORT: String(port) };
+  if (authPort !== undefined) Object.assign(env, { EXAMPLE_AUTH_PORT: String(authPort), MCP_AUTH_PORT: String(authPort) });
   const running = runNode(["--import", LISTEN_ON, join(SDK_EXAMPLES, file)], env);
   await waitFor(
     async () => {
       if (running.proc.exitCode !== null) throw new Error(`${file} exited: ${running.output()}`);
-      return accepts(port);
+      return (await accepts(port)) && (authPort === undefined || (await accepts(authPort)));
     },
     { timeoutMs: 15_000, what: `${file} listening` },
   );
-  return { ...running, port, mcpUrl: `http://127.0.0.1:${port}/mcp` };
+  return { ...running, port, mcpUrl: `http://127.0.0.1:${port}/mcp`, ...(authPort === undefined ? {} : { authPort }) };
 }
 
 /** A stdio example as an upstream's `stdio` setting, and as the SDK's stdio transport runs it. */
@@ -57,6 +63,10 @@ export interface ExampleClientOptions {
   elicit?: (message: string) => ElicitResult | Promise<ElicitResult>;
   /** Answer sampling requests with this text (declares the sampling capability). */
   sample?: (prompt: string) => string | Promise<string>;
+  /** Declare URL-mode elicitation too (its requests go to `elicit` as well). */
+  urlElicitation?: boolean;
+  /** Sent with every HTTP request (a bearer token). */
+  headers?: Record<string, string>;
 }
 
 /**
@@ -65,7 +75,8 @@ export interface ExampleClientOptions {
  * the timestamps examples put in their log lines taken out, so two runs compare equal.
  */
 export async function exampleClient(target: string | { command: string; args: string[] }, options: ExampleClientOptions = {}) {
-  const capabilities = { ...(options.elicit ? { elicitation: { form: {} } } : {}), ...(options.sample ? { sampling: {} } : {}) };
+  const elicitation = options.urlElicitation ? { form: {}, url: {} } : { form: {} };
+  const capabilities = { ...(options.elicit ? { elicitation } : {}), ...(options.sample ? { sampling: {} } : {}) };
   const client = new Client({ name: "sdk-examples-test", version: "1.0.0" }, { capabilities });
   const seen: Seen = { asked: [], notifications: [] };
   const { elicit, sample } = options;
@@ -95,7 +106,7 @@ export async function exampleClient(target: string | { command: string; args: st
   };
   const transport =
     typeof target === "string"
-      ? new StreamableHTTPClientTransport(new URL(target), { fetch: watchGet })
+      ? new StreamableHTTPClientTransport(new URL(target), { fetch: watchGet, ...(options.headers ? { requestInit: { headers: options.headers } } : {}) })
       : new StdioClientTransport({ command: target.command, args: target.args, stderr: "ignore" });
   await client.connect(transport);
   /** Resolves once the GET stream is open (HTTP servers that offer one). */
