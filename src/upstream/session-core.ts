@@ -125,7 +125,7 @@ export class SessionCore {
     return this.inbound.respond(id, "result" in outcome ? success(id, outcome.result) : failure(id, outcome.error), onBehalf);
   }
 
-  /** For transports: one message the upstream sent; `relatedTo` when the transport knows it; `session` when it is not ours. */
+  /** For transports: one message the upstream sent; `relatedTo` when the transport knows it; `session` when the request it came on named one. */
   receive(message: JsonRpcMessage, relatedTo?: JsonRpcId, session?: string): void {
     this.inbound.receive(message, relatedTo, session);
   }
