@@ -16,6 +16,8 @@ import { RPC } from "../jsonrpc/codes.js";
 
 interface Sender {
   send(message: JsonRpcMessage, onBehalf?: OnBehalf): Promise<void>;
+  /** The upstream session messages go on when none is named (HTTP); undefined over stdio. */
+  session?(): string | undefined;
 }
 
 /**
@@ -34,7 +36,11 @@ export class Inbound {
     private readonly isReady: () => boolean,
   ) {}
 
-  /** `session`: it came from another replica's upstream session (#15), which numbers its requests apart. */
+  /**
+   * `session`: the upstream session of the request it came on, when that request named one (an
+   * upstream task another replica started, or the bridge naming its own); absent when it came on
+   * this replica's session unnamed (the GET stream, a plain call's stream).
+   */
   receive(message: JsonRpcMessage, relatedTo?: JsonRpcId, session?: string): void {
     if (isResponse(message)) return this.onResponse(message);
     if (isRequest(message)) return this.onRequest(message, relatedTo, session);
@@ -43,7 +49,7 @@ export class Inbound {
 
   /** Unknown, already answered, cancelled or from a lost session: dropped, so retries are safe. */
   async respond(id: JsonRpcId, response: JsonRpcResponse, onBehalf?: OnBehalf): Promise<void> {
-    if (!this.asked.delete(keyOf(id, onBehalf?.session))) {
+    if (!this.asked.delete(this.keyOf(id, onBehalf?.session))) {
       this.logger.debug({ upstreamRequestId: id }, "dropped an answer to an upstream request that is no longer open");
       return;
     }
@@ -75,14 +81,24 @@ export class Inbound {
       const message = "taskgate cannot take requests from this upstream right now (session not ready)";
       return this.answer(failure(request.id, { code: RPC.INTERNAL_ERROR, message }));
     }
-    this.asked.set(keyOf(request.id, session), request.id);
+    this.asked.set(this.keyOf(request.id, session), request.id);
     this.emit({ kind: "request", message: request, ...related(relatedTo) });
   }
 
   private onNotification(notification: JsonRpcNotification, relatedTo: JsonRpcId | undefined, session: string | undefined): void {
     const cancelled = notification.method === "notifications/cancelled" ? notification.params?.requestId : undefined;
-    if (typeof cancelled === "string" || typeof cancelled === "number") this.asked.delete(keyOf(cancelled, session));
+    if (typeof cancelled === "string" || typeof cancelled === "number") this.asked.delete(this.keyOf(cancelled, session));
     this.emit({ kind: "notification", message: notification, ...related(relatedTo) });
+  }
+
+  /**
+   * 1 and "1" are different JSON-RPC ids; another replica's session numbers its requests on its
+   * own. A question heard unnamed (on the GET stream) may be answered naming this replica's
+   * session, and the reverse: both are the session messages go on now, one key.
+   */
+  private keyOf(id: JsonRpcId, session: string | undefined): string {
+    const named = session === this.sender.session?.() ? undefined : session;
+    return named === undefined ? `${typeof id}:${id}` : `${named}\u0000${typeof id}:${id}`;
   }
 
   private answer(response: JsonRpcResponse): void {
@@ -93,9 +109,4 @@ export class Inbound {
 /** No `relatedTo` key at all when the transport does not know (stdio). */
 function related(relatedTo: JsonRpcId | undefined): { relatedTo?: JsonRpcId } {
   return relatedTo === undefined ? {} : { relatedTo };
-}
-
-/** 1 and "1" are different JSON-RPC ids; another replica's session numbers its requests on its own. */
-function keyOf(id: JsonRpcId, session?: string): string {
-  return session === undefined ? `${typeof id}:${id}` : `${session}\u0000${typeof id}:${id}`;
 }

@@ -24,6 +24,8 @@ export interface SessionLink {
   abort?(id: JsonRpcId): void;
   /** The transport can resume a response stream another replica opened (UpstreamRequest.resume). */
   readonly resumes?: boolean;
+  /** The upstream session messages go on when none is named (HTTP): what the upstream asks is keyed by it. */
+  session?(): string | undefined;
 }
 
 export interface SessionCoreOptions {
@@ -130,7 +132,7 @@ export class SessionCore {
     return this.inbound.respond(id, "result" in outcome ? success(id, outcome.result) : failure(id, outcome.error), onBehalf);
   }
 
-  /** For transports: one message the upstream sent; `relatedTo` when the transport knows it; `session` when it is not ours. */
+  /** For transports: one message the upstream sent; `relatedTo` when the transport knows it; `session` when the request it came on named one. */
   receive(message: JsonRpcMessage, relatedTo?: JsonRpcId, session?: string): void {
     this.inbound.receive(message, relatedTo, session);
   }

@@ -7,8 +7,8 @@ import { testLogger } from "../fixtures/upstreams.js";
 
 const INIT_RESULT = { protocolVersion: UPSTREAM_PROTOCOL_VERSION, capabilities: { tools: {} }, serverInfo: { name: "s", version: "1" } };
 
-/** A core whose link records what it sent and answers `initialize` like a server would. */
-function coreWithLink(options: { requestTimeoutMs?: number } = {}) {
+/** A core whose link records what it sent and answers `initialize` like a server would; `session`: the HTTP session it is on. */
+function coreWithLink(options: { requestTimeoutMs?: number } = {}, session?: string) {
   const sent: JsonRpcMessage[] = [];
   const events: UpstreamEvent[] = [];
   const core: SessionCore = new SessionCore(
@@ -19,6 +19,7 @@ function coreWithLink(options: { requestTimeoutMs?: number } = {}) {
         if ("method" in message && message.method === "initialize" && "id" in message)
           queueMicrotask(() => core.receive({ jsonrpc: "2.0", id: message.id, result: INIT_RESULT }));
       },
+      ...(session === undefined ? {} : { session: () => session }),
     },
   );
   core.onEvent((e) => events.push(e));
@@ -76,6 +77,26 @@ describe("SessionCore", () => {
     core.markDown(new UpstreamError("upstream process exited (code 1, signal null)", "exited"), { failPending: true });
     await core.respond(2, { result: { action: "decline" } });
     expect(methods(sent).slice(2)).toEqual(["response 1"]);
+  });
+
+  it("passes the answer to a question of its own session upstream whether the question or the answer named that session, id 0 too", async () => {
+    const { core, sent } = coreWithLink({}, "own");
+    await core.handshake();
+    // Heard on the GET stream (no session named), answered for a task whose link names this session.
+    core.receive({ jsonrpc: "2.0", id: 0, method: "elicitation/create", params: {} });
+    await core.respond(0, { result: { action: "accept" } }, { session: "own" });
+    // Heard on a request that named this session, answered without naming one.
+    core.receive({ jsonrpc: "2.0", id: 1, method: "sampling/createMessage", params: {} }, "r1", "own");
+    await core.respond(1, { result: { role: "assistant" } });
+    // Another replica's session numbers its own: its id 0 is not this session's, and the reverse.
+    core.receive({ jsonrpc: "2.0", id: 0, method: "elicitation/create", params: {} }, "r2", "other");
+    await core.respond(0, { result: { action: "decline" } });
+    await core.respond(0, { result: { action: "cancel" } }, { session: "other" });
+    expect(sent.slice(2)).toEqual([
+      { jsonrpc: "2.0", id: 0, result: { action: "accept" } },
+      { jsonrpc: "2.0", id: 1, result: { role: "assistant" } },
+      { jsonrpc: "2.0", id: 0, result: { action: "cancel" } },
+    ]);
   });
 
   it("on markDown fails what is in flight, emits not-ready with the reason, and keeps the last result", async () => {

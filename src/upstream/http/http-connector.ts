@@ -48,6 +48,7 @@ export class HttpConnector extends CoreConnector {
       release: (id) => link.release(id),
       abort: (id) => link.abort(id),
       resumes: true,
+      session: () => link.sessionId,
     });
     this.retry = new RetryLoop(() => this.connect(), new Backoff(RECONNECT_INITIAL_MS, RECONNECT_MAX_MS), logger);
     logger.debug({ url: displayUrl(config.url) }, "http upstream configured");

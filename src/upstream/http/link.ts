@@ -13,7 +13,7 @@ import { acceptResponse } from "./response.js";
 
 /** Where the link hands what it learns: the session core and the connector. */
 export interface HttpLinkHooks {
-  /** `session`: it came on a request sent on another replica's session (#15), whose ids are its own. */
+  /** `session`: the upstream session the request it came on named (another replica's, or this one's named by a task link). */
   receive(message: JsonRpcMessage, relatedTo?: JsonRpcId, session?: string): void;
   isWaiting(id: JsonRpcId): boolean;
   failRequest(id: JsonRpcId, error: UpstreamError): void;

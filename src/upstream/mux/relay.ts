@@ -78,7 +78,7 @@ export class Relay implements UpstreamCaller {
     const calls = {
       byUpstreamId: (id: JsonRpcId) => byUpstreamId.get(id),
       byRelatedTask: (taskId: string) => byRelatedTask.get(taskId),
-      only: () => (byFront.size === 1 ? byFront.values().next().value : undefined),
+      only: () => this.soleCall(),
       all: () => byFront.values(),
       get size() {
         return byFront.size;
@@ -327,7 +327,9 @@ export class Relay implements UpstreamCaller {
       this.streams.toSubscribers(params.uri, message);
       return;
     }
-    const call = relatedTo !== undefined ? this.byUpstreamId.get(relatedTo) : undefined;
+    // A log line on a pooled session's GET stream was written by the one call running there.
+    const lone = relatedTo === undefined && message.method === "notifications/message" && this.options.questions?.oneCallPerConnection;
+    const call = relatedTo !== undefined ? this.byUpstreamId.get(relatedTo) : lone ? this.soleCall() : undefined;
     if (!call?.sink.send(message)) this.streams.broadcast(message);
   }
 
@@ -337,6 +339,11 @@ export class Relay implements UpstreamCaller {
     if (!call?.tracked) return;
     call.resumable = true;
     call.sink.send({ jsonrpc: "2.0", method: STREAM_NOTICE, params: { ...position } });
+  }
+
+  /** The only call in flight on this connection, if exactly one is. */
+  private soleCall(): InFlight | undefined {
+    return this.byFront.size === 1 ? this.byFront.values().next().value : undefined;
   }
 
   /** After an upstream restart: subscriptions and the logging level the fronts asked for. */
