@@ -93,7 +93,12 @@ describe("SDK 1.x examples that ask on the GET stream, directly and through task
     expect(outcomes.map((o) => o.result.split("\n")[2])).toEqual(names.map((n) => `Username: ${n}`));
   });
 
-  it("simpleStreamableHttp.js collect-user-info-task: a task of the upstream's own whose form comes on the GET stream, tied to no request", async () => {
+  // The example asks from its task with `elicitInputStream` and no related-task `_meta`, which the
+  // 2025-11-25 tasks utility requires of every request associated with a task
+  // (https://modelcontextprotocol.io/specification/2025-11-25/basic/utilities/tasks, Related Task
+  // Metadata). On the session's GET stream nothing else ties the question to a caller, so taskgate
+  // refuses it (never guessed onto a call) and says so in its log; the client directly answers it.
+  it("simpleStreamableHttp.js collect-user-info-task: a task's form on the GET stream without related-task _meta is refused, never guessed", async () => {
     const asTask = async (url: string) => {
       const c = await exampleClient(url, { elicit: fill });
       try {
@@ -117,7 +122,10 @@ describe("SDK 1.x examples that ask on the GET stream, directly and through task
     };
     const [direct, via] = await Promise.all([asTask(streamable.mcpUrl), asTask(`${gw.url}/streamable`)]);
     expect(direct.result).toContain("Collected contact info");
-    expect(via).toEqual(direct);
+    expect(direct.asked).toEqual([{ method: "elicitation/create", message: "Please provide your contact information" }]);
+    expect(via.asked).toEqual([]);
+    expect(via.result).toMatch(/^error: .*failed/);
+    expect(gw.output()).toContain("refused a request from the upstream that belongs to no client call");
   });
 
   it("simpleStreamableHttp.js multi-greet: two callers at once each see their own call's log lines only", async () => {

@@ -61,6 +61,8 @@ export class Relay implements UpstreamCaller {
   /** Open tasks/result requests by upstream task id: over stdio, a question's related-task `_meta` is its only link (#15). */
   private readonly byRelatedTask = new Map<string, InFlight>();
   private nextToken = 0;
+  /** The front session of the last call made here: on a pooled connection, whose log lines arrive after its call. */
+  private lastCaller: string | undefined;
   private lastLogLevel?: Record<string, unknown>;
   /** Where the upstream's notifications/tasks/status go (the native-task bridge, #15); never to a front session. */
   onTaskStatus: ((params: Record<string, unknown>) => void) | undefined;
@@ -145,6 +147,7 @@ export class Relay implements UpstreamCaller {
     if (local) return local;
     const call: InFlight = { client, frontId: request.id, sink };
     if (options.trackProgress) call.tracked = true;
+    this.lastCaller = client.sessionId;
     this.byFront.set(key, call);
     const relatedTask = request.method === "tasks/result" ? request.params?.taskId : undefined;
     if (typeof relatedTask === "string") {
@@ -327,10 +330,14 @@ export class Relay implements UpstreamCaller {
       this.streams.toSubscribers(params.uri, message);
       return;
     }
-    // A log line on a pooled session's GET stream was written by the one call running there.
+    // A log line on a pooled session's GET stream was written by the one call running there, or,
+    // once it ended (the GET stream may deliver after the call's answer), by the last one: it goes
+    // to that caller's session alone, never to every session.
     const lone = relatedTo === undefined && message.method === "notifications/message" && this.options.questions?.oneCallPerConnection;
     const call = relatedTo !== undefined ? this.byUpstreamId.get(relatedTo) : lone ? this.soleCall() : undefined;
-    if (!call?.sink.send(message)) this.streams.broadcast(message);
+    if (call?.sink.send(message)) return;
+    if (lone && this.lastCaller !== undefined) return void this.streams.sendTo(this.lastCaller, message);
+    this.streams.broadcast(message);
   }
 
   /** Only a call the task engine made hears where its stream can be resumed: a client's own never does. */
