@@ -34,6 +34,21 @@ const ToolPolicy = z
   })
   .strict();
 
+/**
+ * Deepest nesting taken from an upstream. Beyond some 4,000 levels JSON.stringify itself gives
+ * up, so an outcome nested that deep could be read but never stored or answered.
+ */
+const upstreamJsonDepth = () =>
+  z
+    .number()
+    .int()
+    .min(8)
+    .max(2000)
+    .default(256)
+    .describe(
+      "Deepest nesting of objects and arrays taken in one message from the upstream; a deeper answer fails its call with an error naming this setting, a deeper notification or request is skipped.",
+    );
+
 const StdioUpstream = z
   .object({
     command: z.string().min(1).describe("Program to spawn (in its own process group)."),
@@ -45,7 +60,10 @@ const StdioUpstream = z
       .int()
       .positive()
       .default(16 * 1024 * 1024)
-      .describe("Longest JSON-RPC line accepted from the upstream."),
+      .describe(
+        "Longest JSON-RPC line accepted from the upstream; a longer answer fails its call with an error naming this setting, and the line is skipped without being held.",
+      ),
+    maxJsonDepth: upstreamJsonDepth(),
     restartInitialDelayMs: z
       .number()
       .int()
@@ -65,6 +83,13 @@ const HttpUpstream = z
       .default({})
       .describe("Sent with every request upstream (credentials); values may be `${ENV_NAME}`. Never logged."),
     requestTimeoutMs: z.number().int().positive().optional().describe("No limit when omitted: calls may be long."),
+    maxMessageBytes: z
+      .number()
+      .int()
+      .positive()
+      .default(16 * 1024 * 1024)
+      .describe("Largest JSON body or SSE event accepted from the upstream; a larger answer fails its call with an error naming this setting."),
+    maxJsonDepth: upstreamJsonDepth(),
     forwardAuthorization: z
       .boolean()
       .default(false)

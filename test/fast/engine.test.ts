@@ -101,6 +101,20 @@ describe("the task engine on the memory store, with a fake clock", () => {
     expect(await engine.get(task.id, "alice")).toMatchObject({ status: "completed", outcome: { result: { content: [{ text: "done" }] } } });
   });
 
+  it("fails a task whose outcome JSON cannot write at once, saying so, instead of leaving it to the reaper", async () => {
+    const { engine } = await started();
+    const caller = new ScriptedCaller();
+    const task = await engine.detachNow(toolCall(caller));
+    let deep: Record<string, unknown> = {};
+    for (let i = 0; i < 10_000; i++) deep = { a: deep };
+    const [id, running] = [...caller.calls][0]!;
+    running.end({ jsonrpc: "2.0", id, result: { content: [], structuredContent: deep } });
+    await vi.advanceTimersByTimeAsync(0);
+    const ended = await engine.get(task.id, "alice");
+    expect(ended).toMatchObject({ status: "failed", statusMessage: expect.stringContaining("cannot be written as JSON") });
+    expect(ended?.statusMessage).not.toMatch(/replica/);
+  });
+
   it("cancels cooperatively first, and abandons the call after cancelGraceMs", async () => {
     const { engine } = await started();
     const caller = new ScriptedCaller();

@@ -74,7 +74,11 @@ describe("decoding untrusted JSON-RPC", () => {
       [{ jsonrpc: "2.0", id: 1, error: "x" }, "error: Invalid input: expected object, received string", 1],
       [{ jsonrpc: "2.0", error: { code: 1, message: "x" } }, "id: Invalid input", null],
     ];
-    for (const [message, detail, id] of cases) expect(decodeMessage(JSON.stringify(message))).toEqual({ ok: false, kind: "invalid_request", id, detail });
+    for (const [message, detail, id] of cases) {
+      // A response (no method) with a usable id is flagged as the answer to that request.
+      const answer = id !== null && !("method" in (message as object)) ? { answer: true } : {};
+      expect(decodeMessage(JSON.stringify(message))).toEqual({ ok: false, kind: "invalid_request", id, detail, ...answer });
+    }
   });
 
   it("keeps only the fields of the message's shape, and a null id on an error response", () => {

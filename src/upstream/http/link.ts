@@ -7,6 +7,7 @@ import { UpstreamError, type OnBehalf } from "../connector.js";
 import { UpstreamClient, type UpstreamResponse } from "./client.js";
 import { unreachable, withoutCredentials } from "./errors.js";
 import { modernHeaders } from "../modern/envelope.js";
+import { failAnswered } from "../refused-answer.js";
 import { acceptResponse } from "./response.js";
 
 /** Where the link hands what it learns: the session core and the connector. */
@@ -95,8 +96,9 @@ export class HttpLink {
 
   /** One SSE `data` or JSON body from the upstream; `relatedTo` when it came on a request's stream. */
   deliver(text: string, relatedTo?: JsonRpcId): void {
-    const decoded = decodeMessage(text);
+    const decoded = decodeMessage(text, { maxDepth: this.config.maxJsonDepth });
     if (decoded.ok) return this.hooks.receive(decoded.message, relatedTo, relatedTo === undefined ? undefined : this.forwarded.get(relatedTo)?.session);
+    if (failAnswered(this.name, decoded, "upstreams[].http.maxJsonDepth", this.hooks)) return;
     this.logger.warn({ kind: decoded.kind, detail: decoded.detail, data: text.slice(0, 200) }, "skipped an upstream message that is not JSON-RPC");
   }
 

@@ -1,5 +1,5 @@
 import { Backoff, pause } from "../backoff.js";
-import { MAX_MESSAGE_BYTES, unreachable } from "./errors.js";
+import { unreachable } from "./errors.js";
 import type { HttpLink } from "./link.js";
 import { readSse } from "./sse.js";
 
@@ -63,7 +63,7 @@ export class ListenStream {
 
   private async read(body: ReadableStream<Uint8Array>): Promise<"delivered" | "retry"> {
     let events = 0;
-    await readSse(body, MAX_MESSAGE_BYTES, {
+    await readSse(body, this.link.config.maxMessageBytes, {
       onData: (data) => (events++, this.link.deliver(data)),
       onEventId: (id) => (this.lastEventId = id),
       onRetry: () => undefined,

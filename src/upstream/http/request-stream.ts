@@ -1,7 +1,6 @@
 import type { JsonRpcRequest } from "../../jsonrpc/message.js";
 import { pause } from "../backoff.js";
 import { UpstreamError } from "../connector.js";
-import { MAX_MESSAGE_BYTES } from "./errors.js";
 import type { HttpLink } from "./link.js";
 import { readSse } from "./sse.js";
 
@@ -38,7 +37,7 @@ async function readOne(
   state: { lastEventId: string | undefined; retryMs: number; events: number },
 ): Promise<Error | undefined> {
   try {
-    await readSse(body, MAX_MESSAGE_BYTES, {
+    await readSse(body, link.config.maxMessageBytes, {
       onData: (data) => link.deliver(data, request.id),
       onEventId: (id) => {
         state.lastEventId = id;

@@ -31,7 +31,7 @@ export async function readSse(body: AsyncIterable<Uint8Array>, maxEventChars: nu
   const decoder = new TextDecoder();
   for await (const chunk of body) {
     parser.feed(decoder.decode(chunk, { stream: true }));
-    if (overflow) throw new Error(`an SSE event from the upstream exceeded ${maxEventChars} characters`);
+    if (overflow) throw new Error(`an SSE event from the upstream is longer than ${maxEventChars} characters (upstreams[].http.maxMessageBytes)`);
   }
   parser.feed(decoder.decode());
 }

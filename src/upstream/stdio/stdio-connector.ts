@@ -87,7 +87,7 @@ export class StdioConnector extends CoreConnector {
   private attach(proc: UpstreamProcess): void {
     this.proc = proc;
     const stderr = new StderrLog(proc.stderr, this.logger);
-    readMessages(proc.stdout, this.config.maxLineBytes, this.logger, (message) => this.core.receive(message));
+    readMessages(this.name, proc.stdout, this.config, this.logger, (message) => this.core.receive(message), this.core);
     void proc.finished.then((info) => this.onExit(proc, info, stderr));
   }
 
