@@ -25,11 +25,11 @@ describe("bounds on what upstreams send", () => {
   let oddHttp: RunningProcess & { url: string };
   beforeAll(async () => {
     oddHttp = await startOddHttp();
-    const tools = { deep: { taskSupport: "optional" as const } };
+    const tools = { deep_task: { taskSupport: "required" as const } };
     gw = await startGateway({
       store: { redisUrl: inject("redisUrl"), keyPrefix: `t${randomBytes(4).toString("hex")}:` },
       // A lease far longer than any wait below: a task failed here was failed by its owner, not the reaper.
-      tasks: { detachAfterMs: 0, leaseMs: 120_000 },
+      tasks: { leaseMs: 120_000 },
       upstreams: [
         { name: "odd-stdio", path: "/stdio", stdio: { command: process.execPath, args: [ODD, "stdio"], maxLineBytes: LIMIT }, tools },
         { name: "odd-http", path: "/http", http: { url: oddHttp.url, maxMessageBytes: LIMIT }, tools },
@@ -57,7 +57,7 @@ describe("bounds on what upstreams send", () => {
       });
 
       it("fails a task answered too deep at once, by its owner, saying why", async () => {
-        const created = (await call(path, "deep", { depth: 5000 }, WITH_TASKS)).body.result;
+        const created = (await call(path, "deep_task", { depth: 5000 }, WITH_TASKS)).body.result;
         expect(created).toMatchObject({ resultType: "task" });
         const failed = await untilStatus(gw.url + path, created.taskId, "failed", { timeoutMs: 20_000 });
         expect(failed.statusMessage).toContain(`upstreams[].${transport}.maxJsonDepth`);
