@@ -230,6 +230,14 @@ export const ConfigSchema = z
           .describe(
             "A keep-alive comment on open SSE streams this often, so idle proxies keep them; a plain call still running after this is answered on SSE (when the client accepts it) so it gets them too. 0: none.",
           ),
+        sseMaxBufferedBytes: z
+          .number()
+          .int()
+          .min(64 * 1024)
+          .default(4 * 1024 * 1024)
+          .describe(
+            "What one SSE stream to a client may hold unsent (its reader fell behind); past it the stream is closed, never grown. What the client missed stays where it was: a task's outcome on tasks/result or tasks/get, a call's answer nowhere (it was a plain call). One message larger than this still goes out on a stream that holds nothing else.",
+          ),
         allowedHosts: z
           .array(z.string())
           .default([])
