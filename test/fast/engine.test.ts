@@ -7,6 +7,8 @@ import { Metrics } from "../../src/observability/metrics.js";
 import { MemoryStore } from "../../src/store/memory/memory-store.js";
 import { CANCELLED_CODE, type CallClient, type UpstreamCaller } from "../../src/upstream/caller.js";
 import { TaskEngine } from "../../src/tasks/engine.js";
+import type { OwnedCall } from "../../src/tasks/owned-call.js";
+import { Owner } from "../../src/tasks/owner.js";
 import type { EngineOptions, TaskCall } from "../../src/tasks/types.js";
 import { useCleanups } from "../helpers/cleanups.js";
 
@@ -113,6 +115,30 @@ describe("the task engine on the memory store, with a fake clock", () => {
     const ended = await engine.get(task.id, "alice");
     expect(ended).toMatchObject({ status: "failed", statusMessage: expect.stringContaining("cannot be written as JSON") });
     expect(ended?.statusMessage).not.toMatch(/replica/);
+  });
+
+  it("never runs two lease renewals at once, and counts a lease from before its write", async () => {
+    const store = new MemoryStore({ now: () => Date.now() });
+    let running = 0;
+    let most = 0;
+    // A store slower than a third of leaseMs: every renewal takes 1.5 intervals, and holds.
+    store.renewLeases = async (leases) => {
+      most = Math.max(most, ++running);
+      await new Promise((r) => setTimeout(r, 1_500));
+      running--;
+      return leases.map(({ taskId }) => ({ taskId, held: true, cancelRequested: false, hasInputResponses: false }));
+    };
+    defer(() => store.close());
+    const owner = new Owner({ store, logger, metrics: new Metrics(), audit: new Audit(logger), options: OPTIONS, clock: () => Date.now() });
+    const call = { task: { id: "task-1" }, token: "t", lastRenewedAt: Date.now() } as unknown as OwnedCall;
+    owner.add(call);
+    await owner.start();
+    defer(() => owner.stop());
+    const firstSent = Date.now() + OPTIONS.leaseMs / 3;
+    await vi.advanceTimersByTimeAsync(OPTIONS.leaseMs / 3 + 1_500);
+    expect(call.lastRenewedAt).toBe(firstSent);
+    await vi.advanceTimersByTimeAsync(10_000);
+    expect(most).toBe(1);
   });
 
   it("cancels cooperatively first, and abandons the call after cancelGraceMs", async () => {
