@@ -20,3 +20,18 @@ export function coalescedWrite(stream: Writable, text: string, done: (err?: Erro
   }
   stream.write(text, done);
 }
+
+/**
+ * Resolves once `stream` takes more writes (its buffer fell under its high-water mark), or it
+ * closed, or `gone` settled (the child exited): the caller then writes, or finds it cannot.
+ */
+export function whenDrained(stream: Writable, gone: Promise<unknown>): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      stream.off("drain", done).off("close", done);
+      resolve();
+    };
+    stream.on("drain", done).on("close", done);
+    void gone.then(done);
+  });
+}

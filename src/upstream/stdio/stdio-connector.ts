@@ -9,7 +9,7 @@ import { SessionCore } from "../session-core.js";
 import { reapGroup, spawnUpstream, stopUpstream, type ExitInfo, type UpstreamProcess } from "./process.js";
 import { readMessages } from "./stdout-reader.js";
 import { StderrLog } from "./stderr-log.js";
-import { coalescedWrite } from "./coalesced-write.js";
+import { coalescedWrite, whenDrained } from "./coalesced-write.js";
 
 const INITIALIZE_TIMEOUT_MS = 30_000;
 
@@ -53,6 +53,11 @@ export class StdioConnector extends CoreConnector {
   close(): Promise<void> {
     this.closing ??= this.shutdown();
     return this.closing;
+  }
+
+  /** Bytes written to the child that it has not read yet (at most its pipe's high-water mark and one message). */
+  unreadBytes(): number {
+    return this.proc?.stdin.writableLength ?? 0;
   }
 
   /** The current child's process group id (= its pid), for operators and tests. */
@@ -118,6 +123,9 @@ export class StdioConnector extends CoreConnector {
   private write(message: JsonRpcMessage): Promise<void> {
     const proc = this.proc;
     if (!proc || proc.hasExited()) return Promise.reject(new UpstreamError(`upstream '${this.name}' has no running process`, "exited"));
+    // A child that reads slower than it is written to: the message waits here, unserialized,
+    // rather than piling up in the pipe's buffer (Node's Writable backpressure, 'drain').
+    if (proc.stdin.writableNeedDrain) return whenDrained(proc.stdin, proc.exited).then(() => this.write(message));
     return new Promise((resolve, reject) =>
       coalescedWrite(proc.stdin, `${JSON.stringify(message)}\n`, (err) => {
         if (!err) return resolve();
