@@ -67,6 +67,13 @@ export class SessionStreams {
     return released;
   }
 
+  /** Sessions holding a subscription here. */
+  subscribedSessions(): Set<string> {
+    const sessions = new Set<string>();
+    for (const ids of this.subscriptions.values()) for (const id of ids) sessions.add(id);
+    return sessions;
+  }
+
   subscribedUris(): string[] {
     return [...this.subscriptions.keys()];
   }
