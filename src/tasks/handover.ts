@@ -57,7 +57,12 @@ export async function resumeOrphan(deps: EngineDeps, owner: Owner, native: Nativ
   const { store, options, clock } = deps;
   const token = newLeaseToken();
   const lease = { owner: options.replicaId, token, leaseMs: options.leaseMs };
-  const claimed = await store.claimTask(task.id, lease, "The replica following the upstream's task stopped; another replica follows it now", clock());
+  const claimed = await store.claimTask(
+    task.id,
+    lease,
+    "The replica following the upstream's task stopped renewing its lease; another replica follows it now",
+    clock(),
+  );
   if (!claimed.ok) return;
   deps.metrics.reaperAction("resumed");
   const client = { sessionId: `resume:${task.id}`, capabilities: task.clientCapabilities };
