@@ -7,7 +7,7 @@ const MAX_CHECK_INTERVAL_MS = 60_000;
 
 /** What one upstream's front keeps per session on this replica, and how it lets go of it. */
 export interface SessionHolder {
-  /** Sessions this replica holds state for (resource subscriptions). */
+  /** Sessions this replica holds state for (a standing stream, resource subscriptions). */
   held(): Iterable<string>;
   /** The session is gone: end what this replica keeps for it. */
   ended(sessionId: string): Promise<void>;
@@ -16,8 +16,8 @@ export interface SessionHolder {
 /**
  * A legacy-era session ends in one of three ways: a DELETE on this replica (the front ends what it
  * holds at once), a DELETE on another replica, or idle expiry in the store (sessions.idleTtlMs).
- * What this replica keeps for a session (its resource subscriptions, which are restored upstream
- * after a restart, and its calls) ends with it the other two ways too: on the session-ended hint
+ * What this replica keeps for a session (its standing GET stream, its resource subscriptions, which
+ * are restored upstream after a restart, and its calls) ends with it the other two ways too: on the session-ended hint
  * another replica publishes, and, for an expiry (or a lost hint), by a look in the store every
  * idleTtlMs / 4 (at most a minute) at the sessions that hold something here.
  */

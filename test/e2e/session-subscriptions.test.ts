@@ -14,7 +14,10 @@ async function subscribe(url: string, session: string, uri: string): Promise<voi
   expect((await messagesOf(res))[0]).toMatchObject({ result: {} });
 }
 
-/** A session's resource subscriptions end with it however it ends, so the upstream is asked to drop them (and a restart does not restore them). */
+/**
+ * What a session holds on a replica ends with it however it ends: its resource subscriptions (the
+ * upstream is asked to drop them, and a restart does not restore them) and its standing stream.
+ */
 describe("subscriptions end with their session", () => {
   const { track } = useCleanups();
 
@@ -36,8 +39,18 @@ describe("subscriptions end with their session", () => {
     const b = track(await startGateway(shared));
     const session = await openSession(a.mcpUrl);
     await subscribe(a.mcpUrl, session, "test://deleted");
+    // The session's standing stream on replica a, read to its end.
+    const standing = await fetch(a.mcpUrl, { headers: { accept: "text/event-stream", "mcp-session-id": session } });
+    expect(standing.status).toBe(200);
+    let streamEnded = false;
+    void (async () => {
+      for await (const _ of standing.body as AsyncIterable<Uint8Array>);
+    })()
+      .catch(() => undefined)
+      .finally(() => (streamEnded = true));
     const deleted = await fetch(b.mcpUrl, { method: "DELETE", headers: { "mcp-session-id": session } });
     expect(deleted.status).toBe(200);
     await waitFor(() => a.output().includes("resources/unsubscribe test://deleted"), { timeoutMs: 10_000, what: "replica a to unsubscribe upstream" });
+    await waitFor(() => streamEnded, { timeoutMs: 10_000, what: "the session's stream on replica a to end" });
   });
 });

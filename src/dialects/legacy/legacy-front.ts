@@ -96,7 +96,7 @@ export class LegacyFront {
 
   /** What this replica holds for its sessions, and how it lets go of it (sessions/session-ends.ts). */
   readonly holder = {
-    held: () => this.relay.streams.subscribedSessions(),
+    held: () => this.relay.streams.heldSessions(),
     ended: (sessionId: string) => this.ended({ sessionId, capabilities: {} }),
   };
 
