@@ -61,10 +61,11 @@ describe("a client that never reads its SSE stream", () => {
         },
         { timeoutMs: 90_000, what: `the upstream to flood ${FLOODED_KIB / 1024} MiB` },
       );
-      // 384 MiB went out to a client that took none of it; the gateway grew by tens of MiB at most
-      // (with no bound it grows by more than that flood: 95 → 395 MiB for 256 MiB).
+      // 384 MiB went out to a client that took none of it; the gateway grew by tens of MiB (some
+      // 30 MiB; garbage not yet collected on a busy machine makes up the margin). With no bound it
+      // grows by more than the flood itself: 95 → 395 MiB for 256 MiB. (1.5 GiB flooded: +57 MiB.)
       const grown = `RSS ${Math.round(before / MiB)} → ${Math.round(peak / MiB)} MiB while ${Math.round(flooded() / 1024)} MiB were flooded`;
-      expect(peak - before, grown).toBeLessThan(96 * MiB);
+      expect(peak - before, grown).toBeLessThan(128 * MiB);
       expect(gw.output()).toContain("closed an SSE stream whose reader fell behind (http.sseMaxBufferedBytes)");
       // Another caller, while the flood still runs.
       const echo = await modern(gw.mcpUrl, "tools/call", { name: "echo", arguments: { text: "served" } });
