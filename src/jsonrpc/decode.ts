@@ -20,6 +20,8 @@ export type Decoded =
       detail?: string;
       /** An object without `method`: meant as the response to request `id` (what a transport reading an upstream fails that request with). */
       answer?: true;
+      /** Refused for its nesting (`maxDepth`), not its shape. */
+      tooDeep?: true;
     };
 
 export interface DecodeLimits {
@@ -37,7 +39,7 @@ export function decodeMessage(text: string, limits: DecodeLimits = {}): Decoded 
   if (Array.isArray(value)) return { ok: false, kind: "batch_unsupported", id: null };
   if (limits.maxDepth !== undefined) {
     const path = tooDeep(value, limits.maxDepth);
-    if (path) return answerFlagged(value, { ok: false, kind: "invalid_request", id: idOf(value), detail: describeDeep(path, limits.maxDepth) });
+    if (path) return answerFlagged(value, { ok: false, kind: "invalid_request", id: idOf(value), detail: describeDeep(path, limits.maxDepth), tooDeep: true });
   }
   return classify(value);
 }

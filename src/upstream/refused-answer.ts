@@ -13,9 +13,10 @@ export interface RefusalHooks {
  * answer to a request still waiting, that request fails now with what was wrong and the setting
  * that bounds it, instead of waiting for an answer that was already sent. True when it did.
  */
-export function failAnswered(upstream: string, decoded: Extract<Decoded, { ok: false }>, setting: string, hooks: RefusalHooks): boolean {
+/** `depthSetting`: the setting that bounds nesting on this transport, named when that was the bound. */
+export function failAnswered(upstream: string, decoded: Extract<Decoded, { ok: false }>, depthSetting: string, hooks: RefusalHooks): boolean {
   if (!decoded.answer || decoded.id === null || !hooks.isWaiting(decoded.id)) return false;
-  const limit = decoded.detail?.includes("nested deeper") ? ` (${setting})` : "";
+  const limit = decoded.tooDeep ? ` (${depthSetting})` : "";
   hooks.failRequest(decoded.id, new UpstreamError(`upstream '${upstream}' sent an answer taskgate cannot take: ${decoded.detail}${limit}`, "protocol"));
   return true;
 }
