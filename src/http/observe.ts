@@ -23,8 +23,9 @@ export type ObservedEnv = { Variables: { logContext: LogContext; reply?: ReplyTa
 /**
  * Observing one front request, in order: a request id (echoed as X-Request-Id and on every log
  * line written while serving it), a server span continuing the caller's `traceparent`, the count
- * of open SSE responses and the bound on what each holds unsent, the request's duration and outcome (refusals included, since this runs
- * before every other step), the tasks/get latency, and a debug access line.
+ * of open SSE responses and the bound on what each holds unsent, the request's duration and
+ * outcome (refusals included, since this runs before every other step), the tasks/get latency,
+ * and a debug access line.
  *
  * The context follows the request's async work (AsyncLocalStorage) only when lines at info or
  * below are written: those are the lines written away from the request's own stack ("task

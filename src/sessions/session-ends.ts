@@ -17,9 +17,10 @@ export interface SessionHolder {
  * A legacy-era session ends in one of three ways: a DELETE on this replica (the front ends what it
  * holds at once), a DELETE on another replica, or idle expiry in the store (sessions.idleTtlMs).
  * What this replica keeps for a session (its standing GET stream, its resource subscriptions, which
- * are restored upstream after a restart, and its calls) ends with it the other two ways too: on the session-ended hint
- * another replica publishes, and, for an expiry (or a lost hint), by a look in the store every
- * idleTtlMs / 4 (at most a minute) at the sessions that hold something here.
+ * are restored upstream after a restart, and its calls) ends with it the other two ways too: on
+ * the session-ended hint another replica publishes, and, for an expiry (or a lost hint), by a
+ * look in the store every idleTtlMs / 4 (at most a minute) at the sessions that hold something
+ * here.
  */
 export class SessionEnds {
   private timer?: NodeJS.Timeout;

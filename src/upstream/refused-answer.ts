@@ -11,9 +11,9 @@ export interface RefusalHooks {
 /**
  * An upstream message taskgate cannot take (too deep, too long, the wrong shape): when it is the
  * answer to a request still waiting, that request fails now with what was wrong and the setting
- * that bounds it, instead of waiting for an answer that was already sent. True when it did.
+ * that bounds it (`depthSetting`, the setting that bounds nesting on this transport, when that
+ * was the bound), instead of waiting for an answer that was already sent. True when it did.
  */
-/** `depthSetting`: the setting that bounds nesting on this transport, named when that was the bound. */
 export function failAnswered(upstream: string, decoded: Extract<Decoded, { ok: false }>, depthSetting: string, hooks: RefusalHooks): boolean {
   if (!decoded.answer || decoded.id === null || !hooks.isWaiting(decoded.id)) return false;
   const limit = decoded.tooDeep ? ` (${depthSetting})` : "";
