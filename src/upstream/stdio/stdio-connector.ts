@@ -9,7 +9,7 @@ import { SessionCore } from "../session-core.js";
 import { reapGroup, spawnUpstream, stopUpstream, type ExitInfo, type UpstreamProcess } from "./process.js";
 import { readMessages } from "./stdout-reader.js";
 import { StderrLog } from "./stderr-log.js";
-import { coalescedWrite, whenDrained } from "./coalesced-write.js";
+import { coalescedWrite, whenWritable } from "./coalesced-write.js";
 
 const INITIALIZE_TIMEOUT_MS = 30_000;
 
@@ -123,25 +123,32 @@ export class StdioConnector extends CoreConnector {
   private write(message: JsonRpcMessage): Promise<void> {
     const proc = this.proc;
     if (!proc || proc.hasExited()) return Promise.reject(new UpstreamError(`upstream '${this.name}' has no running process`, "exited"));
-    // A child that reads slower than it is written to: the message waits here, unserialized,
-    // rather than piling up in the pipe's buffer (Node's Writable backpressure, 'drain').
-    if (proc.stdin.writableNeedDrain) return whenDrained(proc.stdin, proc.exited).then(() => this.write(message));
+    // A child that reads slower than it is written to: the message waits its turn here,
+    // unserialized, rather than piling up in the pipe's buffer (Node's Writable backpressure).
     return new Promise((resolve, reject) =>
-      coalescedWrite(proc.stdin, `${JSON.stringify(message)}\n`, (err) => {
-        if (!err) return resolve();
-        // A write to a child that just died fails with EPIPE (writes of a turn are flushed
-        // together, so this can come after the child was killed): its exit, which fails every
-        // call in flight with the exit status, is the better answer. Only a child that stays
-        // up after a failed write is reported by the write error.
-        const failed = () => reject(new UpstreamError(`cannot write to upstream '${this.name}': ${err.message}`, "exited"));
-        const timer = setTimeout(failed, WRITE_FAILURE_EXIT_WAIT_MS);
-        timer.unref();
-        void proc.exited.then(() => {
-          clearTimeout(timer);
-          resolve();
-        });
-      }),
+      whenWritable(
+        proc.stdin,
+        () => this.writeNow(proc, message, resolve, reject),
+        () => reject(new UpstreamError(`upstream '${this.name}' has no running process`, "exited")),
+      ),
     );
+  }
+
+  private writeNow(proc: UpstreamProcess, message: JsonRpcMessage, resolve: () => void, reject: (err: Error) => void): void {
+    coalescedWrite(proc.stdin, `${JSON.stringify(message)}\n`, (err) => {
+      if (!err) return resolve();
+      // A write to a child that just died fails with EPIPE (writes of a turn are flushed
+      // together, so this can come after the child was killed): its exit, which fails every
+      // call in flight with the exit status, is the better answer. Only a child that stays
+      // up after a failed write is reported by the write error.
+      const failed = () => reject(new UpstreamError(`cannot write to upstream '${this.name}': ${err.message}`, "exited"));
+      const timer = setTimeout(failed, WRITE_FAILURE_EXIT_WAIT_MS);
+      timer.unref();
+      void proc.exited.then(() => {
+        clearTimeout(timer);
+        resolve();
+      });
+    });
   }
 }
 
