@@ -52,7 +52,14 @@ describe("fuzzed upstream answers, over stdio and HTTP", () => {
     gw = await startGateway({
       log: { level: "warn" },
       upstreams: [
-        { name: "odd-stdio", path: "/stdio", stdio: { command: process.execPath, args: [ODD, "stdio"], maxLineBytes: LIMIT, restartInitialDelayMs: 50 } },
+        // Every call on a process of its own: a process the quiet lane shares takes all its calls
+        // with it when it exits (README: Isolation), and the "cut" ending exits.
+        {
+          name: "odd-stdio",
+          path: "/stdio",
+          stdio: { command: process.execPath, args: [ODD, "stdio"], maxLineBytes: LIMIT, restartInitialDelayMs: 50 },
+          shareQuietCalls: false,
+        },
         { name: "odd-http", path: "/http", http: { url: `http://127.0.0.1:${port}/mcp`, maxMessageBytes: LIMIT } },
       ],
     });
