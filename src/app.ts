@@ -32,6 +32,7 @@ import { TaskEngine } from "./tasks/engine.js";
 import { RequestStateCodec } from "./tasks/request-state.js";
 import type { UpstreamConnector } from "./upstream/connector.js";
 import { createConnector } from "./upstream/index.js";
+import { SessionEnds } from "./sessions/session-ends.js";
 
 export interface Gateway {
   readonly url: string;
@@ -85,6 +86,7 @@ export async function startGateway(config: Config, logger: Logger, parts: Gatewa
   const keepAliveMs = config.http.sseKeepAliveMs;
   const calls = config.upstreams.map((u, i) => upstreamCalls(u, connectors[i]!, logger.child({ upstream: u.name }), `${replicaId}-${u.name}`, metrics));
   for (const [i, u] of config.upstreams.entries()) logger.info({ upstream: u.name, ...calls[i]!.describe }, "upstream isolation");
+  const sessionEnds: SessionEnds[] = [];
   const endpoints: Endpoint[] = config.upstreams.map((u, i) => {
     const { relay, pool: caller } = calls[i]!;
     const { maxInputResponsesBytes } = config.limits;
@@ -100,6 +102,7 @@ export async function startGateway(config: Config, logger: Logger, parts: Gatewa
     // A cached session must be re-read (pushing its idle expiry out) well before it could expire.
     const sessionCache = new SessionCache(store.bus, Math.min(config.sessions.cacheMs, config.sessions.idleTtlMs / 2));
     const legacy = new LegacyFront(new Sessions(store, u.name, config.sessions.idleTtlMs, sessionCache), relay, keepAliveMs, tasksA, unaware, native);
+    sessionEnds.push(new SessionEnds(store.bus, store, config.sessions.idleTtlMs, legacy.holder, logger.child({ upstream: u.name })));
     const handlers = tasksBHandlers({
       engine,
       relay,
@@ -138,6 +141,7 @@ export async function startGateway(config: Config, logger: Logger, parts: Gatewa
   selfUrl = url;
   logger.info({ url, replicaId, store: store.kind, upstreams: config.upstreams.map((u) => `${u.name} at ${u.path}`) }, "taskgate listening");
   const admin = await startAdmin(engine, config.admin, logger);
+  await Promise.all(sessionEnds.map((e) => e.start()));
   // The pools warm beside their home processes: /readyz waits for both.
   for (const c of calls) c.start();
   await startConnectors(connectors, logger);
@@ -145,6 +149,7 @@ export async function startGateway(config: Config, logger: Logger, parts: Gatewa
   const close = async () => {
     const handedOver = await engine.drain(config.tasks.drainMs);
     await admin?.close();
+    await Promise.all(sessionEnds.map((e) => e.stop()));
     await shutdown(server, engine, closeables, store, handedOver).finally(stopTracing);
   };
   return { url, port, replicaId, ...(admin ? { adminUrl: admin.url } : {}), app, close };

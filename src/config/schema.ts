@@ -34,6 +34,21 @@ const ToolPolicy = z
   })
   .strict();
 
+/**
+ * Deepest nesting taken from an upstream. Beyond some 4,000 levels JSON.stringify itself gives
+ * up, so an outcome nested that deep could be read but never stored or answered.
+ */
+const upstreamJsonDepth = () =>
+  z
+    .number()
+    .int()
+    .min(8)
+    .max(2000)
+    .default(256)
+    .describe(
+      "Deepest nesting of objects and arrays taken in one message from the upstream; a deeper answer fails its call with an error naming this setting, a deeper notification or request is skipped.",
+    );
+
 const StdioUpstream = z
   .object({
     command: z.string().min(1).describe("Program to spawn (in its own process group)."),
@@ -56,7 +71,10 @@ const StdioUpstream = z
       .int()
       .positive()
       .default(16 * 1024 * 1024)
-      .describe("Longest JSON-RPC line accepted from the upstream."),
+      .describe(
+        "Longest JSON-RPC line accepted from the upstream; a longer answer fails its call with an error naming this setting, and the line is skipped without being held.",
+      ),
+    maxJsonDepth: upstreamJsonDepth(),
     restartInitialDelayMs: z
       .number()
       .int()
@@ -95,6 +113,13 @@ const HttpUpstream = z
       .describe(
         "Longest wait for a TCP (and TLS) connection to the upstream. A connection that cannot be made marks the upstream unreachable; nothing else does.",
       ),
+    maxMessageBytes: z
+      .number()
+      .int()
+      .positive()
+      .default(16 * 1024 * 1024)
+      .describe("Largest JSON body or SSE event accepted from the upstream; a larger answer fails its call with an error naming this setting."),
+    maxJsonDepth: upstreamJsonDepth(),
     forwardAuthorization: z
       .boolean()
       .default(false)
@@ -232,6 +257,14 @@ export const ConfigSchema = z
           .default(15_000)
           .describe(
             "A keep-alive comment on open SSE streams this often, so idle proxies keep them; a plain call still running after this is answered on SSE (when the client accepts it) so it gets them too. 0: none.",
+          ),
+        sseMaxBufferedBytes: z
+          .number()
+          .int()
+          .min(64 * 1024)
+          .default(4 * 1024 * 1024)
+          .describe(
+            "What one SSE stream to a client may hold unsent (its reader fell behind); past it the stream is closed, never grown. What the client missed stays where it was: a task's outcome on tasks/result or tasks/get, a call's answer nowhere (it was a plain call). One message larger than this still goes out on a stream that holds nothing else.",
           ),
         allowedHosts: z
           .array(z.string())

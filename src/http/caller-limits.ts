@@ -3,13 +3,16 @@ import type { Audit } from "../observability/audit.js";
 import { GatewayError } from "../wire/errors.js";
 import { isEventStream, whenStreamEnds } from "./sse-lifetime.js";
 
-/** Keys kept by the rate limiter before full (idle) buckets are dropped. */
+/** Keys the rate limiter keeps a bucket for; the least recently used goes first beyond it. */
 const MAX_BUCKETS = 10_000;
 
 /**
  * Per-caller limits kept by each replica: open SSE streams (limits.maxSseStreamsPerPrincipal)
  * and the rate of tasks/* requests (limits.taskRequestsPerSecond, a token bucket; https://modelcontextprotocol.io/specification/2025-11-25/basic/utilities/tasks, Security Considerations
  * "SHOULD rate-limit", where the spec leaves it open). Both answer 429 with -32000; the rate limit adds Retry-After.
+ * Buckets are kept for the 10,000 callers seen last: one request costs the same however many
+ * callers came before, and a caller dropped from the list comes back with a full bucket (one
+ * idle for burst / rate seconds has one anyway).
  */
 export class CallerLimits {
   private readonly streams = new Map<string, number>();
@@ -19,6 +22,7 @@ export class CallerLimits {
     private readonly limits: LimitsConfig,
     private readonly audit: Audit,
     private readonly clock: () => number = Date.now,
+    private readonly maxBuckets = MAX_BUCKETS,
   ) {}
 
   /** A 429 response when `key` spent its tasks/* budget; undefined to go on. */
@@ -30,8 +34,10 @@ export class CallerLimits {
     const bucket = this.buckets.get(key) ?? { tokens: burst, at: now };
     bucket.tokens = Math.min(burst, bucket.tokens + ((now - bucket.at) / 1000) * perSecond);
     bucket.at = now;
-    this.prune(now);
+    // Most recently used last (a Map keeps insertion order): the first one is the one to drop.
+    this.buckets.delete(key);
     this.buckets.set(key, bucket);
+    if (this.buckets.size > this.maxBuckets) this.buckets.delete(this.buckets.keys().next().value!);
     if (bucket.tokens >= 1) {
       bucket.tokens -= 1;
       return undefined;
@@ -65,10 +71,8 @@ export class CallerLimits {
     return this.streams.get(key) ?? 0;
   }
 
-  /** Full buckets carry no state worth keeping. */
-  private prune(now: number): void {
-    if (this.buckets.size < MAX_BUCKETS) return;
-    const { taskRequestBurst: burst, taskRequestsPerSecond: perSecond } = this.limits;
-    for (const [key, b] of this.buckets) if (b.tokens + ((now - b.at) / 1000) * perSecond >= burst) this.buckets.delete(key);
+  /** Callers with a rate bucket kept on this replica (at most 10,000). */
+  get bucketCount(): number {
+    return this.buckets.size;
   }
 }

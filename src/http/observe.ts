@@ -9,7 +9,7 @@ import type { JsonRpcMessage } from "../jsonrpc/message.js";
 import { isLegacyVersion } from "../dialects/legacy/versions.js";
 import { isModernVersion } from "../dialects/modern/wire.js";
 import { outcomeOf, replyTag, type ReplyTag } from "../wire/reply-outcome.js";
-import { isEventStream, whenStreamEnds } from "./sse-lifetime.js";
+import { isEventStream, whenStreamEnds, withSendBudget } from "./sse-lifetime.js";
 
 /** A caller's X-Request-Id is kept when it is a plain token; anything else gets a fresh id. */
 const REQUEST_ID = /^[\w.:-]{1,128}$/;
@@ -23,8 +23,9 @@ export type ObservedEnv = { Variables: { logContext: LogContext; reply?: ReplyTa
 /**
  * Observing one front request, in order: a request id (echoed as X-Request-Id and on every log
  * line written while serving it), a server span continuing the caller's `traceparent`, the count
- * of open SSE responses, the request's duration and outcome (refusals included, since this runs
- * before every other step), the tasks/get latency, and a debug access line.
+ * of open SSE responses and the bound on what each holds unsent, the request's duration and
+ * outcome (refusals included, since this runs before every other step), the tasks/get latency,
+ * and a debug access line.
  *
  * The context follows the request's async work (AsyncLocalStorage) only when lines at info or
  * below are written: those are the lines written away from the request's own stack ("task
@@ -33,7 +34,7 @@ export type ObservedEnv = { Variables: { logContext: LogContext; reply?: ReplyTa
  * at warn and above the routes put the request id on their own error lines instead (README:
  * Observability).
  */
-export function observeRequests(upstream: string, metrics: Metrics, logger: Logger): MiddlewareHandler<ObservedEnv> {
+export function observeRequests(upstream: string, metrics: Metrics, logger: Logger, sseMaxBufferedBytes: number): MiddlewareHandler<ObservedEnv> {
   const follow = logger.isLevelEnabled("info");
   return async (c, next) => {
     const given = c.req.header("x-request-id");
@@ -55,7 +56,14 @@ export function observeRequests(upstream: string, metrics: Metrics, logger: Logg
     // A reply tagged with its message or error is a plain body: its headers need not be read.
     if ((tag === undefined || tag instanceof Promise) && isEventStream(c.res)) {
       metrics.sseOpened();
-      c.res = whenStreamEnds(c.res, () => metrics.sseClosed());
+      const reqId = context.reqId;
+      const overflowed = () =>
+        logger.warn({ reqId, upstream, sseMaxBufferedBytes }, "closed an SSE stream whose reader fell behind (http.sseMaxBufferedBytes)");
+      c.res = withSendBudget(
+        whenStreamEnds(c.res, () => metrics.sseClosed()),
+        sseMaxBufferedBytes,
+        overflowed,
+      );
     }
     logger.debug({ ...context, upstream, status: c.res.status, ms: Math.round(seconds * 1000) }, "request");
   };

@@ -23,6 +23,8 @@ export interface HttpOptions {
   maxBodyBytes: number;
   /** Deeper JSON is refused before any other work (issue 17). */
   maxJsonDepth: number;
+  /** What one SSE reply may hold unsent before it is closed. */
+  sseMaxBufferedBytes: number;
   allowedOrigins: readonly string[];
   metricsEnabled: boolean;
   allowedHosts: readonly string[];
@@ -92,7 +94,7 @@ export function buildHttpApp(
     endpoints.map((e) => e.path),
   );
   for (const endpoint of endpoints) {
-    app.use(endpoint.path, observeRequests(endpoint.name, metrics, logger));
+    app.use(endpoint.path, observeRequests(endpoint.name, metrics, logger, options.sseMaxBufferedBytes));
     mount(app, endpoint, options, logger, security, health);
   }
   app.onError((err, c) => {

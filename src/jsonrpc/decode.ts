@@ -13,7 +13,16 @@ import type { JsonRpcMessage } from "./message.js";
  */
 export type Decoded =
   | { ok: true; message: JsonRpcMessage }
-  | { ok: false; kind: "parse_error" | "invalid_request" | "batch_unsupported"; id: string | number | null; detail?: string };
+  | {
+      ok: false;
+      kind: "parse_error" | "invalid_request" | "batch_unsupported";
+      id: string | number | null;
+      detail?: string;
+      /** An object without `method`: meant as the response to request `id` (what a transport reading an upstream fails that request with). */
+      answer?: true;
+      /** Refused for its nesting (`maxDepth`), not its shape. */
+      tooDeep?: true;
+    };
 
 export interface DecodeLimits {
   /** The deepest nesting of objects and arrays taken; deeper is invalid before anything else is looked at. */
@@ -30,7 +39,7 @@ export function decodeMessage(text: string, limits: DecodeLimits = {}): Decoded 
   if (Array.isArray(value)) return { ok: false, kind: "batch_unsupported", id: null };
   if (limits.maxDepth !== undefined) {
     const path = tooDeep(value, limits.maxDepth);
-    if (path) return { ok: false, kind: "invalid_request", id: idOf(value), detail: describeDeep(path, limits.maxDepth) };
+    if (path) return answerFlagged(value, { ok: false, kind: "invalid_request", id: idOf(value), detail: describeDeep(path, limits.maxDepth), tooDeep: true });
   }
   return classify(value);
 }
@@ -40,11 +49,16 @@ function classify(value: unknown): Decoded {
   if (typeof value !== "object" || value === null) return { ok: false, kind: "invalid_request", id, detail: "not an object" };
   const m = value as Record<string, unknown>;
   const problem = "method" in m ? requestProblem(m, "id" in m) : "error" in m ? failureProblem(m) : successProblem(m);
-  if (problem !== undefined) return { ok: false, kind: "invalid_request", id, detail: problem };
+  if (problem !== undefined) return answerFlagged(m, { ok: false, kind: "invalid_request", id, detail: problem });
   return { ok: true, message: rebuilt(m) };
 }
 
 type Fields = Record<string, unknown>;
+
+function answerFlagged(value: unknown, failure: Extract<Decoded, { ok: false }>): Decoded {
+  const isAnswer = typeof value === "object" && value !== null && !("method" in value) && failure.id !== null;
+  return isAnswer ? { ...failure, answer: true } : failure;
+}
 
 /** MCP gives `params._meta` one shape, an object (basic protocol, "_meta"); an upstream may never answer another (the SDK 1.x server drops it silently), so it is refused here rather than left waiting. */
 function recordProblem(m: Fields, key: "params" | "result"): string | undefined {

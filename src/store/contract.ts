@@ -26,6 +26,8 @@ export interface SessionStore {
   getSession(id: string, ttlMs: number): Promise<SessionRecord | undefined>;
   /** Remove it; true when it existed. */
   deleteSession(id: string): Promise<boolean>;
+  /** Whether it still exists, without pushing its expiry out. */
+  hasSession(id: string): Promise<boolean>;
 }
 
 export type TaskStatus = "working" | "input_required" | "completed" | "failed" | "cancelled";

@@ -56,7 +56,14 @@ export async function adoptOrphan(
 export async function resumeOrphan(deps: EngineDeps, owner: Owner, native: NativeCaller, task: TaskRecord, ended: (task: TaskRecord) => void): Promise<void> {
   const taskId = task.upstreamTaskId;
   if (taskId === undefined) return;
-  const taken = await takeOver(deps, owner, native, task, "The replica following the upstream's task stopped; another replica follows it now", ended);
+  const taken = await takeOver(
+    deps,
+    owner,
+    native,
+    task,
+    "The replica following the upstream's task stopped renewing its lease; another replica follows it now",
+    ended,
+  );
   if (!taken) return;
   deps.logger.info({ taskId: task.id, upstreamTaskId: taskId, previousOwner: task.owner }, "following the upstream task of a stopped replica");
   const ref = task.upstreamSession === undefined ? { taskId } : { taskId, session: task.upstreamSession };
@@ -80,7 +87,14 @@ export async function resumeStreamOrphan(
   const { lastEventId, upstreamRequestId, upstreamSession } = task;
   const requestId = requestIdOf(upstreamRequestId);
   if (lastEventId === undefined || requestId === undefined) return;
-  const taken = await takeOver(deps, owner, caller, task, "The replica running this call stopped; another replica resumed its response stream", ended);
+  const taken = await takeOver(
+    deps,
+    owner,
+    caller,
+    task,
+    "The replica running this call stopped renewing its lease; another replica resumed its response stream",
+    ended,
+  );
   if (!taken) return;
   deps.logger.info({ taskId: task.id, lastEventId, previousOwner: task.owner }, "resuming the response stream of a stopped replica's call");
   const position = upstreamSession === undefined ? { requestId, lastEventId } : { requestId, lastEventId, session: upstreamSession };

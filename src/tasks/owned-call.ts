@@ -206,7 +206,11 @@ export class OwnedCall implements MessageSink {
     const progress = this.throttle?.stop();
     this.input?.close();
     try {
-      await this.writeUntilStored(bounded(this.endingOf(response, progress), this.deps.options.maxResultBytes));
+      await this.writeUntilStored(storable(this.endingOf(response, progress), this.deps.options.maxResultBytes)).catch((err: unknown) =>
+        // Not the store being away (that is retried): this outcome cannot be written. The task
+        // fails now saying so, rather than waiting for the reaper to blame a stopped replica.
+        this.writeUntilStored(failedWith(`the outcome could not be stored: ${err instanceof Error ? err.message : String(err)}`)),
+      );
     } catch (err) {
       this.deps.logger.error({ err, taskId: this.task.id }, "could not write the outcome of a task");
     } finally {
@@ -367,12 +371,21 @@ function queueStatus(ahead: unknown): string {
 
 /**
  * limits.maxResultBytes: a result too large to keep fails the task with a clear error instead of
- * filling the store (the upstream's work is lost either way; this says so plainly).
+ * filling the store (the upstream's work is lost either way; this says so plainly). So does one
+ * JSON cannot write (JSON.stringify gives up some 4,000 levels deep): it could never be stored.
  */
-function bounded(end: Ending, maxBytes: number | undefined): Ending {
-  if (maxBytes === undefined || !end.outcome) return end;
-  const bytes = Buffer.byteLength(JSON.stringify(end.outcome));
-  if (bytes <= maxBytes) return end;
-  const message = `the result is ${bytes} bytes, over the limit of ${maxBytes} (limits.maxResultBytes)`;
+function storable(end: Ending, maxBytes: number | undefined): Ending {
+  if (!end.outcome) return end;
+  let bytes: number;
+  try {
+    bytes = Buffer.byteLength(JSON.stringify(end.outcome));
+  } catch (err) {
+    return failedWith(`the outcome cannot be written as JSON (${err instanceof Error ? err.message : String(err)})`);
+  }
+  if (maxBytes === undefined || bytes <= maxBytes) return end;
+  return failedWith(`the result is ${bytes} bytes, over the limit of ${maxBytes} (limits.maxResultBytes)`);
+}
+
+function failedWith(message: string): Ending {
   return { to: "failed", outcome: { error: { code: RPC.INTERNAL_ERROR, message } }, statusMessage: message };
 }

@@ -15,6 +15,8 @@ export class Owner {
   readonly calls = new Map<string, OwnedCall>();
   private timer?: NodeJS.Timeout;
   private unsubscribe?: () => Promise<void>;
+  /** The renewal running now: a slow store never gets a second one on top of it. */
+  private renewing?: Promise<void>;
   private readonly onIdle: (() => void)[] = [];
 
   constructor(private readonly deps: EngineDeps) {}
@@ -22,13 +24,19 @@ export class Owner {
   async start(): Promise<void> {
     const { options, store } = this.deps;
     this.unsubscribe = await store.bus.subscribe(ownerChannel(options.replicaId), (message) => void this.onHint(message));
-    this.timer = setInterval(() => void this.renew(), Math.max(50, Math.floor(options.leaseMs / 3)));
+    this.timer = setInterval(() => this.renewOnce(), Math.max(50, Math.floor(options.leaseMs / 3)));
     this.timer.unref();
   }
 
   async stop(): Promise<void> {
     clearInterval(this.timer);
+    await this.renewing;
     await this.unsubscribe?.();
+  }
+
+  /** One pass at a time: a tick that finds the last pass still waiting on the store skips. */
+  private renewOnce(): void {
+    this.renewing ??= this.renew().finally(() => (this.renewing = undefined));
   }
 
   add(call: OwnedCall): void {
@@ -81,18 +89,20 @@ export class Owner {
     const calls = [...this.calls.values()];
     if (calls.length === 0) return;
     const { store, clock, options, logger } = this.deps;
+    // The store counts the new lease from when it applies it, somewhere in the round trip: the
+    // owner counts from before it asked, so it never believes a lease longer than it is.
+    const sentAt = clock();
     try {
       const states = await store.renewLeases(
         calls.map((c) => ({ taskId: c.task.id, token: c.token })),
         options.leaseMs,
       );
-      const now = clock();
       this.deps.metrics.leaseRenewed(states.filter((s) => s.held).length);
       for (const state of states) {
         const call = this.calls.get(state.taskId);
         if (!call) continue;
         if (!state.held) call.renewalRefused();
-        else call.lastRenewedAt = now;
+        else call.lastRenewedAt = sentAt;
         if (state.held && state.cancelRequested) call.requestCancel();
         if (state.held && state.hasInputResponses) call.deliverInput();
       }

@@ -71,12 +71,17 @@ export class Reaper {
     } else if (!task.parked && (await this.policy.allows(task))) {
       // A parked call (an MRTR round) is still the client's synchronous call: its retry goes to
       // the parked call, which a re-run elsewhere would not be, so it is only ever ended.
-      await this.adopt(task, `The replica running this call stopped${run}; running it again: attempt ${task.attempt + 1} of ${this.policy.max}`);
+      await this.adopt(
+        task,
+        `The replica running this call stopped renewing its lease${run}; running it again: attempt ${task.attempt + 1} of ${this.policy.max}`,
+      );
     } else {
       // -32603 is the internal error of both dialects (https://modelcontextprotocol.io/specification/2025-11-25/basic/utilities/tasks, Error Handling; https://github.com/modelcontextprotocol/ext-tasks/blob/main/specification/draft/tasks.md); a failed task carries
-      // its error and a statusMessage (the tasks extension, https://github.com/modelcontextprotocol/ext-tasks/blob/main/specification/draft/tasks.md). "Or lost the task store": an owner cut off from
-      // Redis for leaseMs abandons its calls too.
-      const statusMessage = `The taskgate replica running this call stopped (or lost the task store) before it finished${run}`;
+      // its error and a statusMessage (the tasks extension, https://github.com/modelcontextprotocol/ext-tasks/blob/main/specification/draft/tasks.md). The reaper
+      // knows only that the lease lapsed with no outcome written: an owner that could not write
+      // its outcome fails the task itself, so what is left is an owner gone, or one cut off from
+      // the store for leaseMs (it abandons its calls).
+      const statusMessage = `The taskgate replica running this call stopped renewing its lease before an outcome was written (it stopped, or lost the task store)${run}`;
       await this.end(task, { to: "failed", statusMessage, outcome: { error: { code: RPC.INTERNAL_ERROR, message: statusMessage } }, now: this.deps.clock() });
     }
   }

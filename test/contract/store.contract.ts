@@ -83,7 +83,9 @@ function describeSessions(current: () => Store): void {
     it("deletes a session once, and reports an unknown one as not deleted", async () => {
       const record = sessionRecord();
       await current().createSession(record, 60_000);
+      expect(await current().hasSession(record.id)).toBe(true);
       expect(await current().deleteSession(record.id)).toBe(true);
+      expect(await current().hasSession(record.id)).toBe(false);
       expect(await current().getSession(record.id, 60_000)).toBeUndefined();
       expect(await current().deleteSession(record.id)).toBe(false);
     });

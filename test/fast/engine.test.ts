@@ -7,6 +7,8 @@ import { Metrics } from "../../src/observability/metrics.js";
 import { MemoryStore } from "../../src/store/memory/memory-store.js";
 import { CANCELLED_CODE, STREAM_NOTICE, type CallClient, type StreamResume, type UpstreamCaller } from "../../src/upstream/caller.js";
 import { TaskEngine } from "../../src/tasks/engine.js";
+import type { OwnedCall } from "../../src/tasks/owned-call.js";
+import { Owner } from "../../src/tasks/owner.js";
 import type { EngineOptions, TaskCall } from "../../src/tasks/types.js";
 import { useCleanups } from "../helpers/cleanups.js";
 
@@ -109,6 +111,44 @@ describe("the task engine on the memory store, with a fake clock", () => {
     running.end({ jsonrpc: "2.0", id, result: { content: [{ type: "text", text: "done" }] } });
     await vi.advanceTimersByTimeAsync(0);
     expect(await engine.get(task.id, "alice")).toMatchObject({ status: "completed", outcome: { result: { content: [{ text: "done" }] } } });
+  });
+
+  it("fails a task whose outcome JSON cannot write at once, saying so, instead of leaving it to the reaper", async () => {
+    const { engine } = await started();
+    const caller = new ScriptedCaller();
+    const task = await engine.detachNow(toolCall(caller));
+    let deep: Record<string, unknown> = {};
+    for (let i = 0; i < 10_000; i++) deep = { a: deep };
+    const [id, running] = [...caller.calls][0]!;
+    running.end({ jsonrpc: "2.0", id, result: { content: [], structuredContent: deep } });
+    await vi.advanceTimersByTimeAsync(0);
+    const ended = await engine.get(task.id, "alice");
+    expect(ended).toMatchObject({ status: "failed", statusMessage: expect.stringContaining("cannot be written as JSON") });
+    expect(ended?.statusMessage).not.toMatch(/replica/);
+  });
+
+  it("never runs two lease renewals at once, and counts a lease from before its write", async () => {
+    const store = new MemoryStore({ now: () => Date.now() });
+    let running = 0;
+    let most = 0;
+    // A store slower than a third of leaseMs: every renewal takes 1.5 intervals, and holds.
+    store.renewLeases = async (leases) => {
+      most = Math.max(most, ++running);
+      await new Promise((r) => setTimeout(r, 1_500));
+      running--;
+      return leases.map(({ taskId }) => ({ taskId, held: true, cancelRequested: false, hasInputResponses: false }));
+    };
+    defer(() => store.close());
+    const owner = new Owner({ store, logger, metrics: new Metrics(), audit: new Audit(logger), options: OPTIONS, clock: () => Date.now() });
+    const call = { task: { id: "task-1" }, token: "t", lastRenewedAt: Date.now() } as unknown as OwnedCall;
+    owner.add(call);
+    await owner.start();
+    defer(() => owner.stop());
+    const firstSent = Date.now() + OPTIONS.leaseMs / 3;
+    await vi.advanceTimersByTimeAsync(OPTIONS.leaseMs / 3 + 1_500);
+    expect(call.lastRenewedAt).toBe(firstSent);
+    await vi.advanceTimersByTimeAsync(10_000);
+    expect(most).toBe(1);
   });
 
   it("cancels cooperatively first, and abandons the call after cancelGraceMs", async () => {

@@ -25,6 +25,21 @@ describe("per-caller limits", () => {
     expect(limits.rate("alice", "tasks/get")?.status).toBe(429);
   });
 
+  it("keeps buckets for the callers seen last only, dropping the least recently used, and still limits a busy caller", () => {
+    const now = 1_000_000;
+    const limits = new CallerLimits(LimitsSchema.parse({ taskRequestsPerSecond: 1, taskRequestBurst: 2 }), audit, () => now, 100);
+    limits.rate("busy", "tasks/get");
+    limits.rate("busy", "tasks/get");
+    // 10 times the bound of callers that each spend part of their bucket: none is full, so none
+    // could be dropped as idle; the oldest go instead, and the count never passes the bound.
+    for (let i = 0; i < 1_000; i++) {
+      limits.rate(`caller-${i}`, "tasks/get");
+      if (i % 50 === 0) expect(limits.rate("busy", "tasks/get")?.status).toBe(429);
+      expect(limits.bucketCount).toBeLessThanOrEqual(100);
+    }
+    expect(limits.bucketCount).toBe(100);
+  });
+
   it("counts open SSE streams until they end or the client goes away, and refuses past the limit", async () => {
     const limits = new CallerLimits(LimitsSchema.parse({ maxSseStreamsPerPrincipal: 2 }), audit);
     const a = limits.track("alice", sse());

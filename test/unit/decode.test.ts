@@ -50,8 +50,11 @@ describe("decoding untrusted JSON-RPC", () => {
     // Built as text: JSON.stringify itself cannot go this deep.
     const huge = `{"jsonrpc":"2.0","id":9,"method":"initialize","params":{"capabilities":${'{"a":'.repeat(100_000)}1${"}".repeat(100_000)}}}`;
     expect(decodeMessage(huge, { maxDepth: 64 })).toMatchObject({ ok: false, kind: "invalid_request", id: 9 });
-    // Without a bound (what the upstream sends back) depth is not judged here.
+    // Without a bound depth is not judged here; an upstream's reader gives its own (upstreams[].*.maxJsonDepth).
     expect(decodeMessage(message(nest(200)))).toMatchObject({ ok: true });
+    // A response too deep is flagged as the answer to its id, refused for its depth.
+    const answer = `{"jsonrpc":"2.0","id":4,"result":{"structuredContent":${'{"a":'.repeat(300)}1${"}".repeat(300)}}}`;
+    expect(decodeMessage(answer, { maxDepth: 256 })).toMatchObject({ ok: false, id: 4, answer: true, tooDeep: true });
   });
 
   it("walks an own __proto__ key like any other", () => {
@@ -74,7 +77,11 @@ describe("decoding untrusted JSON-RPC", () => {
       [{ jsonrpc: "2.0", id: 1, error: "x" }, "error: Invalid input: expected object, received string", 1],
       [{ jsonrpc: "2.0", error: { code: 1, message: "x" } }, "id: Invalid input", null],
     ];
-    for (const [message, detail, id] of cases) expect(decodeMessage(JSON.stringify(message))).toEqual({ ok: false, kind: "invalid_request", id, detail });
+    for (const [message, detail, id] of cases) {
+      // A response (no method) with a usable id is flagged as the answer to that request.
+      const answer = id !== null && !("method" in (message as object)) ? { answer: true } : {};
+      expect(decodeMessage(JSON.stringify(message))).toEqual({ ok: false, kind: "invalid_request", id, detail, ...answer });
+    }
   });
 
   it("keeps only the fields of the message's shape, and a null id on an error response", () => {

@@ -1,17 +1,18 @@
 import { describe, expect, it } from "vitest";
-import { LineSplitter } from "../../src/upstream/stdio/line-splitter.js";
+import { LineSplitter, type OverlongLine } from "../../src/upstream/stdio/line-splitter.js";
+import { overlongAnswerId } from "../../src/upstream/refused-answer.js";
 
-function split(chunks: Array<string | Buffer>, maxLineBytes = 1024): { lines: string[]; overlong: number } {
+function split(chunks: Array<string | Buffer>, maxLineBytes = 1024): { lines: string[]; overlong: number; ends: OverlongLine[] } {
   const lines: string[] = [];
-  let overlong = 0;
+  const ends: OverlongLine[] = [];
   const splitter = new LineSplitter(
     maxLineBytes,
     (l) => lines.push(l),
-    () => overlong++,
+    (line) => ends.push(line),
   );
   for (const chunk of chunks) splitter.push(typeof chunk === "string" ? Buffer.from(chunk) : chunk);
   splitter.end();
-  return { lines, overlong };
+  return { lines, overlong: ends.length, ends };
 }
 
 describe("LineSplitter", () => {
@@ -36,6 +37,17 @@ describe("LineSplitter", () => {
     const { lines, overlong } = split(["before\n", "y".repeat(6), "y".repeat(6), "y".repeat(6), "\nafter\n"], 10);
     expect(lines).toEqual(["before", "after"]);
     expect(overlong).toBe(1);
+  });
+
+  it("keeps only the ends of an overlong line, enough to tell whose answer it was", () => {
+    const line = `{"result":{"content":[{"type":"text","text":"${"z".repeat(5000)}"}]},"jsonrpc":"2.0","id":42}\n`;
+    const { ends } = split([line.slice(0, 1000), line.slice(1000, 3000), line.slice(3000)], 1024);
+    expect(ends).toHaveLength(1);
+    expect(ends[0]!.head.length + ends[0]!.tail.length).toBeLessThanOrEqual(512);
+    expect(overlongAnswerId(ends[0]!.head, ends[0]!.tail)).toBe(42);
+    expect(overlongAnswerId('{"jsonrpc":"2.0","id":"a-1","result":{"x":"', "")).toBe("a-1");
+    // A request of the upstream's own (a question) fails nothing of ours, whatever its id.
+    expect(overlongAnswerId('{"method":"elicitation/create","params":{"m":"', '"},"jsonrpc":"2.0","id":0}')).toBeUndefined();
   });
 
   it("delivers a last line without its newline at the end of the stream", () => {

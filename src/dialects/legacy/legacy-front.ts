@@ -90,9 +90,20 @@ export class LegacyFront {
 
   async delete(sessionId: string | undefined, principal?: string): Promise<Response> {
     const session = await this.sessions.end(sessionId, principal);
-    this.native?.endSession(sessionClient(session));
-    await this.relay.endSession(sessionClient(session));
+    await this.ended(sessionClient(session));
     return new Response(null, { status: 200 });
+  }
+
+  /** What this replica holds for its sessions, and how it lets go of it (sessions/session-ends.ts). */
+  readonly holder = {
+    held: () => this.relay.streams.heldSessions(),
+    ended: (sessionId: string) => this.ended({ sessionId, capabilities: {} }),
+  };
+
+  /** The session ended, however it did: its calls stop and its subscriptions go, here and upstream. */
+  private async ended(client: FrontClient): Promise<void> {
+    this.native?.endSession(client);
+    await this.relay.endSession(client);
   }
 
   private async initialize(message: JsonRpcRequest, accepts: Accepts, principal: string | undefined): Promise<Response> {

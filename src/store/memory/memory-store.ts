@@ -63,6 +63,11 @@ export class MemoryStore implements Store {
     return decodeSession(entry.json);
   }
 
+  async hasSession(id: string): Promise<boolean> {
+    this.assertOpen();
+    return this.live(id) !== undefined;
+  }
+
   async deleteSession(id: string): Promise<boolean> {
     this.assertOpen();
     const existed = this.live(id) !== undefined;

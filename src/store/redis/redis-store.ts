@@ -58,6 +58,10 @@ export class RedisStore implements Store {
     return json === null ? undefined : decodeSession(json);
   }
 
+  async hasSession(id: string): Promise<boolean> {
+    return (await this.connection.call((c) => c.exists(this.keys.session(id)))) === 1;
+  }
+
   async deleteSession(id: string): Promise<boolean> {
     return (await this.connection.call((c) => c.del(this.keys.session(id)))) === 1;
   }

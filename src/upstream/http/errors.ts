@@ -1,8 +1,6 @@
 import { displayUrl, MASK } from "../../util/redact-url.js";
 import { UpstreamError } from "../connector.js";
 
-/** Largest JSON body or SSE event taken from an HTTP upstream (the stdio default of maxLineBytes). */
-export const MAX_MESSAGE_BYTES = 16 * 1024 * 1024;
 const SNIPPET_CHARS = 300;
 
 /**
@@ -105,7 +103,7 @@ export async function readBounded(body: AsyncIterable<Uint8Array>, maxBytes: num
   // Throwing out of the loop cancels the body.
   for await (const chunk of body) {
     size += chunk.length;
-    if (size > maxBytes) throw new Error(`response body exceeds ${maxBytes} bytes`);
+    if (size > maxBytes) throw new Error(`the body is longer than ${maxBytes} bytes (upstreams[].http.maxMessageBytes)`);
     chunks.push(chunk);
   }
   return Buffer.concat(chunks).toString("utf8");

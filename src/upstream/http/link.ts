@@ -8,6 +8,7 @@ import { UpstreamClient, type UpstreamResponse } from "./client.js";
 import { exchangeBroken, isConnectFailure, unreachable, withoutCredentials, withoutSecrets } from "./errors.js";
 import { urlSecrets } from "../../util/redact-url.js";
 import { modernHeaders } from "../modern/envelope.js";
+import { failAnswered } from "../refused-answer.js";
 import { resumeResponse } from "./request-stream.js";
 import { acceptResponse } from "./response.js";
 
@@ -121,7 +122,7 @@ export class HttpLink {
 
   /** One SSE `data` or JSON body from the upstream; `relatedTo` when it came on a request's stream. */
   deliver(text: string, relatedTo?: JsonRpcId): void {
-    const decoded = decodeMessage(text);
+    const decoded = decodeMessage(text, { maxDepth: this.config.maxJsonDepth });
     if (decoded.ok) {
       const onBehalf = relatedTo === undefined ? undefined : this.forwarded.get(relatedTo);
       const resumed = onBehalf?.resume;
@@ -130,6 +131,7 @@ export class HttpLink {
         decoded.message.id = relatedTo;
       return this.hooks.receive(decoded.message, relatedTo, onBehalf?.session);
     }
+    if (failAnswered(this.name, decoded, "upstreams[].http.maxJsonDepth", this.hooks)) return;
     const data = this.redact(text.slice(0, 400)).slice(0, 200);
     this.logger.warn({ kind: decoded.kind, detail: decoded.detail && this.redact(decoded.detail), data }, "skipped an upstream message that is not JSON-RPC");
   }

@@ -1,6 +1,6 @@
 import { Backoff, pause } from "../backoff.js";
 import type { UpstreamResponse } from "./client.js";
-import { isConnectFailure, MAX_MESSAGE_BYTES } from "./errors.js";
+import { isConnectFailure } from "./errors.js";
 import type { HttpLink } from "./link.js";
 import { readSse } from "./sse.js";
 
@@ -77,7 +77,7 @@ export class ListenStream {
 
   private async read(body: AsyncIterable<Uint8Array>): Promise<"delivered" | "retry"> {
     let events = 0;
-    await readSse(body, MAX_MESSAGE_BYTES, {
+    await readSse(body, this.link.config.maxMessageBytes, {
       onData: (data) => (events++, this.link.deliver(data)),
       onEventId: (id) => (this.lastEventId = id),
       onRetry: () => undefined,

@@ -2,7 +2,7 @@ import type { JsonRpcRequest } from "../../jsonrpc/message.js";
 import { pause } from "../backoff.js";
 import { UpstreamError } from "../connector.js";
 import type { UpstreamResponse } from "./client.js";
-import { isConnectFailure, MAX_MESSAGE_BYTES } from "./errors.js";
+import { isConnectFailure } from "./errors.js";
 import type { HttpLink } from "./link.js";
 import { readSse } from "./sse.js";
 
@@ -81,7 +81,7 @@ export async function resumeResponse(link: HttpLink, request: JsonRpcRequest, la
 /** Reads one stream; returns why it broke, if it did not end cleanly. */
 async function readOne(link: HttpLink, body: AsyncIterable<Uint8Array>, request: JsonRpcRequest, state: StreamState): Promise<Error | undefined> {
   try {
-    await readSse(body, MAX_MESSAGE_BYTES, {
+    await readSse(body, link.config.maxMessageBytes, {
       onData: (data) => link.deliver(data, request.id),
       onEventId: (id) => {
         // Only the first id is reported: from it (the priming event's) the upstream replays the whole stream.

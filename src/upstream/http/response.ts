@@ -2,7 +2,7 @@ import { decodeMessage } from "../../jsonrpc/decode.js";
 import { isRequest, isResponse, type JsonRpcMessage, type JsonRpcRequest } from "../../jsonrpc/message.js";
 import { UpstreamError } from "../connector.js";
 import type { UpstreamResponse } from "./client.js";
-import { badStatus, MAX_MESSAGE_BYTES, readBounded } from "./errors.js";
+import { badStatus, readBounded } from "./errors.js";
 import type { HttpLink } from "./link.js";
 import { followStream } from "./request-stream.js";
 
@@ -48,7 +48,7 @@ async function acceptError(link: HttpLink, response: UpstreamResponse, message: 
 
 async function readBody(link: HttpLink, response: UpstreamResponse, method: string): Promise<string> {
   try {
-    return await readBounded(response.body, MAX_MESSAGE_BYTES);
+    return await readBounded(response.body, link.config.maxMessageBytes);
   } catch (err) {
     const detail = err instanceof Error ? err.message : String(err);
     throw new UpstreamError(`upstream '${link.name}' sent an unreadable body for ${method}: ${detail}`, "protocol");

@@ -17,6 +17,8 @@ export async function readSse(body: AsyncIterable<Uint8Array>, maxEventChars: nu
   const parser = createParser({
     maxBufferSize: maxEventChars,
     onEvent: (event) => {
+      // One read can hold a whole event the parser never had to buffer: the bound is on the event.
+      if (overflow || event.data.length > maxEventChars) return void (overflow = true);
       if (event.id !== undefined) handlers.onEventId(event.id);
       if ((event.event === undefined || event.event === "message") && event.data.trim() !== "") handlers.onData(event.data);
     },
@@ -31,7 +33,7 @@ export async function readSse(body: AsyncIterable<Uint8Array>, maxEventChars: nu
   const decoder = new TextDecoder();
   for await (const chunk of body) {
     parser.feed(decoder.decode(chunk, { stream: true }));
-    if (overflow) throw new Error(`an SSE event from the upstream exceeded ${maxEventChars} characters`);
+    if (overflow) throw new Error(`an SSE event from the upstream is longer than ${maxEventChars} characters (upstreams[].http.maxMessageBytes)`);
   }
   parser.feed(decoder.decode());
 }

@@ -59,12 +59,21 @@ export class SessionStreams {
     for (const sessionId of this.subscriptions.get(uri) ?? []) this.sendTo(sessionId, message);
   }
 
-  /** Forget a session; returns the URIs nobody holds any more (to unsubscribe upstream). */
+  /** Forget a session, closing its stream; returns the URIs nobody holds any more (to unsubscribe upstream). */
   drop(sessionId: string): string[] {
+    const stream = this.streams.get(sessionId);
     this.streams.delete(sessionId);
+    if (stream && "close" in stream && typeof stream.close === "function") stream.close();
     const released: string[] = [];
     for (const uri of [...this.subscriptions.keys()]) if (this.unsubscribeIfHeld(sessionId, uri)) released.push(uri);
     return released;
+  }
+
+  /** Sessions holding a stream or a subscription here. */
+  heldSessions(): Set<string> {
+    const sessions = new Set<string>(this.streams.keys());
+    for (const ids of this.subscriptions.values()) for (const id of ids) sessions.add(id);
+    return sessions;
   }
 
   subscribedUris(): string[] {

@@ -1,20 +1,29 @@
 const NEWLINE = 0x0a;
 const CARRIAGE_RETURN = 0x0d;
+/** What is kept of each end of an overlong line: enough for the JSON-RPC envelope around the id. */
+const EDGE_BYTES = 256;
+
+/** The ends of a line too long to keep, for telling whose answer it was. */
+export interface OverlongLine {
+  head: string;
+  tail: string;
+}
 
 /**
  * Splits a byte stream into newline-terminated lines without ever holding more than
- * `maxLineBytes` of one line: a longer line is reported once and the rest of it is skipped up to
- * its newline. Lines are decoded only when whole, so multi-byte characters may straddle chunks.
+ * `maxLineBytes` of one line: a longer line is skipped up to its newline, keeping only its first
+ * and last EDGE_BYTES, and reported once at its end. Lines are decoded only when whole, so
+ * multi-byte characters may straddle chunks.
  */
 export class LineSplitter {
   private parts: Buffer[] = [];
   private size = 0;
-  private skipping = false;
+  private skipping?: { head: Buffer; tail: Buffer };
 
   constructor(
     private readonly maxLineBytes: number,
     private readonly onLine: (line: string) => void,
-    private readonly onOverlong: () => void,
+    private readonly onOverlong: (line: OverlongLine) => void,
   ) {}
 
   push(chunk: Buffer): void {
@@ -29,17 +38,20 @@ export class LineSplitter {
 
   /** The stream ended: a last line without its newline still counts. */
   end(): void {
-    if (this.size > 0) this.finishLine();
-    this.skipping = false;
+    if (this.size > 0 || this.skipping) this.finishLine();
   }
 
   private take(piece: Buffer): void {
-    if (this.skipping || piece.length === 0) return;
+    if (piece.length === 0) return;
+    if (this.skipping) {
+      this.skipping.tail = lastBytes(Buffer.concat([this.skipping.tail, piece]));
+      return;
+    }
     if (this.size + piece.length > this.maxLineBytes) {
+      const all = [...this.parts, piece];
+      this.skipping = { head: firstBytes(all), tail: lastBytes(Buffer.concat(all.slice(-2))) };
       this.parts = [];
       this.size = 0;
-      this.skipping = true;
-      this.onOverlong();
       return;
     }
     this.parts.push(piece);
@@ -47,13 +59,29 @@ export class LineSplitter {
   }
 
   private finishLine(): void {
-    const wasSkipping = this.skipping;
+    const skipped = this.skipping;
     const line = Buffer.concat(this.parts, this.size);
     this.parts = [];
     this.size = 0;
-    this.skipping = false;
-    if (wasSkipping) return;
+    this.skipping = undefined;
+    if (skipped) return this.onOverlong({ head: skipped.head.toString("utf8"), tail: skipped.tail.toString("utf8") });
     const end = line.length > 0 && line[line.length - 1] === CARRIAGE_RETURN ? line.length - 1 : line.length;
     if (end > 0) this.onLine(line.toString("utf8", 0, end));
   }
+}
+
+function lastBytes(buffer: Buffer): Buffer {
+  return buffer.length <= EDGE_BYTES ? Buffer.from(buffer) : Buffer.from(buffer.subarray(buffer.length - EDGE_BYTES));
+}
+
+/** The first EDGE_BYTES of the pieces, without joining all of them. */
+function firstBytes(pieces: Buffer[]): Buffer {
+  const head: Buffer[] = [];
+  let size = 0;
+  for (const piece of pieces) {
+    if (size >= EDGE_BYTES) break;
+    head.push(piece.subarray(0, EDGE_BYTES - size));
+    size += head[head.length - 1]!.length;
+  }
+  return Buffer.concat(head);
 }

@@ -9,7 +9,7 @@ import { SessionCore } from "../session-core.js";
 import { reapGroup, spawnUpstream, stopUpstream, type ExitInfo, type UpstreamProcess } from "./process.js";
 import { readMessages } from "./stdout-reader.js";
 import { StderrLog } from "./stderr-log.js";
-import { coalescedWrite } from "./coalesced-write.js";
+import { coalescedWrite, whenWritable } from "./coalesced-write.js";
 
 const INITIALIZE_TIMEOUT_MS = 30_000;
 
@@ -55,6 +55,11 @@ export class StdioConnector extends CoreConnector {
     return this.closing;
   }
 
+  /** Bytes written to the child that it has not read yet (at most its pipe's high-water mark and one message). */
+  unreadBytes(): number {
+    return this.proc?.stdin.writableLength ?? 0;
+  }
+
   /** The current child's process group id (= its pid), for operators and tests. */
   pid(): number | undefined {
     return this.proc?.pid;
@@ -87,7 +92,7 @@ export class StdioConnector extends CoreConnector {
   private attach(proc: UpstreamProcess): void {
     this.proc = proc;
     const stderr = new StderrLog(proc.stderr, this.logger);
-    readMessages(proc.stdout, this.config.maxLineBytes, this.logger, (message) => this.core.receive(message));
+    readMessages(this.name, proc.stdout, this.config, this.logger, (message) => this.core.receive(message), this.core);
     void proc.finished.then((info) => this.onExit(proc, info, stderr));
   }
 
@@ -118,22 +123,32 @@ export class StdioConnector extends CoreConnector {
   private write(message: JsonRpcMessage): Promise<void> {
     const proc = this.proc;
     if (!proc || proc.hasExited()) return Promise.reject(new UpstreamError(`upstream '${this.name}' has no running process`, "exited"));
+    // A child that reads slower than it is written to: the message waits its turn here,
+    // unserialized, rather than piling up in the pipe's buffer (Node's Writable backpressure).
     return new Promise((resolve, reject) =>
-      coalescedWrite(proc.stdin, `${JSON.stringify(message)}\n`, (err) => {
-        if (!err) return resolve();
-        // A write to a child that just died fails with EPIPE (writes of a turn are flushed
-        // together, so this can come after the child was killed): its exit, which fails every
-        // call in flight with the exit status, is the better answer. Only a child that stays
-        // up after a failed write is reported by the write error.
-        const failed = () => reject(new UpstreamError(`cannot write to upstream '${this.name}': ${err.message}`, "exited"));
-        const timer = setTimeout(failed, WRITE_FAILURE_EXIT_WAIT_MS);
-        timer.unref();
-        void proc.exited.then(() => {
-          clearTimeout(timer);
-          resolve();
-        });
-      }),
+      whenWritable(
+        proc.stdin,
+        () => this.writeNow(proc, message, resolve, reject),
+        () => reject(new UpstreamError(`upstream '${this.name}' has no running process`, "exited")),
+      ),
     );
+  }
+
+  private writeNow(proc: UpstreamProcess, message: JsonRpcMessage, resolve: () => void, reject: (err: Error) => void): void {
+    coalescedWrite(proc.stdin, `${JSON.stringify(message)}\n`, (err) => {
+      if (!err) return resolve();
+      // A write to a child that just died fails with EPIPE (writes of a turn are flushed
+      // together, so this can come after the child was killed): its exit, which fails every
+      // call in flight with the exit status, is the better answer. Only a child that stays
+      // up after a failed write is reported by the write error.
+      const failed = () => reject(new UpstreamError(`cannot write to upstream '${this.name}': ${err.message}`, "exited"));
+      const timer = setTimeout(failed, WRITE_FAILURE_EXIT_WAIT_MS);
+      timer.unref();
+      void proc.exited.then(() => {
+        clearTimeout(timer);
+        resolve();
+      });
+    });
   }
 }
 
