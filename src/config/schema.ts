@@ -86,7 +86,7 @@ const Upstream = z
       .enum(["auto", "legacy", "modern"])
       .default("auto")
       .describe(
-        "Which protocol generation to speak with the upstream. auto: an initialize session (2025-11-25 or older) when the upstream accepts one, else the stateless 2026-07-28 wire when it names that version or answers server/discover; a server that speaks both keeps the session (README: Upstream generations). legacy: only the session. modern: only the 2026-07-28 wire.",
+        "Which protocol generation to speak with the upstream. auto: an initialize session (2025-11-25 or older) when the upstream accepts one, else the stateless 2026-07-28 wire when it names that version or answers server/discover; a server that speaks both keeps the session (docs/concepts/upstreams.md). legacy: only the session. modern: only the 2026-07-28 wire.",
       ),
     isolation: z
       .enum(["pool", "shared", "per-call"])
@@ -107,7 +107,7 @@ const Upstream = z
       .boolean()
       .default(true)
       .describe(
-        "isolation: pool only. true: a tool whose calls ran alone 5 times in a row, each under 1 s, ended cleanly and asking nothing, has its calls run together on one process of the pool (the quiet lane, bounded by maxInFlight), as shared would, at shared's cost; a question heard there is held until the lane's other calls end and tied to the one left (README: Isolation). false: every call runs alone on a process, always.",
+        "isolation: pool only. true: a tool whose calls ran alone 5 times in a row, each under 1 s, ended cleanly and asking nothing, has its calls run together on one process of the pool (the quiet lane, bounded by maxInFlight), as shared would, at shared's cost; a question heard there is held until the lane's other calls end and tied to the one left (docs/operations/isolation.md). false: every call runs alone on a process, always.",
       ),
     perCallPool: z
       .number()
@@ -253,7 +253,7 @@ export const ConfigSchema = z
           .int()
           .nonnegative()
           .default(3000)
-          .describe("A tools/call still running after this becomes a task (dialect B, policy optional)."),
+          .describe("A tools/call still running after this becomes a task (the tasks extension, policy optional)."),
         defaultTtlMs: z.number().int().positive().default(3_600_000).describe("A task's TTL, counted from creation, when the client asks for none."),
         maxTtlMs: z.number().int().positive().default(86_400_000).describe("A requested TTL is clamped to this."),
         pollIntervalMs: z.number().int().positive().default(1000).describe("The pollInterval suggested to clients."),
