@@ -31,6 +31,7 @@ const ENV_PATHS: Record<Exclude<keyof typeof ENV_NAMES, "configFile">, string> =
   redisUrl: "store.redisUrl",
   redisCluster: "store.cluster",
   logLevel: "log.level",
+  logFormat: "log.format",
   upstream: "upstreams",
   adminToken: "admin.token",
 };

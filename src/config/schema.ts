@@ -342,7 +342,13 @@ export const ConfigSchema = z
         level: z
           .enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"])
           .default("info")
-          .describe("Least severe level written (JSON lines on stderr); debug adds one line per request."),
+          .describe("Least severe level written (on stderr); debug adds one line per request."),
+        format: z
+          .enum(["auto", "json", "pretty"])
+          .default("auto")
+          .describe(
+            "How log lines are written on stderr. auto: one human line per event (time, level, message, the fields that matter) when stderr is a terminal, JSON lines otherwise; json or pretty: always that.",
+          ),
       })
       .strict()
       .prefault({}),
