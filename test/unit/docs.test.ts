@@ -1,7 +1,9 @@
-import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { dirname, join, relative, resolve } from "node:path";
 import { describe, expect, it } from "vitest";
-import { parseAllDocuments } from "yaml";
+import { parse, parseAllDocuments } from "yaml";
+import { formatProblems, loadConfig } from "../../src/config/load.js";
 import { configRows, REFERENCE_END, REFERENCE_START } from "../../src/config/reference.js";
 
 /**
@@ -96,6 +98,32 @@ function unparsedBlocks(text: string): string[] {
 }
 
 const TOP_LEVEL = new Set(configRows().map((r) => r.key.split(/[.[]/)[0]));
+
+/**
+ * YAML blocks that are taskgate configuration (every top-level key a section of the schema) that
+ * do not load as a configuration file would, as "line: problems". `${NAME}` references get a value
+ * valid for a secret or a token's SHA-256; a block without upstreams gets one.
+ */
+function unloadableConfigs(text: string): string[] {
+  const bad: string[] = [];
+  for (const block of split(text).blocks) {
+    if (block.lang !== "yaml") continue;
+    const value: unknown = parse(block.body);
+    if (!value || typeof value !== "object" || Array.isArray(value)) continue;
+    if (!Object.keys(value).every((key) => TOP_LEVEL.has(key))) continue;
+    const dir = mkdtempSync(join(tmpdir(), "taskgate-docs-"));
+    try {
+      const config = "upstreams" in value ? value : { ...value, upstreams: [{ stdio: { command: "node" } }] };
+      writeFileSync(join(dir, "taskgate.yaml"), JSON.stringify(config));
+      const env = Object.fromEntries([...block.body.matchAll(/\$\{([A-Z0-9_]+)\}/g)].map((m) => [m[1], "a".repeat(64)]));
+      const result = loadConfig({ argv: ["--config", "taskgate.yaml"], env, cwd: dir, defaultUpstream: () => ({}) });
+      if (!result.ok) bad.push(`${block.line}: ${formatProblems(result.problems)}`);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }
+  return bad;
+}
 const KEYS = configRows().map((r) => r.key);
 /** Names shaped like settings that are something else: audit events. */
 const NOT_SETTINGS = new Set(["auth.failed"]);
@@ -121,8 +149,10 @@ describe("the docs", () => {
     expect(brokenLinks(file, readFileSync(file, "utf8"))).toEqual([]);
   });
 
-  it.each(PAGES.map((p) => [relative(ROOT, p), p]))("%s: YAML and JSON blocks parse", (_name, file) => {
-    expect(unparsedBlocks(readFileSync(file, "utf8"))).toEqual([]);
+  it.each(PAGES.map((p) => [relative(ROOT, p), p]))("%s: YAML and JSON blocks parse, and configurations load", (_name, file) => {
+    const text = readFileSync(file, "utf8");
+    expect(unparsedBlocks(text)).toEqual([]);
+    expect(unloadableConfigs(text)).toEqual([]);
   });
 
   // Contributor pages name the code (`store.createTask`), not settings.
@@ -141,6 +171,7 @@ describe("the docs", () => {
     expect(unknownSettings("`tasks.detachAfterMs` `tasks.callTimeoutMs` `upstreams[].tools.<tool>.taskSupport` `auth.mode: oauth` `limits`")).toEqual([
       "tasks.callTimeoutMs",
     ]);
+    expect(unloadableConfigs("```yaml\ntasks: { detachAfterMs: 5 }\n```\n```yaml\ntasks: { detachAfterMs: -1 }\n```\n```yaml\nkind: Pod\n```")).toHaveLength(1);
     expect(slug("Callers that know nothing of tasks: `tasks.unawareClients: handle`")).toBe("callers-that-know-nothing-of-tasks-tasksunawareclients-handle");
   });
 });
