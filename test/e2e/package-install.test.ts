@@ -23,7 +23,9 @@ describe("the npm package, installed into an empty folder", () => {
   it("answers --version and --help, and runs the README's try-it against its demo server", { timeout: 180_000 }, async () => {
     const dir = mkdtempSync(join(tmpdir(), "taskgate-install-"));
     cleanups.defer(() => rmSync(dir, { recursive: true, force: true }));
-    const { stdout: packed } = await run("npm", ["pack", "--silent", "--pack-destination", dir], { cwd: ROOT });
+    // --ignore-scripts: the suite built dist/ already, and prepack's rebuild would rewrite it under
+    // the other test files running it.
+    const { stdout: packed } = await run("npm", ["pack", "--silent", "--ignore-scripts", "--pack-destination", dir], { cwd: ROOT });
     const tarball = join(dir, packed.trim().split("\n").at(-1) ?? "");
     expect(existsSync(tarball)).toBe(true);
 
