@@ -8,9 +8,9 @@ import { AuthSchema, LimitsSchema } from "./security-schema.js";
  */
 
 const TaskSupport = z.enum(["forbidden", "optional", "required"]);
-/** What a tools/call from a caller that declared no task support gets (issue 20). */
+/** What a tools/call from a caller that declared no task support gets. */
 const UnawareClients = z.enum(["block", "handle"]);
-/** When a tool the upstream marks `optional` runs as the upstream's own task (#15). */
+/** When a tool the upstream marks `optional` runs as the upstream's own task. */
 const NativeTasks = z.enum(["auto", "off"]);
 const unawareOverride = (scope: string) => UnawareClients.optional().describe(`Overrides tasks.unawareClients for ${scope}.`);
 

@@ -9,7 +9,7 @@ const LOCK = "reaper";
 
 /** What the reaper hands back to the engine: run an orphan's call again here. */
 export type Adopt = (task: TaskRecord, statusMessage: string) => Promise<void>;
-/** Follow here the upstream task a stopped replica followed (#15). */
+/** Follow here the upstream task a stopped replica followed. */
 export type Resume = (task: TaskRecord) => Promise<void>;
 
 /**

@@ -15,7 +15,7 @@ export interface CallClient {
   authorization?: string;
   /**
    * The upstream session the call's messages go on, when it is not the connector's own: a
-   * task of the upstream's that another replica started in its session (#15).
+   * task of the upstream's that another replica started in its session.
    */
   upstreamSession?: string;
 }
@@ -41,7 +41,7 @@ export interface UpstreamCaller {
 export interface CallOptions {
   /** Ask the upstream for progress even when the client did not (detached calls turn it into statusMessage). */
   trackProgress?: boolean;
-  /** The front task's TTL, for a call the upstream runs as a task of its own (#15). */
+  /** The front task's TTL, for a call the upstream runs as a task of its own. */
   ttlMs?: number;
 }
 
@@ -49,7 +49,7 @@ export interface CancelOptions {
   /** false: ask the upstream to stop, but keep waiting for its answer (a result may still win). */
   abandon?: boolean;
   /**
-   * Stop waiting without asking the upstream to stop a task of its own (#15): another replica
+   * Stop waiting without asking the upstream to stop a task of its own: another replica
    * follows it from now on (a lost lease, a hand-over at shutdown).
    */
   keepUpstreamTask?: boolean;

@@ -34,7 +34,7 @@ export class Inbound {
     private readonly isReady: () => boolean,
   ) {}
 
-  /** `session`: it came from another replica's upstream session (#15), which numbers its requests apart. */
+  /** `session`: it came from another replica's upstream session, which numbers its requests apart. */
   receive(message: JsonRpcMessage, relatedTo?: JsonRpcId, session?: string): void {
     if (isResponse(message)) return this.onResponse(message);
     if (isRequest(message)) return this.onRequest(message, relatedTo, session);

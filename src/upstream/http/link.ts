@@ -11,7 +11,7 @@ import { acceptResponse } from "./response.js";
 
 /** Where the link hands what it learns: the session core and the connector. */
 export interface HttpLinkHooks {
-  /** `session`: it came on a request sent on another replica's session (#15), whose ids are its own. */
+  /** `session`: it came on a request sent on another replica's session, whose ids are its own. */
   receive(message: JsonRpcMessage, relatedTo?: JsonRpcId, session?: string): void;
   isWaiting(id: JsonRpcId): boolean;
   failRequest(id: JsonRpcId, error: UpstreamError): void;
@@ -61,7 +61,7 @@ export class HttpLink {
   private async exchange(message: JsonRpcMessage, onBehalf: OnBehalf | undefined): Promise<void> {
     let { response, sessionId } = await this.post(message, onBehalf);
     if (response.status === 404 && onBehalf?.session !== undefined && onBehalf.session !== sessionId) {
-      // Another replica's session (#15): gone with its tasks; nothing to renew here.
+      // Another replica's session: gone with its tasks; nothing to renew here.
       await response.discard();
       throw new UpstreamError(`upstream '${this.name}' no longer knows session ${onBehalf.session} (HTTP 404)`, "protocol");
     }
