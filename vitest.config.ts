@@ -10,7 +10,7 @@ export default defineConfig({
     reporters: ["default", "./test/helpers/slowest-files.ts"],
     projects: [
       {
-        // In seconds, nothing spawned and no Redis: `npm run test:fast` (docs/testing.md). Files share
+        // In seconds, nothing spawned and no Redis: `npm run test:fast` (docs/contributing/testing.md). Files share
         // their worker's loaded modules (isolate: false), which saves most of the time; so a test
         // restores what it changes (fake timers, the environment) before it ends.
         extends: true,

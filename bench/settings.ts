@@ -2,7 +2,7 @@ import type { LoadSettings } from "./lib/load.js";
 
 /**
  * The run's knobs, from BENCH_* variables so a quick run needs no code change. The defaults are
- * what the README's figures used; the command printed with the results names any that differ.
+ * what the figures in docs/ used; the command printed with the results names any that differ.
  */
 export interface Settings {
   load: LoadSettings;

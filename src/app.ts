@@ -155,7 +155,7 @@ export async function startGateway(config: Config, logger: Logger, parts: Gatewa
   return { url, port, replicaId, ...(admin ? { adminUrl: admin.url } : {}), app, close };
 }
 
-/** MRTR's requestState is signed with a key every replica must share (README: MRTR). */
+/** MRTR's requestState is signed with a key every replica must share (docs/concepts/tasks.md, MRTR). */
 function requestStateCodec(secret: string | undefined, store: Store, logger: Logger): RequestStateCodec {
   if (secret !== undefined) return new RequestStateCodec(secret);
   if (store.kind === "redis")
@@ -211,7 +211,7 @@ function listen(fetch: (req: Request) => Response | Promise<Response>, hostname:
   });
 }
 
-/** `keep`: upstreams whose sessions hold tasks another replica follows now (#15): not ended. */
+/** `keep`: upstreams whose sessions hold tasks another replica follows now: not ended. */
 async function shutdown(
   server: ServerType,
   engine: TaskEngine,

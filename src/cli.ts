@@ -1,10 +1,12 @@
 #!/usr/bin/env node
+import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { setFlagsFromString } from "node:v8";
 import type { Gateway } from "./app.js";
 import { tasksCommand, TASKS_USAGE } from "./admin/tasks-command.js";
 
 const USAGE = `Usage:
+  taskgate --version | --help
   taskgate [--config FILE] [--port N] [--host H] [--redis URL | --redis-cluster HOST:PORT,...] [--upstream SPEC] [--log-level L]
   taskgate demo-server [--http PORT] [--host H] [--native-tasks | --modern [--tasks-extension]]
 ${TASKS_USAGE.replace("Usage:\n", "")}
@@ -15,6 +17,12 @@ front of its bundled demo server over stdio. Every flag has a TASKGATE_* environ
 /** The bundled demo server, next to this file once built. */
 const DEMO_MAIN = fileURLToPath(new URL("./demo/main.js", import.meta.url));
 
+/** The version of the package this file came from: its package.json sits beside dist/. */
+function packageVersion(): string {
+  const manifest = JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")) as { version?: unknown };
+  return typeof manifest.version === "string" ? manifest.version : "unknown";
+}
+
 /**
  * Each command imports only what it runs: the gateway does not load the demo server, and
  * `taskgate demo-server` (a pool's upstream process, started once per isolated call)
@@ -23,6 +31,10 @@ const DEMO_MAIN = fileURLToPath(new URL("./demo/main.js", import.meta.url));
 async function main(argv: string[]): Promise<number> {
   if (argv[0] === "demo-server") return (await import("./demo/command.js")).demoServerCommand(argv.slice(1));
   if (argv[0] === "tasks") return tasksCommand(argv.slice(1), process.env);
+  if (argv.length === 1 && (argv[0] === "--version" || argv[0] === "-v")) {
+    process.stdout.write(`taskgate ${packageVersion()}\n`);
+    return 0;
+  }
   if (argv.includes("--help") || argv.includes("-h")) {
     process.stdout.write(`${USAGE}\n`);
     return 0;
@@ -43,7 +55,7 @@ async function main(argv: string[]): Promise<number> {
     return 2;
   }
   limitHeapGrowth(loaded.config.memory.heapGrowthPercent);
-  const logger = createLogger(loaded.config.log.level);
+  const logger = createLogger(loaded.config.log.level, {}, { format: loaded.config.log.format, noColour: Boolean(process.env["NO_COLOR"]) });
   // A promise nobody awaited that failed is a bug, but not one worth every caller's open call:
   // say so loudly and keep serving (tasks survive a crash; the synchronous calls in flight would not).
   process.on("unhandledRejection", (err) => logger.error({ err }, "unhandled promise rejection: a bug in taskgate; still serving"));
@@ -57,7 +69,7 @@ async function main(argv: string[]): Promise<number> {
  * after a full collection, so setting the flag at start takes effect for the whole process. 0
  * leaves V8's own heuristic, which lets the old generation grow up to four times the live data
  * between collections: right for short bursts, but a gateway holding 10,000 calls keeps what a
- * burst of creates made it commit (issue 16).
+ * burst of creates made it commit.
  */
 function limitHeapGrowth(percent: number): void {
   if (percent > 0) setFlagsFromString(`--heap-growing-percent=${percent}`);

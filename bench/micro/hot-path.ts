@@ -8,7 +8,7 @@ import { echoParams, legacyRequest, modernRequest } from "../lib/mcp.js";
  * sends (`node dist-bench/bench/micro/hot-path.js`, after `npm run bench` or `tsc -p bench`).
  * Each step runs in a loop and is timed by process.cpuUsage(), so a loaded machine moves the
  * figures less than wall time would; compare them with each other and with the CPU-µs per request
- * of the bench report, not across machines. Used by docs/performance.md to size candidate changes.
+ * of the bench report, not across machines. Used by docs/contributing/performance.md to size candidate changes.
  */
 const ROUNDS = 5;
 const LOOPS = 20_000;

@@ -64,7 +64,7 @@ export function buildAdminApp(engine: TaskEngine, token: string, logger: Logger,
     return current ? c.json({ task: taskView(current) }, 202) : c.json({ error: "task not found" }, 404);
   });
   app.notFound((c) => c.json({ error: "not found" }, 404));
-  // The store being away is 503 here as on every path: read from the one mapping (#18).
+  // The store being away is 503 here as on every path: read from the one mapping.
   app.onError((err, c) => (wireError(err).kind === "store_unavailable" ? c.json({ error: err.message }, 503) : c.json({ error: "internal error" }, 500)));
   return app;
 }

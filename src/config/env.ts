@@ -10,6 +10,7 @@ export const ENV_NAMES = {
   redisUrl: "TASKGATE_REDIS_URL",
   redisCluster: "TASKGATE_REDIS_CLUSTER",
   logLevel: "TASKGATE_LOG_LEVEL",
+  logFormat: "TASKGATE_LOG_FORMAT",
   upstream: "TASKGATE_UPSTREAM",
   adminToken: "TASKGATE_ADMIN_TOKEN",
 } as const satisfies Record<keyof Overrides, string>;
@@ -22,7 +23,7 @@ export function readEnvOverrides(env: NodeJS.ProcessEnv): Parsed<Overrides> {
   const problems: string[] = [];
   const get = (name: string): string | undefined => (env[name] === "" ? undefined : env[name]);
   const overrides: Overrides = {};
-  for (const key of ["configFile", "host", "redisUrl", "logLevel", "adminToken"] as const) {
+  for (const key of ["configFile", "host", "redisUrl", "logLevel", "logFormat", "adminToken"] as const) {
     const value = get(ENV_NAMES[key]);
     if (value !== undefined) overrides[key] = value;
   }

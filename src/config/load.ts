@@ -57,7 +57,8 @@ function applyOverrides(raw: RawConfig, o: Overrides): RawConfig {
     const { redisUrl: _url, cluster: _cluster, ...rest } = section(raw["store"]);
     out["store"] = { ...rest, ...pick({ redisUrl: o.redisUrl, cluster: o.redisCluster }) };
   }
-  if (o.logLevel !== undefined) out["log"] = { ...section(raw["log"]), level: o.logLevel };
+  if (o.logLevel !== undefined) out["log"] = { ...section(out["log"]), level: o.logLevel };
+  if (o.logFormat !== undefined) out["log"] = { ...section(out["log"]), format: o.logFormat };
   // A secret is better in the environment (a Kubernetes Secret) than in the config file.
   if (o.adminToken !== undefined) out["admin"] = { ...section(raw["admin"]), token: o.adminToken };
   if (o.upstream !== undefined) out["upstreams"] = withUpstream(raw["upstreams"], o.upstream);

@@ -83,7 +83,7 @@ export const UpstreamScopes = z
     methods: z
       .record(z.string(), z.array(z.string().min(1)))
       .default({})
-      .describe("Extra scopes per JSON-RPC method (e.g. `tasks/cancel`, `tasks/update`, `tools/call`), the same for both task dialects."),
+      .describe("Extra scopes per JSON-RPC method (e.g. `tasks/cancel`, `tasks/update`, `tools/call`), the same for both task protocols."),
   })
   .strict()
   .prefault({});

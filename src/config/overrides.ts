@@ -14,6 +14,7 @@ export interface Overrides {
   /** Redis Cluster seed nodes; like redisUrl, it replaces where the file says the store is. */
   redisCluster?: string[];
   logLevel?: string;
+  logFormat?: string;
   upstream?: UpstreamTransport;
   adminToken?: string;
 }

@@ -8,9 +8,9 @@ import { AuthSchema, LimitsSchema } from "./security-schema.js";
  */
 
 const TaskSupport = z.enum(["forbidden", "optional", "required"]);
-/** What a tools/call from a caller that declared no task support gets (issue 20). */
+/** What a tools/call from a caller that declared no task support gets. */
 const UnawareClients = z.enum(["block", "handle"]);
-/** When a tool the upstream marks `optional` runs as the upstream's own task (#15). */
+/** When a tool the upstream marks `optional` runs as the upstream's own task. */
 const NativeTasks = z.enum(["auto", "off"]);
 const unawareOverride = (scope: string) => UnawareClients.optional().describe(`Overrides tasks.unawareClients for ${scope}.`);
 
@@ -56,9 +56,7 @@ const StdioUpstream = z
     env: z
       .record(z.string(), z.string())
       .default({})
-      .describe(
-        "Variables set for the process, over anything inherited (README: What a stdio upstream is given). Values are written as given, never expanded.",
-      ),
+      .describe("Variables set for the process, over anything inherited (docs/operations/security.md). Values are written as given, never expanded."),
     inheritEnv: z
       .union([z.literal("all"), z.array(z.string().regex(/^[^=\0]+$/, "a variable name"))])
       .default([])
@@ -91,7 +89,7 @@ const HttpUpstream = z
     url: z
       .url({ protocol: /^https?$/ })
       .describe(
-        "The upstream's Streamable HTTP endpoint. A `user:password@` in it is sent as Basic credentials; it and every query value are masked wherever taskgate writes the URL (README: Secrets in upstream URLs).",
+        "The upstream's Streamable HTTP endpoint. A `user:password@` in it is sent as Basic credentials; it and every query value are masked wherever taskgate writes the URL (docs/operations/security.md).",
       ),
     headers: z
       .record(z.string(), z.string())
@@ -103,7 +101,7 @@ const HttpUpstream = z
       .positive()
       .optional()
       .describe(
-        "Longest wait for the answer to one request (tools/call and every other); past it that call alone fails, naming this setting, and the upstream is told to cancel; the upstream stays ready; also bounds initialize (30 s when omitted). Omitted: no limit of taskgate's own, whether the upstream answers one JSON body or an SSE stream, silent or not; a detached call's task TTL bounds it (README: Upstream timeouts).",
+        "Longest wait for the answer to one request (tools/call and every other); past it that call alone fails, naming this setting, and the upstream is told to cancel; the upstream stays ready; also bounds initialize (30 s when omitted). Omitted: no limit of taskgate's own, whether the upstream answers one JSON body or an SSE stream, silent or not; a detached call's task TTL bounds it (docs/concepts/upstreams.md, Upstream timeouts).",
       ),
     connectTimeoutMs: z
       .number()
@@ -124,7 +122,7 @@ const HttpUpstream = z
       .boolean()
       .default(false)
       .describe(
-        "Send each client's own Authorization header (over a static one) with what taskgate sends for that client's calls, when the token's `aud` names this upstream's url (in every auth mode; README: Upstream credentials); taskgate's own requests carry only `headers`. HTTP only (refused under stdio). Never logged or stored.",
+        "Send each client's own Authorization header (over a static one) with what taskgate sends for that client's calls, when the token's `aud` names this upstream's url (in every auth mode; docs/operations/security.md, Upstream credentials); taskgate's own requests carry only `headers`. HTTP only (refused under stdio). Never logged or stored.",
       ),
   })
   .strict();
@@ -141,7 +139,7 @@ const Upstream = z
       .enum(["auto", "legacy", "modern"])
       .default("auto")
       .describe(
-        "Which protocol generation to speak with the upstream. auto: an initialize session (2025-11-25 or older) when the upstream accepts one, else the stateless 2026-07-28 wire when it names that version or answers server/discover; a server that speaks both keeps the session; over HTTP the first request to an upstream not yet known is a 2026-07-28 server/discover (README: Upstream generations). legacy: only the session. modern: only the 2026-07-28 wire.",
+        "Which protocol generation to speak with the upstream. auto: an initialize session (2025-11-25 or older) when the upstream accepts one, else the stateless 2026-07-28 wire when it names that version or answers server/discover; a server that speaks both keeps the session; over HTTP the first request to an upstream not yet known is a 2026-07-28 server/discover (docs/concepts/upstreams.md). legacy: only the session. modern: only the 2026-07-28 wire.",
       ),
     isolation: z
       .enum(["pool", "shared", "per-call"])
@@ -162,7 +160,7 @@ const Upstream = z
       .boolean()
       .default(true)
       .describe(
-        "isolation: pool only. true: a tool whose calls ran alone 5 times in a row, each under 1 s, ended cleanly and asking nothing, has its calls run together on one process of the pool (the quiet lane, bounded by maxInFlight), as shared would, at shared's cost; a question heard there is held until the lane's other calls end and tied to the one left (README: Isolation). false: every call runs alone on a process, always.",
+        "isolation: pool only. true: a tool whose calls ran alone 5 times in a row, each under 1 s, ended cleanly and asking nothing, has its calls run together on one process of the pool (the quiet lane, bounded by maxInFlight), as shared would, at shared's cost; a question heard there is held until the lane's other calls end and tied to the one left (docs/operations/isolation.md). false: every call runs alone on a process, always.",
       ),
     perCallPool: z
       .number()
@@ -316,7 +314,7 @@ export const ConfigSchema = z
           .int()
           .nonnegative()
           .default(3000)
-          .describe("A tools/call still running after this becomes a task (dialect B, policy optional)."),
+          .describe("A tools/call still running after this becomes a task (the tasks extension, policy optional)."),
         defaultTtlMs: z.number().int().positive().default(3_600_000).describe("A task's TTL, counted from creation, when the client asks for none."),
         maxTtlMs: z.number().int().positive().default(86_400_000).describe("A requested TTL is clamped to this."),
         pollIntervalMs: z.number().int().positive().default(1000).describe("The pollInterval suggested to clients."),
@@ -405,7 +403,13 @@ export const ConfigSchema = z
         level: z
           .enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"])
           .default("info")
-          .describe("Least severe level written (JSON lines on stderr); debug adds one line per request."),
+          .describe("Least severe level written (on stderr); debug adds one line per request."),
+        format: z
+          .enum(["auto", "json", "pretty"])
+          .default("auto")
+          .describe(
+            "How log lines are written on stderr. auto: one human line per event (time, level, message, the fields that matter) when stderr is a terminal, JSON lines otherwise; json or pretty: always that.",
+          ),
       })
       .strict()
       .prefault({}),

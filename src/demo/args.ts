@@ -8,7 +8,7 @@ export const DEMO_USAGE = "usage: demo-server [--http PORT [--host HOST] [--even
 /**
  * `[--http PORT [--host HOST] [--event-store]] [--native-tasks | --modern [--tasks-extension]]`,
  * shared by dist/demo/main.js and `taskgate demo-server`. `--native-tasks`: the server that runs
- * its tools as tasks of its own (#15). `--modern`: the 2026-07-28-only server (SDK 2.x), with
+ * its tools as tasks of its own. `--modern`: the 2026-07-28-only server (SDK 2.x), with
  * `--tasks-extension` the one that runs `research` as a task of the tasks extension.
  * `--event-store` (HTTP): SSE events carry ids, and a lost response stream can be resumed.
  */

@@ -11,7 +11,7 @@ export interface DemoServerOptions {
   tasksExtension?: boolean;
   /** Operator lines (cancellations, request failures); stderr by default. */
   log?: (line: string) => void;
-  /** The task-native server (#15): its tools run as tasks of its own (SDK 1.x task support). */
+  /** The task-native server: its tools run as tasks of its own (SDK 1.x task support). */
   nativeTasks?: boolean;
   /** HTTP: keep SSE events in an event store, so a lost response stream can be resumed with Last-Event-ID. */
   eventStore?: boolean;

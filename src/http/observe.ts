@@ -31,8 +31,7 @@ export type ObservedEnv = { Variables: { logContext: LogContext; reply?: ReplyTa
  * below are written: those are the lines written away from the request's own stack ("task
  * created", "task ended", audit). On Node 20 entering an AsyncLocalStorage turns on a promise hook
  * for every promise of the process, about a quarter of the CPU of a request answered from memory;
- * at warn and above the routes put the request id on their own error lines instead (README:
- * Observability).
+ * at warn and above the routes put the request id on their own error lines instead (docs/reference/logs-and-traces.md).
  */
 export function observeRequests(upstream: string, metrics: Metrics, logger: Logger, sseMaxBufferedBytes: number): MiddlewareHandler<ObservedEnv> {
   const follow = logger.isLevelEnabled("info");
@@ -72,7 +71,7 @@ export function observeRequests(upstream: string, metrics: Metrics, logger: Logg
 /**
  * X-Request-Id on the reply. Served by @hono/node-server, it goes on the Node response, which
  * merges it with the headers the reply is written with: reading `c.res.headers` would turn the
- * reply's plain header object into a WHATWG Headers and back on every request (#16). Elsewhere
+ * reply's plain header object into a WHATWG Headers and back on every request. Elsewhere
  * (app.request in tests) on the Response itself.
  */
 function setRequestId(c: Context, reqId: string): void {

@@ -21,7 +21,7 @@ import { insufficientScope, NO_SCOPES, scopesFor, type ScopePolicy } from "./sco
 
 export interface HttpOptions {
   maxBodyBytes: number;
-  /** Deeper JSON is refused before any other work (issue 17). */
+  /** Deeper JSON is refused before any other work. */
   maxJsonDepth: number;
   /** What one SSE reply may hold unsent before it is closed. */
   sseMaxBufferedBytes: number;
@@ -61,7 +61,7 @@ export interface Endpoint {
 export interface Health {
   /** Empty when ready; otherwise why not, one line each. */
   problems(): Promise<string[]>;
-  /** Per upstream, the protocol it speaks once ready (#15: the generation detected at start). */
+  /** Per upstream, the protocol it speaks once ready (the generation detected at start). */
   upstreams?(): Record<string, { generation?: string; protocolVersion?: string }>;
   /** True once SIGTERM/SIGINT arrived: no new sessions (nor tasks, refused by the engine). */
   draining(): boolean;
@@ -173,7 +173,7 @@ function mount(
             principal,
             // Read only where the upstream forwards it, so elsewhere the secret goes no further than auth.
             // Off by default, and then only a token whose audience names the upstream: MCP authorization
-            // (Token Handling) forbids passing through a token issued to taskgate itself (README).
+            // (Token Handling) forbids passing through a token issued to taskgate itself (docs/operations/security.md, Upstream credentials).
             ...(forwardAuthorizationTo === undefined
               ? {}
               : forwardedAuthorization(forwardableAuthorization(c.req.header("authorization"), c.get("audience"), forwardAuthorizationTo))),

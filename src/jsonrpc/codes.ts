@@ -11,7 +11,7 @@ export const RPC = {
   METHOD_NOT_FOUND: -32601,
   INVALID_PARAMS: -32602,
   INTERNAL_ERROR: -32603,
-  // The implementation-defined range: limits (README "Security"), and the legacy wire's unknown session
+  // The implementation-defined range: limits (docs/operations/capacity.md, Limits), and the legacy wire's unknown session
   // (https://modelcontextprotocol.io/specification/2025-11-25/basic/transports#session-management).
   SERVER_ERROR: -32000,
   SESSION_NOT_FOUND: -32001,

@@ -8,7 +8,7 @@ import type { JsonRpcMessage } from "./message.js";
  * Checked by hand, field by field in the order of the JSON-RPC 2.0 message shapes, with the
  * wording of the schema validation it replaced: on every request and every upstream reply, a
  * schema library's copy of the object and its walk over every key of `params` or `result` cost
- * more than the parse itself (#16). Only the fields taskgate reads are judged; the message is
+ * more than the parse itself. Only the fields taskgate reads are judged; the message is
  * rebuilt with those fields alone, so an unknown top-level key goes no further.
  */
 export type Decoded =

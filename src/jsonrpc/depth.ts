@@ -1,7 +1,7 @@
 /**
  * How deeply a parsed JSON value nests (objects and arrays). A request nested thousands of levels
  * deep parses (V8's JSON.parse does not recurse) but breaks every later step that does —
- * JSON.stringify, the store's JSON, an upstream's parser — so the front refuses it first (issue 17).
+ * JSON.stringify, the store's JSON, an upstream's parser — so the front refuses it first.
  *
  * The walk stops at the bound, so it never recurses deeper than `maxDepth` frames, and it visits
  * each container once without allocating: a message of ordinary shape costs a few hundred

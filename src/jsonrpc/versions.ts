@@ -9,7 +9,7 @@ export const LATEST_LEGACY_VERSION = LEGACY_VERSIONS[0];
 
 /** The stateless protocol revisions (https://modelcontextprotocol.io/specification/2026-07-28/basic). */
 export const MODERN_VERSIONS = ["2026-07-28"] as const;
-/** The stateless revision taskgate speaks to an upstream that offers it (#15). */
+/** The stateless revision taskgate speaks to an upstream that offers it. */
 export const MODERN_VERSION = MODERN_VERSIONS[0];
 
 /** The one legacy version with tasks: dialect A (https://modelcontextprotocol.io/specification/2025-11-25/basic/utilities/tasks). */

@@ -1,5 +1,6 @@
 import { pino, type Logger } from "pino";
 import { currentLogContext } from "./log-context.js";
+import { prettyDestination } from "./pretty-log.js";
 
 export type { Logger };
 
@@ -26,8 +27,24 @@ export const REDACTED_PATHS = [
   "*.adminToken",
 ];
 
-/** JSON lines on stderr, so stdout stays free (the demo server speaks MCP on it). */
-export function createLogger(level: string, bindings: Record<string, unknown> = {}): Logger {
+export type LogFormat = "auto" | "json" | "pretty";
+
+/** Whether lines are for a person: `auto` asks whether stderr is a terminal. */
+export function chooseFormat(format: LogFormat, isTTY: boolean): "json" | "pretty" {
+  return format === "auto" ? (isTTY ? "pretty" : "json") : format;
+}
+
+export interface LogOutput {
+  format: LogFormat;
+  /** NO_COLOR is set in the environment (https://no-color.org). */
+  noColour: boolean;
+}
+
+/** Log lines on stderr, so stdout stays free (the demo server speaks MCP on it). */
+export function createLogger(level: string, bindings: Record<string, unknown> = {}, output: LogOutput = { format: "json", noColour: true }): Logger {
+  const isTTY = process.stderr.isTTY === true;
+  const destination =
+    chooseFormat(output.format, isTTY) === "pretty" ? prettyDestination(process.stderr, { colour: isTTY && !output.noColour }) : pino.destination(2);
   return pino(
     {
       level,
@@ -37,7 +54,7 @@ export function createLogger(level: string, bindings: Record<string, unknown> = 
       mixin: () => ({ ...currentLogContext() }),
       redact: { paths: REDACTED_PATHS, censor: "[redacted]" },
     },
-    pino.destination(2),
+    destination,
   );
 }
 

@@ -2,7 +2,7 @@ import { RPC } from "../jsonrpc/codes.js";
 /**
  * How a front request ended, for `mcp_server_operation_duration_seconds`. The JSON-RPC error
  * classes follow JSON-RPC 2.0 §5.1 (https://www.jsonrpc.org/specification#error_object); the
- * refusals are taskgate's own checks before a request reaches its method (issue 17).
+ * refusals are taskgate's own checks before a request reaches its method.
  */
 export type Outcome =
   | "ok"

@@ -34,7 +34,7 @@ export type TaskStatus = "working" | "input_required" | "completed" | "failed" |
 /**
  * Which front made the task: dialect A (2025-11-25 `params.task`), dialect B (the tasks
  * extension), or U: a caller that declared neither, served through the gateway tools
- * (`tasks.unawareClients: handle`, issue 20). U behaves as B does (cooperative cancel,
+ * (`tasks.unawareClients: handle`). U behaves as B does (cooperative cancel,
  * `isError` results complete).
  */
 export type TaskDialect = "A" | "B" | "U";
@@ -88,7 +88,7 @@ export interface TaskRecord {
   /** Which run of the call this is: 1, then one more each time a live replica re-runs it after its owner stopped. */
   attempt: number;
   /**
-   * Set when the upstream runs the call as a task of its own (#15): that task's id and the
+   * Set when the upstream runs the call as a task of its own: that task's id and the
    * upstream session it lives in, so another replica can follow it after this owner stops.
    */
   upstreamTaskId?: string;
@@ -108,7 +108,7 @@ export interface TaskRecord {
   parked: boolean;
 }
 
-/** An upstream's own task a front task is bridged to (#15): its id, and the upstream session that made it. */
+/** An upstream's own task a front task is bridged to: its id, and the upstream session that made it. */
 export interface UpstreamTaskRef {
   taskId: string;
   session?: string;
@@ -158,7 +158,7 @@ export interface TaskEnding extends ChangeFence {
 }
 
 /**
- * One atomic change of a task, by name (#18). Which statuses each may start from is the store's
+ * One atomic change of a task, by name. Which statuses each may start from is the store's
  * rule (store/task-rules.ts TRANSITION_RULES), checked inside the Redis script of the same name;
  * the caller only says which transition it makes and who makes it.
  */
@@ -170,7 +170,7 @@ export type TaskChange =
   /** Progress; null clears it. */
   | (ChangeFence & { kind: "set-status-message"; statusMessage: string | null })
   /**
-   * The upstream's own task this call runs as (#15), kept when another replica claims the task;
+   * The upstream's own task this call runs as, kept when another replica claims the task;
    * `ttlMs` shortens the task's life to that from createdAt (the upstream keeps its own task no
    * longer). Only ever shortens: a longer value changes nothing.
    */

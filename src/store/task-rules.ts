@@ -41,7 +41,7 @@ export interface TransitionRule {
 }
 
 /**
- * The named transitions (#18), each one Redis script of the same name (redis/lua/), which checks
+ * The named transitions, each one Redis script of the same name (redis/lua/), which checks
  * its own `from` inside Lua. Those that keep the status may run in any non-terminal one.
  */
 export const TRANSITION_RULES: Readonly<Record<TaskChange["kind"], TransitionRule>> = {

@@ -78,7 +78,7 @@ export class TaskEngine {
 
   /**
    * SIGTERM: take no new task, give owned calls `drainMs`, then hand over what is left. Resolves
-   * with the upstreams whose own tasks another replica now follows (their sessions must stay, #15).
+   * with the upstreams whose own tasks another replica now follows (their sessions must stay).
    */
   async drain(drainMs: number): Promise<Set<string>> {
     this.draining = true;

@@ -48,7 +48,7 @@ export async function adoptOrphan(
 }
 
 /**
- * Follow, from this replica, the upstream task a stopped replica was following (#15): claimed
+ * Follow, from this replica, the upstream task a stopped replica was following: claimed
  * like a re-run (fresh lease, checked atomically), but nothing runs again: the bridge attaches to
  * the stored upstream task (and its session) and goes on polling it, so the call runs once and
  * its result is the upstream's. Questions the stopped replica had shown are gone with it.
@@ -149,7 +149,7 @@ function requestIdOf(json: string | undefined): string | number | undefined {
 /**
  * Graceful drain (design: Replicas): owned calls get `drainMs` to finish; then each one left is
  * released for a re-run where that is allowed, and otherwise failed with a message saying why.
- * Returns the upstreams whose own tasks were handed over to another replica (#15): their
+ * Returns the upstreams whose own tasks were handed over to another replica: their
  * upstream sessions must outlive this replica, since those tasks live in them.
  */
 export async function drainOwned(deps: EngineDeps, owner: Owner, policy: RerunPolicy, drainMs: number): Promise<Set<string>> {
@@ -171,7 +171,7 @@ export async function drainOwned(deps: EngineDeps, owner: Owner, policy: RerunPo
 /**
  * A re-run needs another replica on a shared store: in the in-process store nobody would pick it
  * up. An upstream task or a response stream that outlives this replica is always handed over:
- * nothing runs again (#15).
+ * nothing runs again.
  */
 async function releasable(deps: EngineDeps, policy: RerunPolicy, call: OwnedCall): Promise<boolean> {
   if (deps.store.kind === "memory" || call.task.parked) return false;

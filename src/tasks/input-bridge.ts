@@ -31,7 +31,7 @@ export class InputBridge {
     private readonly call: { readonly caller: UpstreamCaller; readonly client: CallClient },
     private readonly deps: EngineDeps,
     private readonly timeouts: InputTimeouts,
-    /** A task's question went unanswered past its bound: the task fails with this reason (issue 14). */
+    /** A task's question went unanswered past its bound: the task fails with this reason. */
     private readonly onTimedOut: (reason: string) => void,
   ) {}
 
@@ -85,7 +85,7 @@ export class InputBridge {
     entry.timer.unref();
   }
 
-  /** A parked call's question nobody retried for: the upstream gets an error and the call goes on (README, MRTR). */
+  /** A parked call's question nobody retried for: the upstream gets an error and the call goes on (docs/concepts/tasks.md, MRTR). */
   private async expireParked(key: string, ms: number): Promise<void> {
     if (!this.pending.has(key)) return;
     await this.deps.store

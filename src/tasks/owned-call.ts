@@ -17,7 +17,7 @@ interface Ending {
   statusMessage?: string;
 }
 
-/** The named transition (#18) that writes each ending. */
+/** The named transition that writes each ending. */
 const ENDING_KIND = { completed: "complete", failed: "fail", cancelled: "cancel" } as const satisfies Record<TerminalStatus, TaskChange["kind"]>;
 
 /**
@@ -36,8 +36,7 @@ export type OwnedCallDone = (call: OwnedCall) => void;
  * It is also the sink of its upstream call's messages: progress becomes statusMessage,
  * server→client requests become input. A replica holds one of these per call in flight (10,000
  * or more), so it keeps only what it reads later, made nothing per call it can share
- * (no closures, no copy of the request or of the task record), and makes the rest on first use
- * (issue 16).
+ * (no closures, no copy of the request or of the task record), and makes the rest on first use.
  */
 export class OwnedCall implements MessageSink {
   readonly task: OwnedTask;
@@ -55,9 +54,9 @@ export class OwnedCall implements MessageSink {
   private throttle?: Throttle;
   private input?: InputBridge;
   lastRenewedAt: number;
-  /** The upstream task the call runs as, once known (#15): another replica may follow it after this one. */
+  /** The upstream task the call runs as, once known: another replica may follow it after this one. */
   upstreamTaskId?: string;
-  /** The task's life, shortened to what the upstream keeps of its own task (#15). */
+  /** The task's life, shortened to what the upstream keeps of its own task. */
   private ttlMs: number;
   /** The call's response stream can be resumed by another replica, and the task says from where. */
   resumable = false;
@@ -88,10 +87,10 @@ export class OwnedCall implements MessageSink {
     }
     if (!isNotification(message)) return true;
     if (message.method === "notifications/progress") this.progress(message.params ?? {});
-    // Where the call stands in its upstream's queue (issue 14).
+    // Where the call stands in its upstream's queue.
     else if (message.method === QUEUED_NOTICE) this.progress({ message: queueStatus(message.params?.ahead) });
     else if (message.method === UPSTREAM_TASK_NOTICE) this.bind(message.params ?? {});
-    // The upstream task's own statusMessage is the task's (#15).
+    // The upstream task's own statusMessage is the task's.
     else if (message.method === UPSTREAM_STATUS_NOTICE) this.progress({ message: message.params?.statusMessage });
     else if (message.method === STREAM_NOTICE) this.bindStream(message.params ?? {});
     // Logging and other notifications have nobody to go to once detached (not supported for tasks, the tasks extension, https://github.com/modelcontextprotocol/ext-tasks/blob/main/specification/draft/tasks.md).
@@ -131,7 +130,7 @@ export class OwnedCall implements MessageSink {
   /**
    * A renewal found the lease not held. A call that is writing its outcome releases its lease
    * with that write, so a renewal that runs just after it finds the lease gone: that is the
-   * call's end, not a loss (issue 17). Its terminal write, fenced by the token, says whether the
+   * call's end, not a loss. Its terminal write, fenced by the token, says whether the
    * lease really moved on (`write`).
    */
   renewalRefused(): void {
@@ -202,7 +201,7 @@ export class OwnedCall implements MessageSink {
     this.ending = true;
     this.timers?.forEach(clearTimeout);
     // The last progress the upstream sent, even if the throttle held it back: it goes out with
-    // the terminal write, in the same store call (issue 17).
+    // the terminal write, in the same store call.
     const progress = this.throttle?.stop();
     this.input?.close();
     try {
@@ -266,7 +265,7 @@ export class OwnedCall implements MessageSink {
     if (this.failReason) return { to: "failed", outcome: { error: { code: RPC.INTERNAL_ERROR, message: this.failReason } }, statusMessage: this.failReason };
     if ("error" in response) {
       if (response.error.code === CANCELLED_CODE && this.cancelling) return { to: "cancelled", statusMessage: "Cancelled at the client's request" };
-      // The upstream ended its own task cancelled (#15): so does the front task.
+      // The upstream ended its own task cancelled: so does the front task.
       if (cancelledUpstream(response.error)) return { to: "cancelled", statusMessage: response.error.message };
       return { to: "failed", outcome: { error: response.error }, statusMessage: response.error.message };
     }
@@ -287,7 +286,7 @@ export class OwnedCall implements MessageSink {
   }
 
   /**
-   * The call runs as the upstream's own task (#15): that task is stored with the front task (so
+   * The call runs as the upstream's own task: that task is stored with the front task (so
    * another replica can follow it), and the front task lives no longer than the upstream keeps it.
    */
   private bind(params: Record<string, unknown>): void {
@@ -354,7 +353,7 @@ function ownedTask({ id, principal, dialect, upstream, tool, createdAt, ttlMs, a
 /**
  * A write tried again after the store missed its deadline may find its own first try applied: the
  * store checks the lease before the status, so "wrong status" under this call's lease, in the very
- * status this call writes, is that first try (#16: at a wave's end in scenario r, thousands of
+ * status this call writes, is that first try (at a wave's end in scenario r, thousands of
  * outcome writes at once missed the deadline and were applied; their tasks ended uncounted and
  * unaudited). Only the owner ends a leased task completed or failed; a cancel by the client also
  * ends it cancelled, so a cancelled one is left to that cancel's count.
@@ -364,7 +363,7 @@ function endedByEarlierTry(result: TransitionResult, end: Ending): TaskRecord | 
   return result.task.status === end.to ? result.task : undefined;
 }
 
-/** A task's statusMessage while its call waits for a free slot on its upstream (issue 14). */
+/** A task's statusMessage while its call waits for a free slot on its upstream. */
 function queueStatus(ahead: unknown): string {
   return typeof ahead === "number" ? `queued: ${ahead} ahead` : "running";
 }

@@ -5,10 +5,10 @@ export interface ToolPolicy {
   taskSupport: TaskSupport;
   detachAfterMs: number;
   maxDurationMs?: number;
-  /** What a caller that declared no task support gets (issue 20): the tool's, else the upstream's, else tasks.unawareClients. */
+  /** What a caller that declared no task support gets: the tool's, else the upstream's, else tasks.unawareClients. */
   unawareClients: UnawareClients;
   /**
-   * How the upstream is called (#15): `always` as a task of its own (it requires one), `task`
+   * How the upstream is called: `always` as a task of its own (it requires one), `task`
    * as one when the front call becomes a task (it allows one, nativeTasks auto); absent: plainly.
    */
   native?: "always" | "task";
@@ -17,7 +17,7 @@ export interface ToolPolicy {
 }
 
 /**
- * A tool's task policy: the config override, else the upstream's `required` (#15), else the
+ * A tool's task policy: the config override, else the upstream's `required`, else the
  * configured defaults. The upstream's `forbidden` does not limit taskgate (SDK 1.x servers
  * declare it on every tool by default); its `required` does: such a tool is advertised as
  * required and always called upstream as a task of the upstream's own.
@@ -43,7 +43,7 @@ export function handlesUnaware(tasks: Config["tasks"], upstream: UpstreamConfig)
   return Object.values(upstream.tools).some((tool) => tool.unawareClients === "handle");
 }
 
-/** The policy with what the upstream declares for the tool, when it runs tasks of its own (#15). */
+/** The policy with what the upstream declares for the tool, when it runs tasks of its own. */
 export async function policyOf(
   tasks: Config["tasks"],
   upstream: UpstreamConfig,

@@ -9,7 +9,7 @@ const LOCK = "reaper";
 
 /** What the reaper hands back to the engine: run an orphan's call again here. */
 export type Adopt = (task: TaskRecord, statusMessage: string) => Promise<void>;
-/** Follow here what a stopped replica followed: the upstream's own task (#15), or the call's response stream. */
+/** Follow here what a stopped replica followed: the upstream's own task, or the call's response stream. */
 export type Resume = (task: TaskRecord) => Promise<void>;
 
 /**

@@ -13,7 +13,7 @@ export interface UpstreamEntry {
   retryOnOwnerLoss(tool: string): boolean | undefined;
   /** The upstream's tools/list as read once for every use (annotations, task support); made here when absent. */
   hints?: ToolHints;
-  /** How calls run as the upstream's own tasks, when it runs any (#15). */
+  /** How calls run as the upstream's own tasks, when it runs any. */
   native?: NativeCaller;
 }
 
@@ -35,7 +35,7 @@ export class RerunPolicy {
     this.upstreams.set(name, { entry, hints: entry.hints ?? new ToolHints(entry.caller, this.clock) });
   }
 
-  /** The bridge of an upstream whose own tasks outlive this replica (an HTTP upstream, #15). */
+  /** The bridge of an upstream whose own tasks outlive this replica (an HTTP upstream). */
   native(upstream: string): NativeCaller | undefined {
     const native = this.upstreams.get(upstream)?.entry.native;
     return native?.tasks.durable ? native : undefined;
@@ -53,7 +53,7 @@ export class RerunPolicy {
 
   /**
    * Whether a live replica follows what the stopped owner started rather than ending the task or
-   * running the call again: the upstream's own task (#15), or the call's response stream, which
+   * running the call again: the upstream's own task, or the call's response stream, which
    * the upstream replays from the stored event id.
    */
   follows(task: Pick<TaskRecord, "upstream" | "upstreamTaskId" | "lastEventId" | "parked">): boolean {
@@ -77,7 +77,7 @@ export class RerunPolicy {
 
   /**
    * Whether a call of this tool could ever run again. Only then does a task keep its arguments
-   * (README, Upstream credentials: tool arguments are not stored otherwise); with re-runs off
+   * (docs/operations/security.md, Upstream credentials: tool arguments are not stored otherwise); with re-runs off
    * this answers at once, without asking the upstream anything.
    */
   async mayRerun(upstream: string, tool: string): Promise<boolean> {

@@ -26,8 +26,8 @@ export interface SyncOptions {
   detachAfterMs?: number;
   /**
    * A question before the call detached detaches it at once instead of parking it in an MRTR
-   * round: the question then waits in the task (a caller served through the gateway tools,
-   * issue 20, answers it with the answer tool as tasks/update would).
+   * round: the question then waits in the task (a caller served through the gateway tools
+   * answers it with the answer tool as tasks/update would).
    */
   detachOnInput?: boolean;
 }

@@ -22,7 +22,7 @@ const CLIENT = { sessionId: "taskgate:tool-hints", capabilities: {} };
 /**
  * The upstream's own word on its tools, read from its `tools/list` and kept for a minute (or
  * until it says the list changed): which are safe to repeat (annotations) and which it runs as
- * tasks of its own (`execution.taskSupport`, #15). Annotations are hints (the spec says not to
+ * tasks of its own (`execution.taskSupport`). Annotations are hints (the spec says not to
  * trust them from untrusted servers); taskgate acts on them only when re-runs are switched on.
  */
 export class ToolHints {

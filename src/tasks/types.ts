@@ -58,7 +58,7 @@ export function isToolCall(call: TaskCall): boolean {
 
 /**
  * How the engine runs a call: with progress asked for (it becomes statusMessage), and the task's
- * TTL, which an upstream that runs the call as a task of its own is asked for (#15).
+ * TTL, which an upstream that runs the call as a task of its own is asked for.
  */
 export function taskCallOptions(ttlMs: number): { trackProgress: true; ttlMs: number } {
   return { trackProgress: true, ttlMs };

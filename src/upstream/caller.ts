@@ -18,7 +18,7 @@ export interface CallClient {
   authorization?: string;
   /**
    * The upstream session the call's messages go on, when it is not the connector's own: a
-   * task of the upstream's that another replica started in its session (#15).
+   * task of the upstream's that another replica started in its session.
    */
   upstreamSession?: string;
 }
@@ -50,7 +50,7 @@ export interface UpstreamCaller {
 export interface CallOptions {
   /** Ask the upstream for progress even when the client did not (detached calls turn it into statusMessage). */
   trackProgress?: boolean;
-  /** The front task's TTL, for a call the upstream runs as a task of its own (#15). */
+  /** The front task's TTL, for a call the upstream runs as a task of its own. */
   ttlMs?: number;
 }
 
@@ -58,7 +58,7 @@ export interface CancelOptions {
   /** false: ask the upstream to stop, but keep waiting for its answer (a result may still win). */
   abandon?: boolean;
   /**
-   * Stop waiting without asking the upstream to stop a task of its own (#15), or a call whose
+   * Stop waiting without asking the upstream to stop a task of its own, or a call whose
    * response stream can be resumed (STREAM_NOTICE): another replica follows it from now on (a
    * lost lease, a hand-over at shutdown). Any other call is cancelled upstream as usual.
    */

@@ -42,7 +42,7 @@ export interface UpstreamConnector {
   /**
    * Close stdin → SIGTERM → SIGKILL (stdio), or DELETE the session (HTTP). Idempotent.
    * `keepSession` (HTTP): leave the session to the upstream's own timeout, because another
-   * replica follows tasks of the upstream's that live in it (#15).
+   * replica follows tasks of the upstream's that live in it.
    */
   close(options?: { keepSession?: boolean }): Promise<void>;
   /** The upstream session requests go on now (HTTP, `Mcp-Session-Id`); undefined over stdio. */
@@ -59,7 +59,7 @@ export interface OnBehalf {
   authorization?: string | undefined;
   /**
    * An upstream session other than the connector's own (HTTP): where a task of the upstream's
-   * lives that another replica started (#15). Its loss is reported, never renewed.
+   * lives that another replica started. Its loss is reported, never renewed.
    */
   session?: string | undefined;
   /**

@@ -36,7 +36,7 @@ export type Exchange = (method: string, params: Record<string, unknown>) => Prom
 /**
  * Which protocol to speak with the upstream (https://modelcontextprotocol.io/specification/2026-07-28/basic/versioning).
  * `auto` sends `initialize` first, so a dual-era server keeps the session taskgate has always
- * had with it (README: upstream generations); an -32022 answer naming 2026-07-28 is followed to
+ * had with it (docs/concepts/upstreams.md); an -32022 answer naming 2026-07-28 is followed to
  * the stateless wire (`server/discover`), one naming another legacy version to an `initialize`
  * with that one, and an upstream that refuses `initialize` otherwise is asked `server/discover`.
  * Nothing is sent twice unchanged but a refused probe, once, so a refusal never turns into a loop;

@@ -16,7 +16,7 @@ export interface WaitOptions {
 /**
  * One request waiting for its response. A plain object with methods rather than a set of
  * closures: a detached call keeps its entry for as long as the upstream runs, and 10,000 of them
- * are held at once (issue 16).
+ * are held at once.
  */
 class Entry {
   timer: NodeJS.Timeout | undefined = undefined;

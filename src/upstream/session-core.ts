@@ -95,7 +95,7 @@ export class SessionCore {
   /**
    * Not an async function: when ready (nearly always) the caller gets the pending request's own
    * promise, with no layer of promises and reactions held around it for as long as the upstream
-   * runs (issue 16: a detached call holds it, 10,000 at once).
+   * runs (a detached call holds it, 10,000 at once).
    */
   request(req: UpstreamRequest): Promise<JsonRpcResponse> {
     const handshake = this.handshakeInProgress();

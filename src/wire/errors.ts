@@ -23,7 +23,7 @@ export const ERRORS = {
   // RFC 6750 §3.1: a valid token without the scope the request needs.
   insufficient_scope: { code: -32600, status: 403, message: "Forbidden: insufficient scope" },
   auth_unavailable: { code: -32603, status: 503, message: "Service Unavailable: the token could not be checked" },
-  // Limits (README "Security"): -32000 is in the implementation-defined range (https://modelcontextprotocol.io/specification/2026-07-28/basic).
+  // Limits (docs/operations/capacity.md, Limits): -32000 is in the implementation-defined range (https://modelcontextprotocol.io/specification/2026-07-28/basic).
   rate_limited: { code: -32000, status: 429, message: "Too Many Requests" },
   too_many_tasks: { code: -32000, status: 429, message: "Too many active tasks for this caller" },
   too_many_streams: { code: -32000, status: 429, message: "Too many open streams for this caller" },
@@ -51,7 +51,7 @@ export type ErrorKind = keyof typeof ERRORS;
 
 /**
  * The errors that refuse a request before its method runs, by reason: counted as refusals in
- * `mcp_server_operation_duration_seconds` (README: Observability). Every other error counts by
+ * `mcp_server_operation_duration_seconds` (docs/reference/metrics.md). Every other error counts by
  * its JSON-RPC code.
  */
 const REFUSALS: Partial<Record<ErrorKind, Refusal>> = {

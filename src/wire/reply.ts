@@ -48,8 +48,8 @@ export class CallReply implements MessageSink {
   /**
    * Resolve `work` (which never rejects) into the HTTP response. A call still running after
    * `keepAliveMs` turns into an SSE stream when the client accepts one, so its keep-alive
-   * comments reach proxies that cut idle connections (README "Recipes": behind a timeout). One
-   * promise and one reaction per reply: this runs for every relayed call (#16).
+   * comments reach proxies that cut idle connections (docs/guides/behind-a-timeout.md). One
+   * promise and one reaction per reply: this runs for every relayed call.
    */
   respond(work: Promise<JsonRpcMessage>): Promise<Response> {
     // Streaming already (startStream, or a message sent before the call was handed over).

@@ -16,7 +16,7 @@ const TASKS = 200;
 const TOOLS = { echo: { taskSupport: "required" }, deploy: { taskSupport: "required" }, sleep: { taskSupport: "required" }, hang: { taskSupport: "required" } };
 /**
  * The default lease: far longer than a Redis restart even on a loaded machine, so owners keep
- * their calls through it (an outage longer than leaseMs abandons them: README, failure table).
+ * their calls through it (an outage longer than leaseMs abandons them: docs/operations/failure-modes.md).
  */
 const TASK_CONFIG = { detachAfterMs: 200, cancelGraceMs: 300, pollIntervalMs: 300, leaseMs: 15_000, reaperIntervalMs: 500 };
 

@@ -8,7 +8,7 @@ import { modern, WITH_TASKS } from "../helpers/modern.js";
 import { demoStdio, startGateway, type GatewayProcess } from "../helpers/processes.js";
 import { waitFor } from "../helpers/wait-for.js";
 
-/** HTTP status → the JSON-RPC codes taskgate may answer with it (README, errors table). */
+/** HTTP status → the JSON-RPC codes taskgate may answer with it (docs/reference/errors.md). */
 const CODES_BY_STATUS: Record<number, number[]> = {
   200: [-32600, -32601, -32602, -32603, -32001, -32000],
   400: [-32700, -32600, -32602, -32020, -32021, -32022],

@@ -37,7 +37,7 @@ describe("per-principal limits answer with a clear error", () => {
   const call = (who: string, method: string, params: Record<string, unknown>, capabilities: Record<string, unknown> = WITH_TASKS) =>
     modern(gw.mcpUrl, method, params, { capabilities, headers: as(who) });
 
-  // First: over stdio an upstream question is attributed to the only call in flight (README), so
+  // First: over stdio an upstream question is attributed to the only call in flight (docs/operations/isolation.md), so
   // this runs before the other tests leave hanging calls behind.
   it("refuses inputResponses over maxInputResponsesBytes with -32602 and keeps the question open", async () => {
     const answer = await call("frank", "tools/call", { name: "deploy", arguments: { service: "api", seconds: 0.1 } }, ELICIT);

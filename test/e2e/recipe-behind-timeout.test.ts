@@ -15,7 +15,7 @@ const RECIPE = join(ROOT, "config/recipes/behind-timeout.yaml");
 const TOOL = { name: "sleep", arguments: { seconds: 20, progressIntervalMs: 1000 } };
 const FOLLOW = { timeoutMs: 60_000, intervalMs: 1000 };
 
-// README "Recipes": a hop that cuts every request at 5 s and idle streams at 10 s stands between
+// docs/guides/behind-a-timeout.md: a hop that cuts every request at 5 s and idle streams at 10 s stands between
 // the clients and taskgate, run from the recipe's own file; a 20 s tool completes for all three
 // kinds of client, while the same call made plain is cut.
 describe("recipe: behind a timeout-limited hop", () => {

@@ -11,7 +11,7 @@ import { waitFor } from "../helpers/wait-for.js";
 
 const FOLLOW = { timeoutMs: 30_000, intervalMs: 200 };
 
-// README "Recipes": retrofit a legacy stdio server. Each recipe's own file is loaded (schema,
+// docs/guides/retrofit-stdio.md: retrofit a legacy stdio server. Each recipe's own file is loaded (schema,
 // then a real gateway from it) in front of its unmodified server, which knows nothing of tasks.
 describe.each([
   { lang: "Python (standard library only)", file: "config/recipes/retrofit-python.yaml" },

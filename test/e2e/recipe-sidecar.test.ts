@@ -22,7 +22,7 @@ const entrypoint: string[] = JSON.parse(/^ENTRYPOINT (.*)$/m.exec(readFileSync(j
 const preStopMs = (c: any) => Number(c.lifecycle.preStop.exec.command.at(-1)) * 1000;
 const portOf = (c: any, name: string) => c.ports.find((p: any) => p.name === name).containerPort;
 
-// README "Recipes": an ops-managed sidecar. The pod's own file is checked for consistency, then
+// docs/guides/kubernetes-sidecar.md: an ops-managed sidecar. The pod's own file is checked for consistency, then
 // its containers' commands run here (ports moved to free ones, Redis to the test's) and probed.
 describe("recipe: taskgate as a sidecar next to an MCP server in one pod", () => {
   it("probes the ports and paths the configuration listens on", () => {

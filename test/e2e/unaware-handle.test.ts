@@ -197,7 +197,7 @@ describe("handle mode under the caller's limits and audit", () => {
     const { client } = await connectClient(gw.mcpUrl, { headers: as("alice") });
     try {
       const { taskId } = ((await call(client, "hang", {})) as any).structuredContent;
-      // HTTP 429 with -32000, as for every task over the limit (README "Limits").
+      // HTTP 429 with -32000, as for every task over the limit (docs/operations/capacity.md, Limits).
       await expect(call(client, "hang", {})).rejects.toThrow(/Too many active tasks/);
       await call(client, "taskgate_cancel", { taskId });
       await waitFor(() => gw.output().includes('"task ended"'), { what: "the task to end" });

@@ -50,7 +50,7 @@ export async function startRedis(opts: StartRedisOptions = {}): Promise<RedisPro
 }
 
 async function spawnRedis(port: number, dir: string, appendonly: boolean): Promise<ChildProcess> {
-  // With AOF, fsync every write (the setting the README recommends): a SIGKILL then loses nothing acknowledged.
+  // With AOF, fsync every write (the setting docs/guides/replicas-redis.md recommends): a SIGKILL then loses nothing acknowledged.
   const aof = appendonly ? ["--appendonly", "yes", "--appendfsync", "always"] : ["--appendonly", "no"];
   const args = ["--port", String(port), "--bind", "127.0.0.1", "--save", "", ...aof];
   const child = spawn("redis-server", [...args, "--dir", dir, "--daemonize", "no", "--loglevel", "warning"], {

@@ -34,8 +34,8 @@ describe("the module map", () => {
     expect(MODULE_MAP.map((m) => m.name).sort()).toEqual(present);
   });
 
-  it("is the table docs/architecture.md holds", () => {
-    expect(readFileSync(join(SRC, "../docs/architecture.md"), "utf8")).toContain(moduleMapTable());
+  it("is the table docs/contributing/architecture.md holds", () => {
+    expect(readFileSync(join(SRC, "../docs/contributing/architecture.md"), "utf8")).toContain(moduleMapTable());
   });
 });
 

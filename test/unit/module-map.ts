@@ -1,7 +1,7 @@
 /**
  * The module map of src/: every folder, what it owns, and which folders its code may import at
  * run time (`import type` is free). test/unit/import-direction.test.ts is generated from it and
- * docs/architecture.md holds its table (`moduleMapTable`), checked to be current.
+ * docs/contributing/architecture.md holds its table (`moduleMapTable`), checked to be current.
  *
  * `exceptions` are arrows today's tree has that the map does not want; each names the change that
  * removes it (#18). An exception nobody uses any more fails the test, so the list only shrinks.
@@ -21,7 +21,11 @@ export const MODULE_MAP: readonly ModuleEntry[] = [
     owns: "small pure helpers with no home of their own (the one backoff, the forwarded Authorization, a URL as taskgate writes it)",
     mayImport: [],
   },
-  { name: "config", owns: "the one schema; reading files, env and flags, once; the README's configuration reference", mayImport: [] },
+  {
+    name: "config",
+    owns: "the one schema; reading files, env and flags, once; the configuration reference (docs/reference/configuration.md) and config/taskgate.example.yaml",
+    mayImport: [],
+  },
   { name: "observability", owns: "logger, metrics, tracing, audit, request outcomes", mayImport: ["jsonrpc", "util"] },
   { name: "auth", owns: "who is calling: bearer, JWT, trusted header, OAuth token checks", mayImport: ["config", "observability"] },
   {
@@ -77,7 +81,7 @@ export const MODULE_MAP: readonly ModuleEntry[] = [
   },
 ];
 
-/** The Markdown table docs/architecture.md holds between its markers. */
+/** The Markdown table docs/contributing/architecture.md holds between its markers. */
 export const MAP_START = "<!-- module-map:start -->";
 export const MAP_END = "<!-- module-map:end -->";
 

@@ -21,7 +21,7 @@ const text = (value: string): CallToolResult => ({ content: [{ type: "text", tex
 const ms = z.number().int().nonnegative().max(600_000);
 
 /**
- * The task-native demo server (#15), written with the SDK 1.x's own task support
+ * The task-native demo server, written with the SDK 1.x's own task support
  * (`registerToolTask`; https://modelcontextprotocol.io/specification/2025-11-25/basic/utilities/tasks):
  * `review` requires a task and asks a question mid-task; `crunch` requires a task and takes its
  * time in steps; `tally` allows a task (the SDK runs it to its end for a plain call); `echo` is

@@ -22,7 +22,7 @@ export async function pauseWithProgress({ seconds, intervalMs, signal, onTick }:
   // The last tick says the work is all done ("Slept 2/2 s"), as a real tool's last progress
   // would; it goes out before the result, on the same stream. A client that reads both at once may
   // drop it (the SDK 1.x client handles notifications a microtask after responses); a task keeps
-  // it as its final statusMessage (issue 17).
+  // it as its final statusMessage.
   if (seconds > 0) await onTick(seconds);
 }
 

@@ -38,9 +38,9 @@ export class LegacyFront {
     private readonly relay: Relay,
     private readonly keepAliveMs: number,
     private readonly tasksA?: TasksA,
-    /** tasks.unawareClients: handle (issue 20): long calls of callers without task support. */
+    /** tasks.unawareClients: handle: long calls of callers without task support. */
     private readonly unaware?: Unaware,
-    /** The bridge to the upstream's own tasks: a plain call of a tool it runs only as a task waits on it (#15). */
+    /** The bridge to the upstream's own tasks: a plain call of a tool it runs only as a task waits on it. */
     private readonly native?: NativeCaller,
   ) {}
 
@@ -58,11 +58,11 @@ export class LegacyFront {
       });
     if (isRequest(message) && this.tasksA?.handles(session, message.method)) {
       // Only tasks/result waits on the request's signal; reading it makes @hono/node-server build
-      // an AbortController for the request (#16), so every other method leaves it unread.
+      // an AbortController for the request, so every other method leaves it unread.
       const signal = message.method === "tasks/result" ? req.signal : undefined;
       return this.tasksA.handle(session, message, req.accepts, signal, req.authorization);
     }
-    // The upstream's tasks are taskgate's own session's, never a client's to read (#15).
+    // The upstream's tasks are taskgate's own session's, never a client's to read.
     if (isRequest(message) && message.method.startsWith("tasks/"))
       return failureResponse({ jsonrpc: "2.0", id: message.id, error: { code: RPC.METHOD_NOT_FOUND, message: `Method not found: ${message.method}` } });
     if (isRequest(message)) {
@@ -131,7 +131,7 @@ export class LegacyFront {
     return reply.respond(Promise.resolve({ jsonrpc: "2.0", id: message.id, result }));
   }
 
-  /** A tool the upstream runs only as its own task goes through the bridge; the caller waits (#15). */
+  /** A tool the upstream runs only as its own task goes through the bridge; the caller waits. */
   private async callerOf(request: JsonRpcRequest): Promise<UpstreamCaller> {
     if (!this.native || request.method !== "tools/call") return this.relay;
     const support = await this.native.tasks.support(String(request.params?.name ?? "")).catch(() => undefined);

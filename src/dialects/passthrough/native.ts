@@ -7,7 +7,7 @@ import { ExtensionTasks } from "../../upstream/native-tasks/tasks-extension.js";
 import type { Relay } from "../../upstream/mux/relay.js";
 
 /**
- * The bridge to an upstream's own tasks (#15): the 2025-11-25 tasks utility over its relay, or,
+ * The bridge to an upstream's own tasks: the 2025-11-25 tasks utility over its relay, or,
  * for a 2026-07-28 upstream that offers it, the io.modelcontextprotocol/tasks extension.
  * `hints` is the upstream's tools/list as read once for everyone (task support, annotations),
  * read again when the upstream says its tools changed. An HTTP upstream's tasks outlive this

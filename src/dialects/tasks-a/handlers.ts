@@ -24,7 +24,7 @@ export interface TasksADeps {
   relay: Relay;
   /** Who runs task calls; the relay over the shared session unless the upstream has `isolation: per-call`. */
   caller?: UpstreamCaller;
-  /** The bridge to the upstream's own tasks, for tools it runs as tasks (#15). */
+  /** The bridge to the upstream's own tasks, for tools it runs as tasks. */
   native?: NativeCaller;
   upstream: UpstreamConfig;
   tasks: Config["tasks"];
@@ -74,7 +74,7 @@ export class TasksA {
    * principal's tasks, and the questions of the tasks this session created, re-id'd with `:get`
    * and carrying the related-task `_meta` (which stream carries what: SessionNotices). A client
    * that polls tasks/get to the end and never holds tasks/result (the ext-tasks library) reads
-   * them here. Another session's questions never come here, even of the same principal (issue 14).
+   * them here. Another session's questions never come here, even of the same principal.
    */
   async watch(session: SessionRecord, sink: MessageSink): Promise<(() => Promise<void>) | undefined> {
     if (session.protocolVersion !== DIALECT_A_VERSION) return undefined;
@@ -132,7 +132,7 @@ export class TasksA {
             message: `Task augmentation required for tools/call requests: tool '${name}' runs only as a task`,
           }),
         );
-      // A tool the upstream runs only as its own task, allowed plainly here by the config: the caller waits for the bridge (#15).
+      // A tool the upstream runs only as its own task, allowed plainly here by the config: the caller waits for the bridge.
       return this.relayed(session, request, accepts, authorization, callerFor(policy, false, native, undefined));
     }
     if (policy.taskSupport === "forbidden")
@@ -163,7 +163,7 @@ export class TasksA {
 
   /**
    * tools/list with `execution.taskSupport` from taskgate's policy, replacing the upstream's: a
-   * tool the upstream requires tasks for stays `required` (#15), unless the config says otherwise.
+   * tool the upstream requires tasks for stays `required`, unless the config says otherwise.
    */
   private async toolsList(session: SessionRecord, request: JsonRpcRequest, accepts: Accepts, authorization: string | undefined): Promise<Response> {
     const reply = new CallReply(accepts, this.deps.keepAliveMs);

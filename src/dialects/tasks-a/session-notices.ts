@@ -24,7 +24,7 @@ export interface SessionStream {
 
 /**
  * What each stream of a 2025-11-25 session carries, so that the client is told each thing once
- * (issue 17) while a client that reads only one kind of stream still gets everything (issue 14).
+ * while a client that reads only one kind of stream still gets everything.
  *
  * Status: `notifications/tasks/status` go on the `tasks/result` stream while one is open for that
  * task, else on the session's GET stream, and a snapshot the session was told is not repeated.

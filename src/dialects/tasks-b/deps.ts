@@ -12,7 +12,7 @@ export interface TasksBDeps {
   relay: Relay;
   /** Who runs tools/call: the pool of a pooled stdio upstream (isolation pool or per-call), else the relay. */
   caller?: UpstreamCaller;
-  /** The bridge to the upstream's own tasks, for tools it runs as tasks (#15). */
+  /** The bridge to the upstream's own tasks, for tools it runs as tasks. */
   native?: NativeCaller;
   upstream: UpstreamConfig;
   tasks: Config["tasks"];
@@ -20,7 +20,7 @@ export interface TasksBDeps {
   requestState: RequestStateCodec;
   /** limits.maxInputResponsesBytes: the largest inputResponses (tasks/update, MRTR retry) taken. */
   maxInputResponsesBytes: number;
-  /** tasks.unawareClients: handle (issue 20): callers without the extension, through the gateway tools. */
+  /** tasks.unawareClients: handle: callers without the extension, through the gateway tools. */
   unaware?: Unaware;
 }
 

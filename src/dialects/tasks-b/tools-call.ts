@@ -22,7 +22,7 @@ export async function toolsCall(deps: TasksBDeps, call: ModernCall, front: Moder
   const policy = await policyOf(deps.tasks, deps.upstream, name, deps.native);
   const declared = declaresTasks(call.client.capabilities);
   if (!declared && takesModernCall(deps.unaware, call, name)) return serveModernCall(deps.unaware, call, front);
-  // Required by the config: refused (-32021). Required by the upstream only (#15): the caller
+  // Required by the config: refused (-32021). Required by the upstream only: the caller
   // waits while taskgate follows the upstream's task, with MRTR rounds for its questions.
   if (!declared && policy.taskSupport === "required" && !policy.requiredByUpstream)
     throw new GatewayError("missing_capability", `tool '${name}' runs only as a task: declare ${TASKS_EXTENSION}`, REQUIRED_CAPABILITIES);

@@ -33,7 +33,7 @@ const TASK_STATUS_SCHEMA = {
 const taskIdOnly = { type: "object", properties: { taskId: TASK_ID }, required: ["taskId"], additionalProperties: false } as const;
 
 /**
- * The tools a task-unaware caller sees in handle mode (issue 20), in the shape of the MCP Tool
+ * The tools a task-unaware caller sees in handle mode, in the shape of the MCP Tool
  * (tools/list). The result tool has no outputSchema: it returns the upstream tool's own result,
  * whose structuredContent follows that tool's schema, not one of taskgate's.
  */

@@ -57,7 +57,7 @@ function questionsText(task: TaskRecord): string {
 }
 
 /**
- * What a task-unaware caller gets when its call detached (issue 20): an ordinary CallToolResult,
+ * What a task-unaware caller gets when its call detached: an ordinary CallToolResult,
  * not an error, saying the work goes on and naming the tools that follow it.
  */
 export function detachedResult(task: TaskRecord, tool: string, names: GatewayToolNames, asking = false): Record<string, unknown> {

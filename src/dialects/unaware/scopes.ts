@@ -10,7 +10,7 @@ const STANDS_FOR: Record<GatewayToolKind, readonly string[]> = {
 };
 
 /**
- * The scope policy with the gateway tools added (issue 20): calling one needs the scopes of the
+ * The scope policy with the gateway tools added: calling one needs the scopes of the
  * task method it stands for, besides any configured for its name, so handle mode opens no way
  * around a scope an operator put on tasks/cancel or tasks/update.
  */

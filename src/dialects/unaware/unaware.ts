@@ -17,7 +17,7 @@ export interface UnawareDeps {
   relay: Relay;
   /** Who runs tools/call; the relay over the shared session unless the upstream has `isolation: per-call`. */
   caller?: UpstreamCaller;
-  /** The bridge to the upstream's own tasks, for tools it runs as tasks (#15). */
+  /** The bridge to the upstream's own tasks, for tools it runs as tasks. */
   native?: NativeCaller;
   upstream: UpstreamConfig;
   tasks: Config["tasks"];
@@ -35,7 +35,7 @@ export interface UnawareCall {
 }
 
 /**
- * `tasks.unawareClients: handle` (issue 20): callers that declared neither task dialect still get
+ * `tasks.unawareClients: handle`: callers that declared neither task dialect still get
  * long calls detached. Their tools/call runs through the engine exactly as a dialect B call does
  * (sync-call.ts: detach after detachAfterMs, at once for a required tool) and, once detached, is
  * answered with an ordinary CallToolResult naming the gateway tools; those tools read, cancel

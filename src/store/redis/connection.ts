@@ -87,7 +87,7 @@ export class RedisConnection {
   /**
    * One command, bounded by ioredis's own `commandTimeout` (the same `callTimeoutMs`) instead of a
    * second timer and race per call: the store's hottest reads (a poll's one script) go through
-   * here (#16). Not ready yet: the same wait and deadline as `call`.
+   * here. Not ready yet: the same wait and deadline as `call`.
    */
   command<T>(fn: (client: Redis | Cluster) => Promise<T>): Promise<T> {
     if (this.closed || this.client.status !== "ready") return this.call(fn);

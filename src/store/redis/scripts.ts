@@ -13,7 +13,7 @@ import type { RedisConnection } from "./connection.js";
  *   2. Add it to `allScripts` in `lua/index.ts`.
  *   3. Call `scripts.run(script, keys, args)` (or `runEach` for a batch) from the store, and
  *      read its return code in the one function that knows the codes (task-replies.ts).
- * A task transition (#18) is named: its rule (the statuses it starts from) goes in
+ * A task transition is named: its rule (the statuses it starts from) goes in
  * TRANSITION_RULES (../task-rules.ts), its kind in TaskChange, its script is built with
  * `transitionLua` (lua/common.ts, which checks the rule inside Lua) and listed in lua/transitions.ts,
  * its ARGV in task-changes.ts, and it gets a case in test/contract/redis-transition-scripts.test.ts.

@@ -1,6 +1,6 @@
 import type { TaskRecord, UpstreamTaskRef } from "../../store/contract.js";
 
-/** What a front task learns when its call becomes an upstream task (#15). */
+/** What a front task learns when its call becomes an upstream task. */
 export interface Binding {
   ref: UpstreamTaskRef;
   /** A shorter life for the front task, when the upstream keeps its task less long; else undefined. */

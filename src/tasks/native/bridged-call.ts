@@ -12,7 +12,7 @@ import type {
 import { CANCELLED_CODE, type CallClient } from "../../upstream/caller.js";
 import { notice, UPSTREAM_STATUS_NOTICE, UPSTREAM_TASK_NOTICE, type UpstreamTaskNotice } from "./notices.js";
 
-/** The upstream's pollInterval, bounded: never faster than this, never slower than that (#15). */
+/** The upstream's pollInterval, bounded: never faster than this, never slower than that. */
 export const MIN_POLL_MS = 100;
 export const MAX_POLL_MS = 10_000;
 
@@ -31,7 +31,7 @@ export interface StopOptions {
 }
 
 /**
- * One tools/call run as a task of the upstream's own, followed to its end (#15): the upstream's
+ * One tools/call run as a task of the upstream's own, followed to its end: the upstream's
  * answer is the call's answer, its questions go to the call's sink under their keys, its status
  * is read at the upstream's pollInterval (bounded) and taken from its pushes.
  */

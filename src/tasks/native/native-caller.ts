@@ -6,7 +6,7 @@ import type { CallClient, CallOptions, CancelOptions, StreamResume, UpstreamCall
 import { BridgedCall } from "./bridged-call.js";
 
 /**
- * The caller of tools that run as the upstream's own tasks (#15): each tools/call becomes a task
+ * The caller of tools that run as the upstream's own tasks: each tools/call becomes a task
  * upstream (`UpstreamTasks.start`) and is followed to its end by a BridgedCall; the call's
  * answer is the upstream task's. Everything else, and every call that is not one of its own,
  * goes to `inner` (the relay over the upstream session).

@@ -3,7 +3,7 @@ import { CANCELLED_CODE } from "../../upstream/caller.js";
 
 /**
  * What the bridge tells the task a call runs as (never a client), through the call's sink like
- * QUEUED_NOTICE (#15): the upstream task it follows, and that task's status as the upstream
+ * QUEUED_NOTICE: the upstream task it follows, and that task's status as the upstream
  * reports it. A call that ends before it detaches drops them.
  */
 export const UPSTREAM_TASK_NOTICE = "notifications/taskgate/upstream-task";

@@ -88,7 +88,7 @@ export class HttpLink {
     if (onBehalf?.resume !== undefined && isRequest(message)) return this.resumeStream(message, onBehalf, onBehalf.resume);
     let { response, sessionId } = await this.post(message, onBehalf);
     if (response.status === 404 && onBehalf?.session !== undefined && onBehalf.session !== sessionId) {
-      // Another replica's session (#15): gone with its tasks; nothing to renew here.
+      // Another replica's session: gone with its tasks; nothing to renew here.
       await response.discard();
       throw new UpstreamError(`upstream '${this.name}' no longer knows session ${onBehalf.session} (HTTP 404)`, "protocol");
     }

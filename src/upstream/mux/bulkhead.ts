@@ -1,5 +1,5 @@
 /**
- * The most calls one upstream runs at once (issue 14, "a bulkhead for legacy servers"): calls
+ * The most calls one upstream runs at once ("a bulkhead for legacy servers"): calls
  * beyond it wait in a FIFO queue, each told how many are ahead of it as the queue moves, for at
  * most `queueTimeoutMs`. A call that leaves the queue before its turn (cancelled) never starts.
  */

@@ -1,6 +1,6 @@
 import type { Logger } from "../../observability/logger.js";
 
-/** How long a question may wait for the other calls on its process to end (README: Isolation). */
+/** How long a question may wait for the other calls on its process to end (docs/operations/isolation.md). */
 export const HOLD_MS = 30_000;
 
 /** A question held until one call of those in flight when it came can have asked it. */
@@ -12,7 +12,7 @@ interface Held<C> {
 
 /**
  * Attribution by elimination, for a process that runs several calls at once (the quiet lane of
- * `isolation: pool`, #14): a question that comes while several calls are in flight is held; each
+ * `isolation: pool`): a question that comes while several calls are in flight is held; each
  * call that ends is struck off, since a handler that answered its call has stopped asking; when
  * one call is left, the question is its. It is given up (answered as cancelled, never shown) when
  * no call is left, when the hold runs out, or when a call ended on taskgate's side while its

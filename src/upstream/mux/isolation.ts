@@ -33,7 +33,7 @@ const HTTP_RETRY_INITIAL_MS = 200;
 const HTTP_RETRY_MAX_MS = 10_000;
 
 /**
- * Builds what `upstreams[].isolation` asks for (README: Isolation). `shared`: every call on the
+ * Builds what `upstreams[].isolation` asks for (docs/operations/isolation.md). `shared`: every call on the
  * home connection, bounded by `maxInFlight`. `pool` and `per-call`: each call alone on a member
  * of a pool (a stdio process, or an HTTP session with its own GET stream), so what the upstream
  * asks outside a call's own stream (stdio: anywhere; HTTP: the session's GET stream, where the

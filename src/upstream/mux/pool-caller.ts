@@ -41,7 +41,7 @@ export interface SharedQuietCalls {
  * their turn in the bulkhead's queue. A process whose call ended cleanly (the server answered it,
  * nobody cancelled it) serves the next call; any other is retired: its open questions are answered
  * as cancelled so its handler can unwind, and it is ended after the kill ladder's grace, since its
- * handler may still run and ask (issue 14, point 3). With `shareQuietCalls` (the default), the
+ * handler may still run and ask. With `shareQuietCalls` (the default), the
  * calls of tools that have shown themselves quiet run together on the quiet lane (quiet-lane.ts).
  */
 export class PoolCaller implements PooledCalls {

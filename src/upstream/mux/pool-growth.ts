@@ -5,7 +5,7 @@
  * time, never beyond `poolSize`:
  *
  * - **stalled**: no process came back for `STALL_MS` while calls wait: the calls in flight are
- *   slow, and a call beside them should not wait for them (#14, three long calls and one that asks).
+ *   slow, and a call beside them should not wait for them (three long calls and one that asks).
  * - **crowded**: over a window of `CROWDED_MS`, the processes that came back found on average at
  *   least `CROWDED_WAITING_PER_PROCESS` calls waiting per process in use (a call waits two whole
  *   calls or more before it runs): a steady load of quick calls, more than the processes can take

@@ -20,7 +20,7 @@ export interface AskingCall {
 /** How the relay's calls are found: by the upstream id a transport names, and how many run. */
 export interface CallIndex {
   byUpstreamId(id: JsonRpcId): AskingCall | undefined;
-  /** The tasks/result waiting on this upstream task (#15). */
+  /** The tasks/result waiting on this upstream task. */
   byRelatedTask(taskId: string): AskingCall | undefined;
   /** The only call in flight, if exactly one is. */
   only(): AskingCall | undefined;
@@ -108,7 +108,7 @@ export class Questions {
     return true;
   }
 
-  /** Questions the cancelled call asked that are still open, answered as cancelled (issue 14, point 3). */
+  /** Questions the cancelled call asked that are still open, answered as cancelled. */
   async dismiss(call: AskingCall): Promise<void> {
     for (const open of this.open.takeAll(call)) await this.reply(open.upstreamId, cancelledAnswer(open.method));
   }

@@ -60,7 +60,7 @@ export interface LaneProcess {
 }
 
 /**
- * The quiet lane (#14, point 7): tools known to be quiet share one process of the pool, many calls
+ * The quiet lane: tools known to be quiet share one process of the pool, many calls
  * at once, as `isolation: shared` would run them, instead of a process each. Its questions are
  * held and tied to a call by elimination (elimination.ts). The lane closes, drains and is ended
  * as soon as it heard a question or a call left it running (cancelled, timed out): a later call

@@ -14,7 +14,7 @@ import { SessionStreams } from "./session-streams.js";
 export { CANCELLED_BEFORE_START, type CallOptions, type PooledCalls, type RelayOptions } from "./relay-options.js";
 // What is sent for one client's call (the call, its cancel, the client's answers to its questions)
 // carries that client's Authorization where forwarded, and the session of an upstream task another
-// replica started (#15); taskgate's own messages (initialize, restoring subscriptions and the
+// replica started; taskgate's own messages (initialize, restoring subscriptions and the
 // logging level, list refreshes) and session-wide notifications never do.
 import { onBehalfOf, STREAM_NOTICE, type CallClient, type CancelOptions, type UpstreamCaller } from "../caller.js";
 import { RPC } from "../../jsonrpc/codes.js";
@@ -37,7 +37,7 @@ interface InFlight {
   cancelSent?: boolean;
   /** Its place in the bulkhead's queue, until it starts: leaving it means it never starts. */
   leaveQueue?: (() => boolean) | undefined;
-  /** A tasks/result: the upstream task whose questions come on it (#15). */
+  /** A tasks/result: the upstream task whose questions come on it. */
   relatedTask?: string;
   /** Made by the task engine (trackProgress): it may hear of its stream's position (STREAM_NOTICE). */
   tracked?: boolean;
@@ -58,13 +58,13 @@ export class Relay implements UpstreamCaller {
   private readonly byFront = new Map<string, InFlight>();
   private readonly byUpstreamId = new Map<JsonRpcId, InFlight>();
   private readonly byProgressToken = new Map<string, InFlight>();
-  /** Open tasks/result requests by upstream task id: over stdio, a question's related-task `_meta` is its only link (#15). */
+  /** Open tasks/result requests by upstream task id: over stdio, a question's related-task `_meta` is its only link. */
   private readonly byRelatedTask = new Map<string, InFlight>();
   private nextToken = 0;
   /** The front session of the last call made here: on a pooled connection, whose log lines arrive after its call. */
   private lastCaller: string | undefined;
   private lastLogLevel?: Record<string, unknown>;
-  /** Where the upstream's notifications/tasks/status go (the native-task bridge, #15); never to a front session. */
+  /** Where the upstream's notifications/tasks/status go (the native-task bridge); never to a front session. */
   onTaskStatus: ((params: Record<string, unknown>) => void) | undefined;
 
   constructor(
@@ -97,11 +97,11 @@ export class Relay implements UpstreamCaller {
    */
   call(client: FrontClient, request: JsonRpcRequest, sink: MessageSink, options: CallOptions = {}): Promise<JsonRpcResponse> {
     const pooled = this.options.calls;
-    // A task-augmented call stays on the home process, where its tasks/get and tasks/result go too (#15).
+    // A task-augmented call stays on the home process, where its tasks/get and tasks/result go too.
     if (pooled && CALL_METHODS.has(request.method) && request.params?.task === undefined && pooled.takesCalls())
       return pooled.call(client, request, sink, options);
     const started = performance.now();
-    // Without a tracing SDK no span, nor its attributes and closure, is made per call (#16).
+    // Without a tracing SDK no span, nor its attributes and closure, is made per call.
     if (!tracingEnabled()) return this.relayCall(client, request, sink, options).then((response) => this.measured(request, response, started, options));
     const attributes = { "mcp.method": request.method, "taskgate.upstream": this.connector.name };
     // A promise reaction rather than an async callback: a detached call is held for as long as
@@ -322,7 +322,7 @@ export class Relay implements UpstreamCaller {
       if (target) target.sink.send({ ...message, params: { ...params, requestId: target.frontId } });
       return;
     }
-    // About a task of taskgate's own session upstream, never a front client's business (#15).
+    // About a task of taskgate's own session upstream, never a front client's business.
     if (message.method === "notifications/tasks/status") return this.onTaskStatus?.(params);
     // Session-wide news, whichever call's stream it came on: also for the modern wire's listen streams.
     this.listChanged.emit(message);

@@ -7,7 +7,7 @@ export interface Root {
   name?: string | undefined;
 }
 
-/** How an upstream's questions that belong to no client call are answered (issue 14, point 4). */
+/** How an upstream's questions that belong to no client call are answered. */
 export interface QuestionPolicy {
   /** Decides which advice the log gives: over HTTP attribution is by stream, over stdio by process. */
   transport: "stdio" | "http";
@@ -49,8 +49,8 @@ export function answerUnowned(request: JsonRpcRequest, policy: QuestionPolicy, l
 }
 
 /**
- * What a question of a cancelled call is answered with, so the server's handler can unwind
- * (issue 14, point 3): an elicitation is declined as `cancel` (2025-11-25 elicitation: the user
+ * What a question of a cancelled call is answered with, so the server's handler can unwind:
+ * an elicitation is declined as `cancel` (2025-11-25 elicitation: the user
  * dismissed it), anything else gets an error. The question is never shown to anyone.
  */
 export function cancelledAnswer(method: string): Outcome {

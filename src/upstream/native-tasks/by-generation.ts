@@ -14,7 +14,7 @@ import type {
 
 /**
  * The upstream's own tasks in the dialect of the generation negotiated with it, chosen at each
- * use: the upstream may come back from a restart speaking the other one (#15). A 2026-07-28
+ * use: the upstream may come back from a restart speaking the other one. A 2026-07-28
  * upstream that lists `io.modelcontextprotocol/tasks` is followed through the extension; any
  * other through the 2025-11-25 tasks utility (which declines when the session has no tasks).
  */

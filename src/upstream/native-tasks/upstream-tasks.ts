@@ -2,7 +2,7 @@ import type { JsonRpcErrorObject, JsonRpcRequest, JsonRpcResponse } from "../../
 import type { DIALECT_A_VERSION } from "../../jsonrpc/versions.js";
 
 /**
- * What taskgate needs from an upstream that runs tasks itself (#15), whatever task dialect it
+ * What taskgate needs from an upstream that runs tasks itself, whatever task dialect it
  * speaks. The bridge (src/tasks/native/) drives a front task from one of these; each upstream
  * task dialect implements it once:
  *

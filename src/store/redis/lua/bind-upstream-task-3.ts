@@ -2,7 +2,7 @@ import type { LuaScript } from "../scripts.js";
 import { transitionLua } from "./common.js";
 
 /**
- * bind-upstream-task-3: the call runs as the upstream's own task (#15): its id and session are
+ * bind-upstream-task-3: the call runs as the upstream's own task: its id and session are
  * kept with the task (so another replica can follow it), and the task lives no longer than the
  * upstream keeps its own. The status stays; any non-terminal one (task-rules.ts
  * TRANSITION_RULES["bind-upstream-task"]).

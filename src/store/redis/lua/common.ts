@@ -50,7 +50,7 @@ end
 `;
 
 /**
- * The prelude of a named transition (#18): its rule from task-rules.ts, and the checks every
+ * The prelude of a named transition: its rule from task-rules.ts, and the checks every
  * transition makes, in the order of refuseChange (task-rules.ts), which makes the same ones for the
  * memory store. KEYS: 1 task hash, 2 outcome, 3 lease; ARGV: 1 principal or '' (any), 2 lease
  * token or '' (unfenced), 3 now (epoch ms), 4 hint channel. `done()` ends the script after the

@@ -11,7 +11,7 @@ import { setStatusMessage } from "./set-status-message-3.js";
 import { startInput } from "./start-input-3.js";
 import { withdrawInput } from "./withdraw-input-3.js";
 
-/** The script of each named transition (#18): one each, with the same name as its rule in task-rules.ts. */
+/** The script of each named transition: one each, with the same name as its rule in task-rules.ts. */
 export const TRANSITION_SCRIPTS: Readonly<Record<TaskChange["kind"], LuaScript>> = {
   "start-input": startInput,
   "withdraw-input": withdrawInput,
