@@ -13,6 +13,7 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { ElicitRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 import { stringify } from "yaml";
 
 const ROOT = resolve(import.meta.dirname, "../..");
@@ -27,6 +28,12 @@ const SCENARIOS = {
   // The upstream closes the call's stream after a priming event (retry: 500); taskgate resumes it with GET and Last-Event-ID.
   "sse-retry": async (client) => expectText(await client.callTool({ name: "test_reconnection", arguments: {} }), "Reconnection test completed successfully"),
   "request-metadata": async (client) => void (await client.listTools()),
+  // The server asks with server.request (no related request: over HTTP, on the session's GET stream);
+  // the caller accepts with no content and its SDK fills the schema's defaults (SEP-1034).
+  "elicitation-sep1034-client-defaults": async (client) => {
+    const result = await client.callTool({ name: "test_client_elicitation_defaults", arguments: {} });
+    if (result.isError) throw new Error(`the call failed: ${JSON.stringify(result.content)}`);
+  },
   // Hand the focal tool's inputSchema, as received through taskgate, back to the upstream's echo tool.
   "json-schema-2020-12-preservation": async (client) => {
     const { tools } = await client.listTools();
@@ -79,8 +86,9 @@ async function main() {
   try {
     await waitReady(`http://127.0.0.1:${port}/readyz`, gateway);
     // Capabilities a host would declare: taskgate declares the caller's own upstream on the 2026-07-28 wire.
-    const capabilities = { roots: { listChanged: true }, sampling: {}, elicitation: { form: {} } };
+    const capabilities = { roots: { listChanged: true }, sampling: {}, elicitation: { form: { applyDefaults: true } } };
     const client = new Client({ name: "taskgate-conformance-client", version: "1.0.0" }, { capabilities });
+    client.setRequestHandler(ElicitRequestSchema, async () => ({ action: "accept", content: {} }));
     await client.connect(new StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${port}/mcp`)));
     try {
       await run(client);

@@ -10,7 +10,7 @@ import { resolve } from "node:path";
 
 const SUITE = "@modelcontextprotocol/conformance@0.2.0-alpha.12";
 const CLIENT = resolve(import.meta.dirname, "client.mjs");
-const SCENARIOS = ["initialize", "tools_call", "sse-retry", "request-metadata", "json-schema-2020-12-preservation"];
+const SCENARIOS = ["initialize", "tools_call", "elicitation-sep1034-client-defaults", "sse-retry", "request-metadata", "json-schema-2020-12-preservation"];
 const SCENARIO_TIMEOUT_MS = 120_000;
 
 function runScenario(scenario) {
