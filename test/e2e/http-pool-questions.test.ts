@@ -10,6 +10,8 @@ import { startEverythingHttp, startFixtureHttp, type FixtureHttpServer } from ".
 import { as, bearerAuth } from "../helpers/auth.js";
 import { textOf } from "../helpers/mcp-client.js";
 import { modern, WITH_TASKS } from "../helpers/modern.js";
+import { askingTask, callAs, ELICIT_TASKS, untilTaskAs } from "../helpers/principal-calls.js";
+import { TERMINAL } from "../helpers/until.js";
 import { sample, scrape } from "../helpers/prometheus.js";
 import { startGateway, type GatewayProcess } from "../helpers/processes.js";
 import { waitFor } from "../helpers/wait-for.js";
@@ -19,39 +21,12 @@ import { waitFor } from "../helpers/wait-for.js";
 // stream. With the default isolation (pool) every call runs alone on a session of its own, and
 // such a question reaches the caller whose call made it.
 
-const ELICIT_TASKS = { ...WITH_TASKS, elicitation: { form: {} } };
 const PRINCIPALS = ["alice", "bob", "carol"];
-const TERMINAL = ["completed", "failed", "cancelled"];
+const call = callAs;
+const untilTask = untilTaskAs;
+/** A task of the tasks extension whose tool `ask_session_task` asks: it waits for its question, answers it, and ends. */
+const taskCaller = (url: string, principal: string, tag: string) => askingTask(url, principal, tag, "ask_session_task");
 const tools = { ask_session_task: { taskSupport: "required" }, quiet: { taskSupport: "required" } };
-
-function call(url: string, principal: string, method: string, params: Record<string, unknown>, capabilities: Record<string, unknown> = WITH_TASKS) {
-  return modern(url, method, params, { capabilities, headers: as(principal) });
-}
-
-async function untilTask(url: string, principal: string, taskId: string, done: (task: any) => boolean, what: string) {
-  return waitFor(
-    async () => {
-      const task = (await call(url, principal, "tasks/get", { taskId })).body.result;
-      return task && done(task) ? task : undefined;
-    },
-    { timeoutMs: 20_000, intervalMs: 50, what: `${what} (${taskId})` },
-  );
-}
-
-/** A task of the tasks extension (2026-07-28) whose tool asks on the GET stream: waits for its question, answers, ends. */
-async function taskCaller(url: string, principal: string, tag: string) {
-  const question = `Question for ${principal} ${tag}?`;
-  const created = (await call(url, principal, "tools/call", { name: "ask_session_task", arguments: { question } }, ELICIT_TASKS)).body.result;
-  const waiting = await untilTask(url, principal, created.taskId, (t) => t.status === "input_required" || TERMINAL.includes(t.status), "its question");
-  const asked = Object.entries(waiting.inputRequests ?? {}) as Array<[string, any]>;
-  const [key] = asked[0] ?? ["none"];
-  await call(url, principal, "tasks/update", {
-    taskId: created.taskId,
-    inputResponses: { [key]: { action: "accept", content: { answer: `${principal}-${tag}` } } },
-  });
-  const done = await untilTask(url, principal, created.taskId, (t) => TERMINAL.includes(t.status), "its end");
-  return { questions: asked.map(([, r]) => r.params.message), status: done.status, text: done.result?.content?.[0]?.text };
-}
 
 /** The SDK 1.x client on a 2025-11-25 session, as `principal`: a plain call whose tool asks on the GET stream. */
 async function sdkCaller(url: string, principal: string, tag: string, kind: "elicit" | "sample" | "roots" = "elicit") {

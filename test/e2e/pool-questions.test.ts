@@ -6,46 +6,19 @@ import { ElicitRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { as, bearerAuth } from "../helpers/auth.js";
 import { textOf } from "../helpers/mcp-client.js";
-import { modern, WITH_TASKS } from "../helpers/modern.js";
+import { askingTask, callAs, ELICIT_TASKS, untilTaskAs } from "../helpers/principal-calls.js";
+import { TERMINAL } from "../helpers/until.js";
 import { ROOT, startGateway, type GatewayProcess } from "../helpers/processes.js";
 import { waitFor } from "../helpers/wait-for.js";
 
 const FIXTURE = { command: process.execPath, args: [join(ROOT, "test/fixtures/blocking-server.mjs"), "stdio"] };
-const ELICIT_TASKS = { ...WITH_TASKS, elicitation: { form: {} } };
 const ELICIT_ONLY = { elicitation: { form: {} } };
 const PRINCIPALS = ["alice", "bob", "carol"];
-const TERMINAL = ["completed", "failed", "cancelled"];
+const call = callAs;
+const untilTask = untilTaskAs;
+/** A task of the tasks extension whose tool `ask_task` asks: it waits for its question, answers it, and ends. */
+const taskCaller = (url: string, principal: string, tag: string) => askingTask(url, principal, tag, "ask_task");
 const tools = { ask_task: { taskSupport: "required" }, ask_two: { taskSupport: "required" }, hang: { taskSupport: "required" } };
-
-/** A dialect-B request as `principal` (bearer auth). */
-function call(url: string, principal: string, method: string, params: Record<string, unknown>, capabilities: Record<string, unknown> = WITH_TASKS) {
-  return modern(url, method, params, { capabilities, headers: as(principal) });
-}
-
-async function untilTask(url: string, principal: string, taskId: string, done: (task: any) => boolean, what: string) {
-  return waitFor(
-    async () => {
-      const task = (await call(url, principal, "tasks/get", { taskId })).body.result;
-      return task && done(task) ? task : undefined;
-    },
-    { timeoutMs: 20_000, intervalMs: 50, what: `${what} (${taskId})` },
-  );
-}
-
-/** A dialect-B task of `ask_task` that waits for its question, checks it is its own, answers it and ends. */
-async function taskCaller(url: string, principal: string, tag: string) {
-  const question = `Question for ${principal} ${tag}?`;
-  const created = (await call(url, principal, "tools/call", { name: "ask_task", arguments: { question } }, ELICIT_TASKS)).body.result;
-  const waiting = await untilTask(url, principal, created.taskId, (t) => t.status === "input_required" || TERMINAL.includes(t.status), "its question");
-  const asked = Object.entries(waiting.inputRequests ?? {}) as Array<[string, any]>;
-  const [key] = asked[0]!;
-  await call(url, principal, "tasks/update", {
-    taskId: created.taskId,
-    inputResponses: { [key]: { action: "accept", content: { answer: `${principal}-${tag}` } } },
-  });
-  const done = await untilTask(url, principal, created.taskId, (t) => TERMINAL.includes(t.status), "its end");
-  return { questions: asked.map(([, r]) => r.params.message), status: done.status, text: done.result?.content?.[0]?.text };
-}
 
 /** The SDK 1.x client on a 2025-11-25 session, as `principal`, making a plain call that asks. */
 async function sdkCaller(url: string, principal: string, tag: string) {
