@@ -1,6 +1,6 @@
 # taskgate: the gateway, with the bundled demo server (`demo-server`) in the same image.
 
-FROM node:22-bookworm-slim AS build
+FROM node:24-bookworm-slim AS build
 WORKDIR /app
 # The lockfile first, so the dependency layer is reused while only sources change.
 COPY package.json package-lock.json ./
@@ -9,7 +9,7 @@ COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
 RUN npm run build && npm prune --omit=dev
 
-FROM node:22-bookworm-slim
+FROM node:24-bookworm-slim
 ENV NODE_ENV=production \
     TASKGATE_HOST=0.0.0.0
 WORKDIR /app

@@ -144,6 +144,17 @@ function unknownSettings(text: string): string[] {
   return [...unknown];
 }
 
+/**
+ * Issue numbers a page cites (`#16`, `issue 18`), which a reader of the docs cannot open. URLs and
+ * link targets are left out, so a `#anchor` or a forge URL is not one.
+ */
+function issueReferences(text: string): string[] {
+  const prose = split(text)
+    .prose.replace(/\]\([^)\s]*\)/g, "]()")
+    .replace(/\b[a-z]+:\/\/\S+/gi, "");
+  return [...prose.matchAll(/(?<![\w&/])#\d+\b|\bissues? \d+\b/gi)].map((m) => m[0]);
+}
+
 describe("the docs", () => {
   it.each(PAGES.map((p) => [relative(ROOT, p), p]))("%s: relative links resolve", (_name, file) => {
     expect(brokenLinks(file, readFileSync(file, "utf8"))).toEqual([]);
@@ -161,6 +172,10 @@ describe("the docs", () => {
     expect(unknownSettings(readFileSync(file, "utf8"))).toEqual([]);
   });
 
+  it.each(PAGES.map((p) => [relative(ROOT, p), p]))("%s: cites no issue number", (_name, file) => {
+    expect(issueReferences(readFileSync(file, "utf8"))).toEqual([]);
+  });
+
   it("finds what it looks for", () => {
     const page = join(ROOT, "docs/getting-started.md");
     expect(brokenLinks(page, "[a](guides/retrofit-stdio.md) [b](nowhere.md) [c](../README.md#no-such-heading)")).toEqual([
@@ -172,6 +187,7 @@ describe("the docs", () => {
       "tasks.callTimeoutMs",
     ]);
     expect(unloadableConfigs("```yaml\ntasks: { detachAfterMs: 5 }\n```\n```yaml\ntasks: { detachAfterMs: -1 }\n```\n```yaml\nkind: Pod\n```")).toHaveLength(1);
+    expect(issueReferences("done in #14 (issue 16, Issue 18); [x](#anchor) https://example.com/a/issues/3#4 &#8212;")).toEqual(["#14", "issue 16", "Issue 18"]);
     expect(slug("Callers that know nothing of tasks: `tasks.unawareClients: handle`")).toBe("callers-that-know-nothing-of-tasks-tasksunawareclients-handle");
   });
 });
