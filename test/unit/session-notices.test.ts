@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { questionOf, questionsToSend } from "../../src/dialects/tasks-a/questions.js";
-import { SessionNotices } from "../../src/dialects/tasks-a/session-notices.js";
+import { questionOf, questionsToSend } from "../../src/dialects/tasks-2025-11-25/questions.js";
+import { SessionNotices } from "../../src/dialects/tasks-2025-11-25/session-notices.js";
 import type { TaskRecord } from "../../src/store/contract.js";
 
 function task(id: string, fields: Partial<TaskRecord> = {}): TaskRecord {
