@@ -32,7 +32,7 @@ export interface SessionStore {
 
 export type TaskStatus = "working" | "input_required" | "completed" | "failed" | "cancelled";
 /**
- * Which front made the task: dialect A (2025-11-25 `params.task`), dialect B (the tasks
+ * Which front made the task: the 2025-11-25 tasks (2025-11-25 `params.task`), the tasks extension (the tasks
  * extension), or U: a caller that declared neither, served through the gateway tools
  * (`tasks.unawareClients: handle`). U behaves as B does (cooperative cancel,
  * `isError` results complete).
@@ -75,13 +75,13 @@ export interface TaskRecord {
   /** The client capabilities of the request that created the task (input gating). */
   clientCapabilities: Record<string, unknown>;
   /**
-   * The legacy-era front session that created it (dialect A): the upstream's questions go to
+   * The legacy-era front session that created it (the 2025-11-25 tasks): the upstream's questions go to
    * that session's GET stream and to no other session's, even of the same principal.
    */
   frontSession?: string;
   /** Outstanding input requests by key. Keys are never reused for the life of the task. */
   inputRequests: Record<string, InputRequest>;
-  /** Answers written by tasks/update (or a dialect-A response) that the owner has not delivered yet. */
+  /** Answers written by tasks/update (or a 2025-11-25 response) that the owner has not delivered yet. */
   inputResponses: Record<string, unknown>;
   /** Present once terminal (completed/failed); kept in a key of its own. */
   outcome?: TaskOutcome;
@@ -179,10 +179,10 @@ export type TaskChange =
   | (ChangeFence & { kind: "bind-stream"; stream: StreamPosition })
   /** A parked call detaches: from now on it is a task the client may see. */
   | (ChangeFence & { kind: "detach" })
-  /** Dialect B cancel: recorded for the owner, which stops the call. */
+  /** The tasks extension's cancel: recorded for the owner, which stops the call. */
   | (ChangeFence & { kind: "request-cancel" })
   | (TaskEnding & { kind: "complete" | "fail" })
-  /** `cancelRequested`: a client's cancel (dialect A) records that it asked. */
+  /** `cancelRequested`: a client's cancel (the 2025-11-25 tasks) records that it asked. */
   | (TaskEnding & { kind: "cancel"; cancelRequested?: true });
 
 export type TransitionResult =
@@ -245,7 +245,7 @@ export interface TaskStore {
   /** Renew many leases in ONE round trip; tells per task whether it is still held and what waits. */
   renewLeases(leases: ReadonlyArray<{ taskId: string; token: string }>, leaseMs: number): Promise<LeaseState[]>;
   /**
-   * A principal's tasks, newest first (dialect A tasks/list). `cursor` is opaque and comes from a
+   * A principal's tasks, newest first (tasks/list of the 2025-11-25 tasks). `cursor` is opaque and comes from a
    * previous page; an invalid one is undefined. Expired tasks never appear.
    */
   listTasks(principal: string, page: { cursor?: string; limit: number }): Promise<{ tasks: TaskRecord[]; nextCursor?: string } | undefined>;

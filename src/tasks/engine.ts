@@ -97,7 +97,7 @@ export class TaskEngine {
     return count;
   }
 
-  /** Make the task first, then start the call (policy `required`, or dialect A). */
+  /** Make the task first, then start the call (policy `required`, or the 2025-11-25 tasks). */
   async detachNow(asked: TaskCall): Promise<TaskRecord> {
     if (this.draining) throw new ShuttingDownError();
     const call = await this.admission.admit(asked);
@@ -125,7 +125,7 @@ export class TaskEngine {
   }
 
   /**
-   * Dialect B cancel: recorded durably, then routed to the owner. Undefined for an unknown (or
+   * The tasks extension's cancel: recorded durably, then routed to the owner. Undefined for an unknown (or
    * another principal's) task; a terminal task is returned unchanged (cancel is harmless there).
    */
   async requestCancel(taskId: string, principal: string): Promise<TaskRecord | undefined> {
@@ -138,7 +138,7 @@ export class TaskEngine {
   }
 
   /**
-   * Dialect A cancel (the 2025-11-25 tasks utility, https://modelcontextprotocol.io/specification/2025-11-25/basic/utilities/tasks): the task is `cancelled` before the answer and stays so; the owner
+   * The 2025-11-25 tasks' cancel (the tasks utility, https://modelcontextprotocol.io/specification/2025-11-25/basic/utilities/tasks): the task is `cancelled` before the answer and stays so; the owner
    * then stops the upstream call. A terminal task is returned as `terminal` (the caller's -32602).
    */
   async cancelNow(taskId: string, principal: string): Promise<{ task: TaskRecord } | { terminal: TaskRecord } | undefined> {
@@ -191,7 +191,7 @@ export class TaskEngine {
   }
 
   /**
-   * Every change of a principal's tasks, from any replica, while the watch lasts (dialect A's GET
+   * Every change of a principal's tasks, from any replica, while the watch lasts (the 2025-11-25 tasks' GET
    * stream). Returns the function that ends it.
    */
   watchPrincipal(principal: string, onChange: (task: TaskRecord) => void): Promise<() => Promise<void>> {

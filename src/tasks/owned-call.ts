@@ -269,7 +269,7 @@ export class OwnedCall implements MessageSink {
       if (cancelledUpstream(response.error)) return { to: "cancelled", statusMessage: response.error.message };
       return { to: "failed", outcome: { error: response.error }, statusMessage: response.error.message };
     }
-    // Dialect A counts an isError result as failed (https://modelcontextprotocol.io/specification/2025-11-25/basic/utilities/tasks, Task Status); dialect B as completed (https://github.com/modelcontextprotocol/ext-tasks/blob/main/specification/draft/tasks.md).
+    // The 2025-11-25 tasks count an isError result as failed (https://modelcontextprotocol.io/specification/2025-11-25/basic/utilities/tasks, Task Status); the tasks extension as completed (https://github.com/modelcontextprotocol/ext-tasks/blob/main/specification/draft/tasks.md).
     if (this.task.dialect === "A" && response.result.isError === true)
       return { to: "failed", outcome: { result: response.result }, statusMessage: "The tool reported an error" };
     return progress === undefined

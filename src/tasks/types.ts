@@ -44,7 +44,7 @@ export interface TaskCall {
   ttlMs: number;
   pollIntervalMs: number;
   maxDurationMs?: number;
-  /** The legacy-era front session the call came from (dialect A), kept with the task. */
+  /** The legacy-era front session the call came from (the 2025-11-25 tasks), kept with the task. */
   frontSession?: string;
 }
 

@@ -17,7 +17,7 @@ const PRINCIPALS = ["alice", "bob", "carol"];
 const TERMINAL = ["completed", "failed", "cancelled"];
 const tools = { ask_task: { taskSupport: "required" }, ask_two: { taskSupport: "required" }, hang: { taskSupport: "required" } };
 
-/** A dialect-B request as `principal` (bearer auth). */
+/** A tasks-extension request as `principal` (bearer auth). */
 function call(url: string, principal: string, method: string, params: Record<string, unknown>, capabilities: Record<string, unknown> = WITH_TASKS) {
   return modern(url, method, params, { capabilities, headers: as(principal) });
 }
@@ -32,7 +32,7 @@ async function untilTask(url: string, principal: string, taskId: string, done: (
   );
 }
 
-/** A dialect-B task of `ask_task` that waits for its question, checks it is its own, answers it and ends. */
+/** A tasks-extension task of `ask_task` that waits for its question, checks it is its own, answers it and ends. */
 async function taskCaller(url: string, principal: string, tag: string) {
   const question = `Question for ${principal} ${tag}?`;
   const created = (await call(url, principal, "tools/call", { name: "ask_task", arguments: { question } }, ELICIT_TASKS)).body.result;
@@ -101,7 +101,7 @@ describe.each(STORES)("questions on a pooled stdio upstream (default isolation),
     const created = (await call(gw.mcpUrl, "alice", "tools/call", { name: "ask_task", arguments: { question: "Cancel me?" } }, ELICIT_TASKS)).body.result;
     await untilTask(gw.mcpUrl, "alice", created.taskId, (t) => t.status === "input_required", "the question to be asked");
     await call(gw.mcpUrl, "alice", "tasks/cancel", { taskId: created.taskId });
-    // The server's handler is told, so it can unwind (its result may still win the race: dialect B cancel is cooperative).
+    // The server's handler is told, so it can unwind (its result may still win the race: the tasks extension's cancel is cooperative).
     await waitFor(() => gw.output().includes("ask [Cancel me?] got cancel"), {
       timeoutMs: 10_000,
       what: "the cancelled call's question to be answered as cancelled",

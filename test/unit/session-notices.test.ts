@@ -70,7 +70,7 @@ describe("what each stream of a 2025-11-25 session carries", () => {
   });
 });
 
-describe("dialect A questions on the wire", () => {
+describe("questions of the 2025-11-25 tasks on the wire", () => {
   it("sends each unanswered question once per stream, re-id'd on the GET stream, with the related-task _meta", () => {
     const asked = new Set<string>();
     const sent = questionsToSend(asking("T", ["a", "b"], ["b"]), asked, "get", () => true);

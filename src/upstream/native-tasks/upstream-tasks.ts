@@ -1,5 +1,5 @@
 import type { JsonRpcErrorObject, JsonRpcRequest, JsonRpcResponse } from "../../jsonrpc/message.js";
-import type { DIALECT_A_VERSION } from "../../jsonrpc/versions.js";
+import type { TASKS_2025_VERSION } from "../../jsonrpc/versions.js";
 
 /**
  * What taskgate needs from an upstream that runs tasks itself, whatever task dialect it
@@ -61,7 +61,7 @@ import type { DIALECT_A_VERSION } from "../../jsonrpc/versions.js";
  */
 export interface UpstreamTasks {
   /** Which upstream task dialect this speaks, for logs and /readyz. */
-  readonly generation: typeof DIALECT_A_VERSION | "io.modelcontextprotocol/tasks";
+  readonly generation: typeof TASKS_2025_VERSION | "io.modelcontextprotocol/tasks";
   readonly durable: boolean;
   support(tool: string): Promise<NativeSupport | undefined>;
   start(client: UpstreamTaskClient, request: JsonRpcRequest, options: StartOptions, events: UpstreamTaskEvents): Promise<UpstreamStart>;
@@ -81,7 +81,7 @@ export interface UpstreamTaskRef {
   session?: string;
 }
 
-/** Statuses are the same words in both dialects. */
+/** Statuses are the same words in both task protocols. */
 export type UpstreamTaskStatus = "working" | "input_required" | "completed" | "failed" | "cancelled";
 
 export interface UpstreamTaskState {
