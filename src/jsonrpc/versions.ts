@@ -1,6 +1,6 @@
 /**
  * Every MCP protocol version taskgate knows, the one list: the wires it serves, the version it
- * asks its upstreams for, and which version has which task dialect.
+ * asks its upstreams for, and which version has which task protocol.
  */
 
 /** Versions with an `initialize` handshake and sessions ("legacy era"). Newest first. */

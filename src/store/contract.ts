@@ -1,3 +1,5 @@
+import type { TASKS_2025_VERSION } from "../jsonrpc/versions.js";
+
 /**
  * The state contract. One interface, two implementations (memory/, redis/), one shared test suite
  * (test/contract/store.contract.ts): sessions, tasks, and the bus between replicas.
@@ -32,12 +34,16 @@ export interface SessionStore {
 
 export type TaskStatus = "working" | "input_required" | "completed" | "failed" | "cancelled";
 /**
- * Which front made the task: the 2025-11-25 tasks (2025-11-25 `params.task`), the tasks extension (the tasks
- * extension), or U: a caller that declared neither, served through the gateway tools
- * (`tasks.unawareClients: handle`). U behaves as B does (cooperative cancel,
- * `isError` results complete).
+ * Which task protocol made the task: `2025-11-25`, the 2025-11-25 tasks utility (`params.task`,
+ * https://modelcontextprotocol.io/specification/2025-11-25/basic/utilities/tasks); `extension`,
+ * the tasks extension (io.modelcontextprotocol/tasks,
+ * https://github.com/modelcontextprotocol/ext-tasks/blob/main/specification/draft/tasks.md); or
+ * `none`: a caller that declared neither, served through the gateway tools
+ * (`tasks.unawareClients: handle`), which behaves as `extension` does (cooperative cancel,
+ * `isError` results complete). Logs, audit records and the admin API use these words; the
+ * store keeps its own codes (store/task-fields.ts).
  */
-export type TaskDialect = "A" | "B" | "U";
+export type TaskProtocol = typeof TASKS_2025_VERSION | "extension" | "none";
 
 /** A server→client request the upstream made during a detached call, waiting for the client. */
 export interface InputRequest {
@@ -52,7 +58,7 @@ export type TaskOutcome = { result: Record<string, unknown> } | { error: { code:
 export interface TaskRecord {
   id: string;
   principal: string;
-  dialect: TaskDialect;
+  taskProtocol: TaskProtocol;
   upstream: string;
   tool: string;
   status: TaskStatus;

@@ -13,7 +13,7 @@ import { isTerminal } from "./transitions.js";
 import { isToolCall, ShuttingDownError, taskCallOptions, type EngineDeps, type TaskCall } from "./types.js";
 
 /**
- * The task engine: decides nothing about dialects, only runs calls that may become tasks.
+ * The task engine: decides nothing about task protocols, only runs calls that may become tasks.
  * A task is written to the store before its handle is returned (durable creation, the tasks extension, https://github.com/modelcontextprotocol/ext-tasks/blob/main/specification/draft/tasks.md), and
  * the replica that made it owns the upstream call until it ends.
  */
@@ -239,8 +239,8 @@ export class TaskEngine {
     const { store, metrics, logger, audit } = this.deps;
     metrics.taskCreated(task.upstream, task.tool);
     metrics.detached(task.upstream, (performance.now() - started) / 1000);
-    logger.info({ taskId: task.id, upstream: task.upstream, tool: task.tool, dialect: task.dialect }, "task created");
-    audit.record("task.create", task.principal, { taskId: task.id, tool: task.tool, dialect: task.dialect });
+    logger.info({ taskId: task.id, upstream: task.upstream, tool: task.tool, taskProtocol: task.taskProtocol }, "task created");
+    audit.record("task.create", task.principal, { taskId: task.id, tool: task.tool, taskProtocol: task.taskProtocol });
     void store.bus.publish(principalChannel(task.principal), task.id).catch(() => undefined);
   }
 }
@@ -257,7 +257,7 @@ function newTask(call: AdmittedCall, now: number, owner: string, rerunnable: boo
   return {
     id: call.taskId,
     principal: call.principal,
-    dialect: call.dialect,
+    taskProtocol: call.taskProtocol,
     upstream: call.upstream,
     tool,
     status: "working",

@@ -2,7 +2,7 @@ import type { JsonRpcRequest } from "../jsonrpc/message.js";
 import type { Audit } from "../observability/audit.js";
 import type { Logger } from "../observability/logger.js";
 import type { Metrics } from "../observability/metrics.js";
-import type { Store, TaskDialect } from "../store/contract.js";
+import type { Store, TaskProtocol } from "../store/contract.js";
 import type { CallClient, UpstreamCaller } from "../upstream/caller.js";
 
 export interface EngineOptions {
@@ -39,7 +39,7 @@ export interface TaskCall {
   upstream: string;
   client: CallClient;
   principal: string;
-  dialect: TaskDialect;
+  taskProtocol: TaskProtocol;
   request: JsonRpcRequest;
   ttlMs: number;
   pollIntervalMs: number;

@@ -60,7 +60,7 @@ describe("the admin API on its own listener, and `taskgate tasks`", () => {
       status: "completed",
       upstream: "demo",
       tool: "echo",
-      dialect: "B",
+      taskProtocol: "extension",
       outcome: { result: { content: [{ text: expect.stringContaining("hi") }] } },
     });
     expect((await admin(adminUrl, "/api/tasks/01JUNKNOWNTASKIDxxxxxxxxxxxxxxxxx")).status).toBe(404);

@@ -7,7 +7,7 @@ function task(id: string, fields: Partial<TaskRecord> = {}): TaskRecord {
   return {
     id,
     principal: "p",
-    dialect: "A",
+    taskProtocol: "2025-11-25",
     upstream: "u",
     tool: "t",
     status: "working",

@@ -143,7 +143,7 @@ export class Tasks2025Handlers {
       client: { ...sessionClient(session, authorization), sessionId: callClientId("a:") },
       principal: session.principal,
       frontSession: session.id,
-      dialect: "A",
+      taskProtocol: TASKS_2025_VERSION,
       request: { ...request, params },
       ttlMs: this.ttl(task),
       pollIntervalMs: this.deps.tasks.pollIntervalMs,

@@ -52,7 +52,7 @@ export function syncCall(deps: TasksExtensionDeps, call: ModernCall, caller: Ups
     upstream: deps.upstream.name,
     client: call.client,
     principal: call.principal,
-    dialect: "B",
+    taskProtocol: "extension",
     request: withoutMrtrFields(call.upstreamRequest),
     ttlMs: Math.min(deps.tasks.defaultTtlMs, deps.tasks.maxTtlMs),
     pollIntervalMs: deps.tasks.pollIntervalMs,

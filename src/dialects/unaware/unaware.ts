@@ -144,7 +144,7 @@ export class Unaware {
       upstream: this.deps.upstream.name,
       client: { ...call.client, capabilities: answerable(call.client.capabilities) },
       principal: call.principal,
-      dialect: "U",
+      taskProtocol: "none",
       request: { ...call.upstreamRequest, params },
       ttlMs: Math.min(tasks.defaultTtlMs, tasks.maxTtlMs),
       pollIntervalMs: tasks.pollIntervalMs,
