@@ -14,7 +14,7 @@ async function drain(stream: Stream) {
   return seen;
 }
 
-describe("the 2025-11-25 experimental tasks dialect, with the SDK 1.x client", () => {
+describe("the 2025-11-25 tasks (experimental), with the SDK 1.x client", () => {
   let a: GatewayProcess;
   let b: GatewayProcess;
   beforeAll(async () => {
