@@ -8,8 +8,8 @@ import { Front } from "./dialects/front.js";
 import { LegacyFront } from "./dialects/legacy/legacy-front.js";
 import { ModernFront } from "./dialects/modern/modern-front.js";
 import { ToolHeaders } from "./dialects/modern/tool-headers.js";
-import { TasksA } from "./dialects/tasks-a/handlers.js";
-import { tasksBHandlers } from "./dialects/tasks-b/handlers.js";
+import { Tasks2025Handlers } from "./dialects/tasks-2025-11-25/handlers.js";
+import { tasksExtensionHandlers } from "./dialects/tasks-extension/handlers.js";
 import { Unaware } from "./dialects/unaware/unaware.js";
 import { withGatewayToolScopes } from "./dialects/unaware/scopes.js";
 import { SessionCache } from "./sessions/session-cache.js";
@@ -97,13 +97,13 @@ export async function startGateway(config: Config, logger: Logger, parts: Gatewa
       native,
       retryOnOwnerLoss: (tool) => (Object.hasOwn(u.tools, tool) ? u.tools[tool]?.retryOnOwnerLoss : undefined),
     });
-    const tasksA = new TasksA({ engine, relay, native, upstream: u, tasks, keepAliveMs, maxInputResponsesBytes, ...(caller ? { caller } : {}) });
+    const tasks2025 = new Tasks2025Handlers({ engine, relay, native, upstream: u, tasks, keepAliveMs, maxInputResponsesBytes, ...(caller ? { caller } : {}) });
     const unaware = new Unaware({ engine, relay, native, upstream: u, tasks, maxInputResponsesBytes, ...(caller ? { caller } : {}) });
     // A cached session must be re-read (pushing its idle expiry out) well before it could expire.
     const sessionCache = new SessionCache(store.bus, Math.min(config.sessions.cacheMs, config.sessions.idleTtlMs / 2));
-    const legacy = new LegacyFront(new Sessions(store, u.name, config.sessions.idleTtlMs, sessionCache), relay, keepAliveMs, tasksA, unaware, native);
+    const legacy = new LegacyFront(new Sessions(store, u.name, config.sessions.idleTtlMs, sessionCache), relay, keepAliveMs, tasks2025, unaware, native);
     sessionEnds.push(new SessionEnds(store.bus, store, config.sessions.idleTtlMs, legacy.holder, logger.child({ upstream: u.name })));
-    const handlers = tasksBHandlers({
+    const handlers = tasksExtensionHandlers({
       engine,
       relay,
       native,

@@ -9,6 +9,7 @@ import { requireToken } from "./auth.js";
 import { buildOverview } from "./overview.js";
 import { STATUS_PAGE_HTML, STATUS_PAGE_SCRIPT } from "./status-page.js";
 import { taskView } from "./view.js";
+import { TASKS_2025_VERSION } from "../jsonrpc/versions.js";
 
 const Status = z.enum(["working", "input_required", "completed", "failed", "cancelled"]);
 const ListQuery = z.object({
@@ -58,9 +59,12 @@ export function buildAdminApp(engine: TaskEngine, token: string, logger: Logger,
     if (!task) return c.json({ error: "task not found" }, 404);
     if (isTerminal(task.status)) return c.json({ error: `task is already ${task.status}`, task: taskView(task) }, 409);
     // An audit line: who acts here is an operator, not the task's principal.
-    logger.info({ taskId: task.id, upstream: task.upstream, tool: task.tool, dialect: task.dialect }, "task cancel requested on the admin API");
-    // Each dialect's own cancel (design: tasks/cancel), on behalf of the task's principal.
-    const current = task.dialect === "A" ? cancelled(await engine.cancelNow(task.id, task.principal)) : await engine.requestCancel(task.id, task.principal);
+    logger.info({ taskId: task.id, upstream: task.upstream, tool: task.tool, taskProtocol: task.taskProtocol }, "task cancel requested on the admin API");
+    // Each task protocol's own cancel (design: tasks/cancel), on behalf of the task's principal.
+    const current =
+      task.taskProtocol === TASKS_2025_VERSION
+        ? cancelled(await engine.cancelNow(task.id, task.principal))
+        : await engine.requestCancel(task.id, task.principal);
     return current ? c.json({ task: taskView(current) }, 202) : c.json({ error: "task not found" }, 404);
   });
   app.notFound((c) => c.json({ error: "not found" }, 404));

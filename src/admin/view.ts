@@ -9,7 +9,7 @@ export function taskView(task: TaskRecord, { detail = false, progress = false } 
     statusMessage: task.statusMessage ?? null,
     upstream: task.upstream,
     tool: task.tool,
-    dialect: task.dialect,
+    taskProtocol: task.taskProtocol,
     principal: task.principal,
     owner: task.owner,
     createdAt: new Date(task.createdAt).toISOString(),

@@ -1,7 +1,7 @@
 import { GatewayError } from "../wire/errors.js";
 import type { JsonRpcRequest } from "../jsonrpc/message.js";
 
-/** The task a tasks/* request names; both dialects refuse anything but a non-empty string alike. */
+/** The task a tasks/* request names; both task protocols refuse anything but a non-empty string alike. */
 export function taskIdOf(request: JsonRpcRequest): string {
   const taskId = request.params?.taskId;
   if (typeof taskId !== "string" || taskId.length === 0) throw new GatewayError("invalid_params", "params.taskId must be a string");

@@ -19,7 +19,7 @@ export function hasScopes(policy: ScopePolicy): boolean {
  * Every scope one message needs. A `tools/call` is named in its body (`params.name`) and, on the
  * 2026-07-28 wire, in the `Mcp-Name` header as well: both names count, so a message whose header
  * and body disagree cannot borrow the cheaper tool's scopes. The task methods have one name in
- * both dialects (`tasks/cancel`, `tasks/get`, ...), so one entry covers both.
+ * both task protocols (`tasks/cancel`, `tasks/get`, ...), so one entry covers both.
  */
 export function scopesFor(policy: ScopePolicy, message: JsonRpcMessage | undefined, mcpName: string | undefined): string[] {
   const needed = new Set(policy.required);

@@ -1,6 +1,6 @@
 /**
  * Every MCP protocol version taskgate knows, the one list: the wires it serves, the version it
- * asks its upstreams for, and which version has which task dialect.
+ * asks its upstreams for, and which version has which task protocol.
  */
 
 /** Versions with an `initialize` handshake and sessions ("legacy era"). Newest first. */
@@ -12,8 +12,8 @@ export const MODERN_VERSIONS = ["2026-07-28"] as const;
 /** The stateless revision taskgate speaks to an upstream that offers it. */
 export const MODERN_VERSION = MODERN_VERSIONS[0];
 
-/** The one legacy version with tasks: dialect A (https://modelcontextprotocol.io/specification/2025-11-25/basic/utilities/tasks). */
-export const DIALECT_A_VERSION = "2025-11-25";
+/** The one legacy version with tasks: the 2025-11-25 tasks (https://modelcontextprotocol.io/specification/2025-11-25/basic/utilities/tasks). */
+export const TASKS_2025_VERSION = "2025-11-25";
 
 /** The version taskgate asks the upstream for; the upstream may answer with an older one. */
 export const UPSTREAM_PROTOCOL_VERSION = "2025-11-25";

@@ -9,7 +9,7 @@ export function taskChannel(taskId: string): string {
   return `task:${taskId}`;
 }
 
-/** A principal's new tasks, for dialect A's GET stream (tasks/principal-watch.ts). */
+/** A principal's new tasks, for the 2025-11-25 tasks' GET stream (tasks/principal-watch.ts). */
 export function principalChannel(principal: string): string {
   return `principal:${principal}`;
 }

@@ -1,3 +1,5 @@
+import type { TASKS_2025_VERSION } from "../jsonrpc/versions.js";
+
 /**
  * The state contract. One interface, two implementations (memory/, redis/), one shared test suite
  * (test/contract/store.contract.ts): sessions, tasks, and the bus between replicas.
@@ -32,12 +34,16 @@ export interface SessionStore {
 
 export type TaskStatus = "working" | "input_required" | "completed" | "failed" | "cancelled";
 /**
- * Which front made the task: dialect A (2025-11-25 `params.task`), dialect B (the tasks
- * extension), or U: a caller that declared neither, served through the gateway tools
- * (`tasks.unawareClients: handle`). U behaves as B does (cooperative cancel,
- * `isError` results complete).
+ * Which task protocol made the task: `2025-11-25`, the 2025-11-25 tasks utility (`params.task`,
+ * https://modelcontextprotocol.io/specification/2025-11-25/basic/utilities/tasks); `extension`,
+ * the tasks extension (io.modelcontextprotocol/tasks,
+ * https://github.com/modelcontextprotocol/ext-tasks/blob/main/specification/draft/tasks.md); or
+ * `none`: a caller that declared neither, served through the gateway tools
+ * (`tasks.unawareClients: handle`), which behaves as `extension` does (cooperative cancel,
+ * `isError` results complete). Logs, audit records and the admin API use these words; the
+ * store keeps its own codes (store/task-fields.ts).
  */
-export type TaskDialect = "A" | "B" | "U";
+export type TaskProtocol = typeof TASKS_2025_VERSION | "extension" | "none";
 
 /** A server→client request the upstream made during a detached call, waiting for the client. */
 export interface InputRequest {
@@ -52,7 +58,7 @@ export type TaskOutcome = { result: Record<string, unknown> } | { error: { code:
 export interface TaskRecord {
   id: string;
   principal: string;
-  dialect: TaskDialect;
+  taskProtocol: TaskProtocol;
   upstream: string;
   tool: string;
   status: TaskStatus;
@@ -75,13 +81,13 @@ export interface TaskRecord {
   /** The client capabilities of the request that created the task (input gating). */
   clientCapabilities: Record<string, unknown>;
   /**
-   * The legacy-era front session that created it (dialect A): the upstream's questions go to
+   * The legacy-era front session that created it (the 2025-11-25 tasks): the upstream's questions go to
    * that session's GET stream and to no other session's, even of the same principal.
    */
   frontSession?: string;
   /** Outstanding input requests by key. Keys are never reused for the life of the task. */
   inputRequests: Record<string, InputRequest>;
-  /** Answers written by tasks/update (or a dialect-A response) that the owner has not delivered yet. */
+  /** Answers written by tasks/update (or a 2025-11-25 response) that the owner has not delivered yet. */
   inputResponses: Record<string, unknown>;
   /** Present once terminal (completed/failed); kept in a key of its own. */
   outcome?: TaskOutcome;
@@ -179,10 +185,10 @@ export type TaskChange =
   | (ChangeFence & { kind: "bind-stream"; stream: StreamPosition })
   /** A parked call detaches: from now on it is a task the client may see. */
   | (ChangeFence & { kind: "detach" })
-  /** Dialect B cancel: recorded for the owner, which stops the call. */
+  /** The tasks extension's cancel: recorded for the owner, which stops the call. */
   | (ChangeFence & { kind: "request-cancel" })
   | (TaskEnding & { kind: "complete" | "fail" })
-  /** `cancelRequested`: a client's cancel (dialect A) records that it asked. */
+  /** `cancelRequested`: a client's cancel (the 2025-11-25 tasks) records that it asked. */
   | (TaskEnding & { kind: "cancel"; cancelRequested?: true });
 
 export type TransitionResult =
@@ -245,7 +251,7 @@ export interface TaskStore {
   /** Renew many leases in ONE round trip; tells per task whether it is still held and what waits. */
   renewLeases(leases: ReadonlyArray<{ taskId: string; token: string }>, leaseMs: number): Promise<LeaseState[]>;
   /**
-   * A principal's tasks, newest first (dialect A tasks/list). `cursor` is opaque and comes from a
+   * A principal's tasks, newest first (tasks/list of the 2025-11-25 tasks). `cursor` is opaque and comes from a
    * previous page; an invalid one is undefined. Expired tasks never appear.
    */
   listTasks(principal: string, page: { cursor?: string; limit: number }): Promise<{ tasks: TaskRecord[]; nextCursor?: string } | undefined>;

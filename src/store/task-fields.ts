@@ -1,6 +1,7 @@
 import { z } from "zod";
-import type { InputRequest, NewTask, StreamPosition, TaskChange, TaskOutcome, TaskRecord, UpstreamTaskRef } from "./contract.js";
+import type { InputRequest, NewTask, StreamPosition, TaskChange, TaskOutcome, TaskProtocol, TaskRecord, UpstreamTaskRef } from "./contract.js";
 import { TRANSITION_RULES } from "./task-rules.js";
+import { TASKS_2025_VERSION } from "../jsonrpc/versions.js";
 
 /**
  * The one flat layout of a task, shared by both stores so memory behaves like Redis (a stored
@@ -16,6 +17,16 @@ export const answerField = (key: string): string => `ans:${key}`;
 /** Not part of the record: when all the task's keys expire (createdAt + ttlMs). */
 export const EXPIRES_AT = "expiresAt";
 
+/**
+ * A task's protocol as the store keeps it: the hash field `dialect` holding `A`, `B` or `U`, the
+ * encoding every replica has written since the first release. Kept as it is so replicas of the
+ * previous and the next version read each other's tasks during a rolling upgrade; only this file
+ * knows it.
+ */
+const PROTOCOL_FIELD = "dialect";
+const PROTOCOL_CODE = { [TASKS_2025_VERSION]: "A", extension: "B", none: "U" } as const satisfies Record<TaskProtocol, string>;
+const PROTOCOL_OF_CODE = { A: TASKS_2025_VERSION, B: "extension", U: "none" } as const satisfies Record<string, TaskProtocol>;
+
 export function expiresAt(task: Pick<NewTask, "createdAt" | "ttlMs">): number {
   return task.createdAt + task.ttlMs;
 }
@@ -25,7 +36,7 @@ export function newTaskFields(task: NewTask): FieldPairs {
   const pairs: FieldPairs = [
     ["id", task.id],
     ["principal", task.principal],
-    ["dialect", task.dialect],
+    [PROTOCOL_FIELD, PROTOCOL_CODE[task.taskProtocol]],
     ["upstream", task.upstream],
     ["tool", task.tool],
     ["status", task.status],
@@ -122,7 +133,7 @@ const CapabilitiesJson = z.record(z.string(), z.unknown());
 const Scalars = z.object({
   id: z.string(),
   principal: z.string(),
-  dialect: z.enum(["A", "B", "U"]),
+  taskProtocol: z.enum(["A", "B", "U"]).transform((code) => PROTOCOL_OF_CODE[code]),
   upstream: z.string(),
   tool: z.string(),
   status: z.enum(["working", "input_required", "completed", "failed", "cancelled"]),
@@ -162,7 +173,10 @@ const OutcomeJson = z.union([
  * Throws on a malformed one: that is a defect to see, not an absent task.
  */
 export function decodeTask(fields: TaskFields, outcome: string | null | undefined): TaskRecord {
-  const scalars = Scalars.parse(Object.fromEntries(fields));
+  const raw: Record<string, string | undefined> = Object.fromEntries(fields);
+  // The stored code under its stored name; Scalars keeps only the fields it names.
+  raw.taskProtocol = raw[PROTOCOL_FIELD];
+  const scalars = Scalars.parse(raw);
   // Object.assign, not a spread: on Node 20 (V8 11.3) spreading an object this wide gives every
   // copy a map of its own (about 450 bytes per record held, and more GC work per read).
   const task: TaskRecord = Object.assign({}, scalars, { inputRequests: {}, inputResponses: {} });

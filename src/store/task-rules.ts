@@ -17,7 +17,7 @@ export function isTerminal(status: TaskStatus): boolean {
 
 /**
  * The allowed status transitions, the only table (https://modelcontextprotocol.io/specification/2025-11-25/basic/utilities/tasks,
- * Task Status; the same for both dialects).
+ * Task Status; the same for both task protocols).
  */
 export const TRANSITIONS: Readonly<Record<TaskStatus, readonly TaskStatus[]>> = {
   working: ["input_required", "completed", "failed", "cancelled"],

@@ -13,7 +13,7 @@ import { isTerminal } from "./transitions.js";
 import { isToolCall, ShuttingDownError, taskCallOptions, type EngineDeps, type TaskCall } from "./types.js";
 
 /**
- * The task engine: decides nothing about dialects, only runs calls that may become tasks.
+ * The task engine: decides nothing about task protocols, only runs calls that may become tasks.
  * A task is written to the store before its handle is returned (durable creation, the tasks extension, https://github.com/modelcontextprotocol/ext-tasks/blob/main/specification/draft/tasks.md), and
  * the replica that made it owns the upstream call until it ends.
  */
@@ -97,7 +97,7 @@ export class TaskEngine {
     return count;
   }
 
-  /** Make the task first, then start the call (policy `required`, or dialect A). */
+  /** Make the task first, then start the call (policy `required`, or the 2025-11-25 tasks). */
   async detachNow(asked: TaskCall): Promise<TaskRecord> {
     if (this.draining) throw new ShuttingDownError();
     const call = await this.admission.admit(asked);
@@ -125,7 +125,7 @@ export class TaskEngine {
   }
 
   /**
-   * Dialect B cancel: recorded durably, then routed to the owner. Undefined for an unknown (or
+   * The tasks extension's cancel: recorded durably, then routed to the owner. Undefined for an unknown (or
    * another principal's) task; a terminal task is returned unchanged (cancel is harmless there).
    */
   async requestCancel(taskId: string, principal: string): Promise<TaskRecord | undefined> {
@@ -138,7 +138,7 @@ export class TaskEngine {
   }
 
   /**
-   * Dialect A cancel (the 2025-11-25 tasks utility, https://modelcontextprotocol.io/specification/2025-11-25/basic/utilities/tasks): the task is `cancelled` before the answer and stays so; the owner
+   * The 2025-11-25 tasks' cancel (the tasks utility, https://modelcontextprotocol.io/specification/2025-11-25/basic/utilities/tasks): the task is `cancelled` before the answer and stays so; the owner
    * then stops the upstream call. A terminal task is returned as `terminal` (the caller's -32602).
    */
   async cancelNow(taskId: string, principal: string): Promise<{ task: TaskRecord } | { terminal: TaskRecord } | undefined> {
@@ -191,7 +191,7 @@ export class TaskEngine {
   }
 
   /**
-   * Every change of a principal's tasks, from any replica, while the watch lasts (dialect A's GET
+   * Every change of a principal's tasks, from any replica, while the watch lasts (the 2025-11-25 tasks' GET
    * stream). Returns the function that ends it.
    */
   watchPrincipal(principal: string, onChange: (task: TaskRecord) => void): Promise<() => Promise<void>> {
@@ -239,8 +239,8 @@ export class TaskEngine {
     const { store, metrics, logger, audit } = this.deps;
     metrics.taskCreated(task.upstream, task.tool);
     metrics.detached(task.upstream, (performance.now() - started) / 1000);
-    logger.info({ taskId: task.id, upstream: task.upstream, tool: task.tool, dialect: task.dialect }, "task created");
-    audit.record("task.create", task.principal, { taskId: task.id, tool: task.tool, dialect: task.dialect });
+    logger.info({ taskId: task.id, upstream: task.upstream, tool: task.tool, taskProtocol: task.taskProtocol }, "task created");
+    audit.record("task.create", task.principal, { taskId: task.id, tool: task.tool, taskProtocol: task.taskProtocol });
     void store.bus.publish(principalChannel(task.principal), task.id).catch(() => undefined);
   }
 }
@@ -257,7 +257,7 @@ function newTask(call: AdmittedCall, now: number, owner: string, rerunnable: boo
   return {
     id: call.taskId,
     principal: call.principal,
-    dialect: call.dialect,
+    taskProtocol: call.taskProtocol,
     upstream: call.upstream,
     tool,
     status: "working",

@@ -33,7 +33,7 @@ export async function adoptOrphan(
     // A client of its own: the relay keeps request ids apart per client.
     client: { sessionId: `rerun:${task.id}`, capabilities: task.clientCapabilities },
     principal: task.principal,
-    dialect: task.dialect,
+    taskProtocol: task.taskProtocol,
     request: { jsonrpc: "2.0", id: `rerun:${task.id}:${claimed.task.attempt}`, method: "tools/call", params: task.requestParams },
     ttlMs: task.ttlMs,
     pollIntervalMs: task.pollIntervalMs,
@@ -121,7 +121,7 @@ async function takeOver(
     upstream: task.upstream,
     client: { sessionId: `resume:${task.id}`, capabilities: task.clientCapabilities },
     principal: task.principal,
-    dialect: task.dialect,
+    taskProtocol: task.taskProtocol,
     request: { jsonrpc: "2.0", id: `resume:${task.id}:${claimed.task.attempt}`, method: "tools/call", params: { name: task.tool } },
     ttlMs: task.ttlMs,
     pollIntervalMs: task.pollIntervalMs,

@@ -140,7 +140,7 @@ export function inputRequestOf(request: JsonRpcRequest): InputRequest {
   return { method: request.method, params };
 }
 
-/** An answer as the upstream gets it; `{ $error }` is how a dialect-A client's error response is kept. */
+/** An answer as the upstream gets it; `{ $error }` is how a 2025-11-25 client's error response is kept. */
 function responseOf(id: JsonRpcId, value: unknown) {
   if (isObject(value) && isObject(value.$error)) return { jsonrpc: "2.0" as const, id, error: value.$error as unknown as JsonRpcErrorObject };
   if (isObject(value)) return { jsonrpc: "2.0" as const, id, result: value };

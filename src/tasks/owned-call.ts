@@ -10,6 +10,7 @@ import { statusFromProgress, Throttle } from "./status-message.js";
 import { retryWhileUnavailable } from "./store-retry.js";
 import type { EngineDeps, TaskCall } from "./types.js";
 import { RPC } from "../jsonrpc/codes.js";
+import { TASKS_2025_VERSION } from "../jsonrpc/versions.js";
 
 interface Ending {
   to: TerminalStatus;
@@ -24,7 +25,10 @@ const ENDING_KIND = { completed: "complete", failed: "fail", cancelled: "cancel"
  * What an owned call keeps of its task record: what its writes, logs, metrics, question bounds
  * and hand-over read. The whole record (capabilities, input maps, revision, …) is the store's.
  */
-export type OwnedTask = Pick<TaskRecord, "id" | "principal" | "dialect" | "upstream" | "tool" | "createdAt" | "ttlMs" | "attempt" | "parked" | "requestParams">;
+export type OwnedTask = Pick<
+  TaskRecord,
+  "id" | "principal" | "taskProtocol" | "upstream" | "tool" | "createdAt" | "ttlMs" | "attempt" | "parked" | "requestParams"
+>;
 
 /** Told once the call has ended and its outcome is written (or could not be): one function for all calls. */
 export type OwnedCallDone = (call: OwnedCall) => void;
@@ -256,9 +260,9 @@ export class OwnedCall implements MessageSink {
   }
 
   private ended(end: Ending): void {
-    const { upstream, tool, dialect, id: taskId } = this.task;
+    const { upstream, tool, taskProtocol, id: taskId } = this.task;
     this.deps.metrics.taskEnded(upstream, tool, end.to);
-    this.deps.logger.info({ taskId, upstream, tool, dialect, status: end.to }, "task ended");
+    this.deps.logger.info({ taskId, upstream, tool, taskProtocol, status: end.to }, "task ended");
   }
 
   private endingOf(response: JsonRpcResponse, progress: string | undefined): Ending {
@@ -269,8 +273,8 @@ export class OwnedCall implements MessageSink {
       if (cancelledUpstream(response.error)) return { to: "cancelled", statusMessage: response.error.message };
       return { to: "failed", outcome: { error: response.error }, statusMessage: response.error.message };
     }
-    // Dialect A counts an isError result as failed (https://modelcontextprotocol.io/specification/2025-11-25/basic/utilities/tasks, Task Status); dialect B as completed (https://github.com/modelcontextprotocol/ext-tasks/blob/main/specification/draft/tasks.md).
-    if (this.task.dialect === "A" && response.result.isError === true)
+    // The 2025-11-25 tasks count an isError result as failed (https://modelcontextprotocol.io/specification/2025-11-25/basic/utilities/tasks, Task Status); the tasks extension as completed (https://github.com/modelcontextprotocol/ext-tasks/blob/main/specification/draft/tasks.md).
+    if (this.task.taskProtocol === TASKS_2025_VERSION && response.result.isError === true)
       return { to: "failed", outcome: { result: response.result }, statusMessage: "The tool reported an error" };
     return progress === undefined
       ? { to: "completed", outcome: { result: response.result } }
@@ -344,10 +348,10 @@ export class OwnedCall implements MessageSink {
   }
 }
 
-function ownedTask({ id, principal, dialect, upstream, tool, createdAt, ttlMs, attempt, parked, requestParams }: TaskRecord): OwnedTask {
+function ownedTask({ id, principal, taskProtocol, upstream, tool, createdAt, ttlMs, attempt, parked, requestParams }: TaskRecord): OwnedTask {
   return requestParams === undefined
-    ? { id, principal, dialect, upstream, tool, createdAt, ttlMs, attempt, parked }
-    : { id, principal, dialect, upstream, tool, createdAt, ttlMs, attempt, parked, requestParams };
+    ? { id, principal, taskProtocol, upstream, tool, createdAt, ttlMs, attempt, parked }
+    : { id, principal, taskProtocol, upstream, tool, createdAt, ttlMs, attempt, parked, requestParams };
 }
 
 /**

@@ -76,7 +76,7 @@ export class Reaper {
         `The replica running this call stopped renewing its lease${run}; running it again: attempt ${task.attempt + 1} of ${this.policy.max}`,
       );
     } else {
-      // -32603 is the internal error of both dialects (https://modelcontextprotocol.io/specification/2025-11-25/basic/utilities/tasks, Error Handling; https://github.com/modelcontextprotocol/ext-tasks/blob/main/specification/draft/tasks.md); a failed task carries
+      // -32603 is the internal error of both task protocols (https://modelcontextprotocol.io/specification/2025-11-25/basic/utilities/tasks, Error Handling; https://github.com/modelcontextprotocol/ext-tasks/blob/main/specification/draft/tasks.md); a failed task carries
       // its error and a statusMessage (the tasks extension, https://github.com/modelcontextprotocol/ext-tasks/blob/main/specification/draft/tasks.md). The reaper
       // knows only that the lease lapsed with no outcome written: an owner that could not write
       // its outcome fails the task itself, so what is left is an owner gone, or one cut off from

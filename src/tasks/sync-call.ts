@@ -116,7 +116,7 @@ export class SyncCalls {
         const detached = await store.transitionTask(parkId, { kind: "detach", principal, now: clock() });
         if (!detached.ok) return undefined;
         this.deps.metrics.taskCreated(detached.task.upstream, detached.task.tool);
-        this.deps.audit.record("task.create", detached.task.principal, { taskId: parkId, tool: detached.task.tool, dialect: detached.task.dialect });
+        this.deps.audit.record("task.create", detached.task.principal, { taskId: parkId, tool: detached.task.tool, taskProtocol: detached.task.taskProtocol });
         return { task: detached.task };
       },
       { deadline, clock },

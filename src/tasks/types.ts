@@ -2,7 +2,7 @@ import type { JsonRpcRequest } from "../jsonrpc/message.js";
 import type { Audit } from "../observability/audit.js";
 import type { Logger } from "../observability/logger.js";
 import type { Metrics } from "../observability/metrics.js";
-import type { Store, TaskDialect } from "../store/contract.js";
+import type { Store, TaskProtocol } from "../store/contract.js";
 import type { CallClient, UpstreamCaller } from "../upstream/caller.js";
 
 export interface EngineOptions {
@@ -39,12 +39,12 @@ export interface TaskCall {
   upstream: string;
   client: CallClient;
   principal: string;
-  dialect: TaskDialect;
+  taskProtocol: TaskProtocol;
   request: JsonRpcRequest;
   ttlMs: number;
   pollIntervalMs: number;
   maxDurationMs?: number;
-  /** The legacy-era front session the call came from (dialect A), kept with the task. */
+  /** The legacy-era front session the call came from (the 2025-11-25 tasks), kept with the task. */
   frontSession?: string;
 }
 

@@ -9,7 +9,7 @@ export function newTask(overrides: Partial<NewTask> = {}): NewTask {
   return {
     id: randomUUID(),
     principal: "alice",
-    dialect: "B",
+    taskProtocol: "extension",
     upstream: "demo",
     tool: "sleep",
     status: "working",

@@ -60,16 +60,18 @@ describe("the admin API on its own listener, and `taskgate tasks`", () => {
       status: "completed",
       upstream: "demo",
       tool: "echo",
-      dialect: "B",
+      taskProtocol: "extension",
       outcome: { result: { content: [{ text: expect.stringContaining("hi") }] } },
     });
     expect((await admin(adminUrl, "/api/tasks/01JUNKNOWNTASKIDxxxxxxxxxxxxxxxxx")).status).toBe(404);
 
-    // Dialect A: cancelled before the answer (the 2025-11-25 tasks utility, https://modelcontextprotocol.io/specification/2025-11-25/basic/utilities/tasks). Dialect B: cooperative, cancelled once the owner stops the call.
+    // The 2025-11-25 tasks: cancelled before the answer (the 2025-11-25 tasks utility, https://modelcontextprotocol.io/specification/2025-11-25/basic/utilities/tasks). The tasks extension: cooperative, cancelled once the owner stops the call.
     const a = await admin(adminUrl, `/api/tasks/${legacyHang}/cancel`, { method: "POST" });
     expect(a).toMatchObject({ status: 202, body: { task: { taskId: legacyHang, status: "cancelled" } } });
     expect((await admin(adminUrl, `/api/tasks/${modernHang}/cancel`, { method: "POST" })).status).toBe(202);
-    await waitFor(async () => (await admin(adminUrl, `/api/tasks/${modernHang}`)).body.status === "cancelled", { what: "the dialect-B task to be cancelled" });
+    await waitFor(async () => (await admin(adminUrl, `/api/tasks/${modernHang}`)).body.status === "cancelled", {
+      what: "the tasks-extension task to be cancelled",
+    });
     expect((await admin(adminUrl, `/api/tasks/${echoed}/cancel`, { method: "POST" })).status).toBe(409);
   });
 

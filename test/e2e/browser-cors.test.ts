@@ -46,7 +46,7 @@ describe("a page from another loopback origin uses taskgate through fetch, in he
     await gw?.stop();
   });
 
-  it("runs initialize, tools/call and a dialect A task to completion on 2025-11-25", async () => {
+  it("runs initialize, tools/call and a task of the 2025-11-25 tasks to completion on 2025-11-25", async () => {
     const out: any = await page.evaluate(([url, token]) => (globalThis as any).legacyRun(url, token), [gw.mcpUrl, "tok-alice"]);
     expect(out.unauthorized).toEqual({ status: 401, challenge: expect.stringMatching(/^Bearer /) });
     expect(out.session).toMatch(/.{16,}/);

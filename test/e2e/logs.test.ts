@@ -5,7 +5,7 @@ import { waitFor } from "../helpers/wait-for.js";
 
 const SECRET = "s3cr3t-argument-value-4f1c";
 
-describe("structured logs: JSON lines with request id, task id, upstream and dialect", () => {
+describe("structured logs: JSON lines with request id, task id, upstream and task protocol", () => {
   let gw: GatewayProcess;
   const lines = () =>
     gw
@@ -38,8 +38,8 @@ describe("structured logs: JSON lines with request id, task id, upstream and dia
     await waitFor(async () => (await getTask(gw.mcpUrl, taskId)).body.result.status === "completed", { what: "the task to complete" });
     const ended = await waitFor(() => lines().find((l) => l.msg === "task ended" && l.taskId === taskId), { what: "the task ended line" });
     const made = lines().find((l) => l.msg === "task created" && l.taskId === taskId);
-    expect(made).toMatchObject({ level: "info", reqId: "req-abc-123", upstream: "demo", dialect: "B", tool: "echo", service: "taskgate" });
-    expect(ended).toMatchObject({ level: "info", reqId: "req-abc-123", upstream: "demo", dialect: "B", status: "completed" });
+    expect(made).toMatchObject({ level: "info", reqId: "req-abc-123", upstream: "demo", taskProtocol: "extension", tool: "echo", service: "taskgate" });
+    expect(ended).toMatchObject({ level: "info", reqId: "req-abc-123", upstream: "demo", taskProtocol: "extension", status: "completed" });
     expect(gw.output()).not.toContain(SECRET);
     // Every line is JSON (lines() throws otherwise) and no debug line is written at level info.
     expect(lines().filter((l) => l.level === "debug")).toEqual([]);

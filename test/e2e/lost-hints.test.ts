@@ -46,7 +46,7 @@ describe("routing to the owner when every pub/sub hint is lost", () => {
     upstream: "demo",
     client: { sessionId: `s-${Math.random()}`, capabilities },
     principal: "alice",
-    dialect: "B" as const,
+    taskProtocol: "extension" as const,
     request: { jsonrpc: "2.0" as const, id: 1, method: "tools/call", params: { name, arguments: args } },
     ttlMs: 60_000,
     pollIntervalMs: 100,

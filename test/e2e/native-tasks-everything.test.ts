@@ -12,7 +12,7 @@ import { waitFor } from "../helpers/wait-for.js";
 const TOOL = "simulate-research-query";
 const ARGS = { topic: "python", ambiguous: true };
 
-describe("server-everything's task-required tool over HTTP, through dialect A", () => {
+describe("server-everything's task-required tool over HTTP, through the 2025-11-25 tasks", () => {
   let everything: { url: string; stop(): Promise<void> };
   let gw: GatewayProcess;
   beforeAll(async () => {

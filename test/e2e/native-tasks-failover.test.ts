@@ -28,7 +28,7 @@ describe("a replica that dies while it follows an upstream's own task", () => {
     return gateways;
   }
 
-  it("is followed to its end by another replica: the upstream's result, and the tool run once (dialect B)", async () => {
+  it("is followed to its end by another replica: the upstream's result, and the tool run once (the tasks extension)", async () => {
     const [a, b] = (await replicas(2)) as [GatewayProcess, GatewayProcess];
     const started = nativeLog(demo, "started", "crunch");
     const completed = nativeLog(demo, "completed");
@@ -53,7 +53,7 @@ describe("a replica that dies while it follows an upstream's own task", () => {
     expect(metrics).toMatch(/taskgate_reaper_actions_total\{action="resumed"\} 1/);
   });
 
-  it("answers a 2025-11-25 client's tasks/result on a live replica with the upstream's result (dialect A)", async () => {
+  it("answers a 2025-11-25 client's tasks/result on a live replica with the upstream's result (the 2025-11-25 tasks)", async () => {
     const [a, b] = (await replicas(2)) as [GatewayProcess, GatewayProcess];
     const session = await openSession(a.mcpUrl, {}, "2025-11-25");
     const headers = { "mcp-session-id": session, "mcp-protocol-version": "2025-11-25" };

@@ -75,10 +75,10 @@ describe("scopes per tool and per method in oauth mode, and a real MCP client th
     expect(echo.body.result.content[0].text).toBe("hi");
   });
 
-  it("refuses tasks/cancel without its scope in both task dialects, and lets it through with the scope", async () => {
+  it("refuses tasks/cancel without its scope in both task protocols, and lets it through with the scope", async () => {
     const without = await bearer("mcp");
-    const dialectB = await modern(gw.mcpUrl, "tasks/cancel", { taskId: "01ARZ3NDEKTSV4RRFFQ69G5FAV" }, { headers: without, capabilities: WITH_TASKS });
-    expectInsufficient(dialectB, dialectB.body, "mcp tasks.cancel");
+    const extension = await modern(gw.mcpUrl, "tasks/cancel", { taskId: "01ARZ3NDEKTSV4RRFFQ69G5FAV" }, { headers: without, capabilities: WITH_TASKS });
+    expectInsufficient(extension, extension.body, "mcp tasks.cancel");
     const session = await openSessionAs(gw.mcpUrl, without, { tasks: {} });
     const res = await legacy(
       gw.mcpUrl,

@@ -74,7 +74,7 @@ describe.each(STORES)("questions on a pooled stdio upstream (default isolation),
     const created = (await call(gw.mcpUrl, "alice", "tools/call", { name: "ask_task", arguments: { question: "Cancel me?" } }, ELICIT_TASKS)).body.result;
     await untilTask(gw.mcpUrl, "alice", created.taskId, (t) => t.status === "input_required", "the question to be asked");
     await call(gw.mcpUrl, "alice", "tasks/cancel", { taskId: created.taskId });
-    // The server's handler is told, so it can unwind (its result may still win the race: dialect B cancel is cooperative).
+    // The server's handler is told, so it can unwind (its result may still win the race: the tasks extension's cancel is cooperative).
     await waitFor(() => gw.output().includes("ask [Cancel me?] got cancel"), {
       timeoutMs: 10_000,
       what: "the cancelled call's question to be answered as cancelled",

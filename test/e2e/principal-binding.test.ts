@@ -8,7 +8,7 @@ import { waitFor } from "../helpers/wait-for.js";
 /** A task id of the same shape as a real one, that nobody holds. */
 const unknownId = () => `01ZZZZZZZZ${randomBytes(16).toString("base64url")}`;
 
-describe("only the caller sees its tasks (bearer auth, both dialects)", () => {
+describe("only the caller sees its tasks (bearer auth, both task protocols)", () => {
   let gw: GatewayProcess;
   beforeAll(async () => {
     gw = await startGateway({
@@ -38,7 +38,7 @@ describe("only the caller sees its tasks (bearer auth, both dialects)", () => {
     expect((await fetch(gw.mcpUrl, { headers: { accept: "text/event-stream" } })).status).toBe(401);
   });
 
-  it("dialect B: another principal's get, update and cancel read exactly like an unknown task", async () => {
+  it("the tasks extension: another principal's get, update and cancel read exactly like an unknown task", async () => {
     const created = await modernAs("alice", "tools/call", { name: "hang", arguments: {} });
     const taskId = created.body.result.taskId as string;
     expect(created.body.result).toMatchObject({ resultType: "task", status: "working" });
@@ -59,7 +59,7 @@ describe("only the caller sees its tasks (bearer auth, both dialects)", () => {
     await modernAs("alice", "tasks/cancel", { taskId });
   });
 
-  it("dialect A: another principal's get, result, cancel and list read exactly like an unknown task", async () => {
+  it("the 2025-11-25 tasks: another principal's get, result, cancel and list read exactly like an unknown task", async () => {
     const alice = await openSessionAs(gw.mcpUrl, as("alice"));
     const bob = await openSessionAs(gw.mcpUrl, as("bob"));
     const call = { jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "hang", arguments: {}, task: { ttl: 60_000 } } };

@@ -33,7 +33,7 @@ describe("recipe: behind a timeout-limited hop", () => {
     await gw?.stop();
   });
 
-  it.concurrent("completes for a dialect A client (SDK 1.x experimental tasks)", async () => {
+  it.concurrent("completes for a client of the 2025-11-25 tasks (SDK 1.x experimental tasks)", async () => {
     const { client } = await connectClient(url);
     try {
       const seen: Array<{ type: string; result?: unknown }> = [];
@@ -45,7 +45,7 @@ describe("recipe: behind a timeout-limited hop", () => {
     }
   }, 90_000);
 
-  it.concurrent("completes for a dialect B client (2026-07-28, tasks extension)", async () => {
+  it.concurrent("completes for a client of the tasks extension (2026-07-28)", async () => {
     const created = (await modern(url, "tools/call", TOOL, { capabilities: WITH_TASKS })).body.result;
     expect(created.resultType).toBe("task");
     const done = await waitFor(
@@ -53,7 +53,7 @@ describe("recipe: behind a timeout-limited hop", () => {
         const task = (await getTask(url, created.taskId)).body.result;
         return task.status === "working" ? undefined : task;
       },
-      { ...FOLLOW, what: "the dialect B task" },
+      { ...FOLLOW, what: "the tasks extension task" },
     );
     expect(done).toMatchObject({ status: "completed", result: { content: [{ type: "text", text: "Slept 20 s" }] } });
   }, 90_000);

@@ -26,7 +26,7 @@ describe.each([
   });
   afterAll(async () => gw?.stop());
 
-  it("gives a dialect B client a task for the server's long tool", async () => {
+  it("gives a tasks-extension client a task for the server's long tool", async () => {
     const created = (await modern(gw.mcpUrl, "tools/call", { name: "build_report", arguments: { seconds: 3 } }, { capabilities: WITH_TASKS })).body.result;
     expect(created.resultType).toBe("task");
     const done = await waitFor(

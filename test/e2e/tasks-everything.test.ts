@@ -3,7 +3,7 @@ import { getTask, modern, WITH_TASKS } from "../helpers/modern.js";
 import { EVERYTHING, startGateway, type GatewayProcess } from "../helpers/processes.js";
 import { waitFor } from "../helpers/wait-for.js";
 
-describe("dialect B tasks in front of @modelcontextprotocol/server-everything", () => {
+describe("tasks of the tasks extension in front of @modelcontextprotocol/server-everything", () => {
   let gw: GatewayProcess;
   beforeAll(async () => {
     gw = await startGateway({

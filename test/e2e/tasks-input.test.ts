@@ -17,7 +17,7 @@ async function update(url: string, taskId: string, inputResponses: Record<string
 
 // Each tool that asks is `required` here, so the call is a task from the start and its questions
 // reach the client through inputRequests (MRTR before detaching is tasks-mrtr.test.ts).
-describe("mid-call input without a held connection (dialect B)", () => {
+describe("mid-call input without a held connection (the tasks extension)", () => {
   let a: GatewayProcess;
   let b: GatewayProcess;
   beforeAll(async () => {

@@ -193,7 +193,7 @@ describe("handle mode under the caller's limits and audit", () => {
   });
   afterAll(async () => gw?.stop());
 
-  it("counts its tasks against maxActiveTasksPerPrincipal and audits them as dialect U", async () => {
+  it("counts its tasks against maxActiveTasksPerPrincipal and audits them with taskProtocol none", async () => {
     const { client } = await connectClient(gw.mcpUrl, { headers: as("alice") });
     try {
       const { taskId } = ((await call(client, "hang", {})) as any).structuredContent;
@@ -206,7 +206,7 @@ describe("handle mode under the caller's limits and audit", () => {
         .split("\n")
         .filter((l) => l.includes('"audit":"task.create"'))
         .map((l) => JSON.parse(l));
-      expect(audit).toEqual([expect.objectContaining({ taskId, dialect: "U" })]);
+      expect(audit).toEqual([expect.objectContaining({ taskId, taskProtocol: "none" })]);
       // The slot is free again once the task ended.
       const next = await waitFor(
         async () =>

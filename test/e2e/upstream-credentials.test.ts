@@ -178,7 +178,7 @@ describe("upstream credentials with http.forwardAuthorization on", () => {
     expect(callTokensSince(before)).toEqual([bearer("alice")]);
   });
 
-  it("sends a 2025-11-25 task call (dialect A) with the caller's token", async () => {
+  it("sends a 2025-11-25 task call (the 2025-11-25 tasks) with the caller's token", async () => {
     const session = await openSessionAs(gw.mcpUrl, asUser("bob"));
     const headers = { ...asUser("bob"), "mcp-session-id": session };
     const before = proxy.seen.length;
@@ -190,7 +190,7 @@ describe("upstream credentials with http.forwardAuthorization on", () => {
         const [got] = await messagesOf(await legacy(gw.mcpUrl, { jsonrpc: "2.0", id: 3, method: "tasks/get", params: { taskId } }, headers));
         return got.result?.status === "completed" ? got.result : undefined;
       },
-      { timeoutMs: 15_000, intervalMs: 50, what: `dialect A task ${taskId} to complete` },
+      { timeoutMs: 15_000, intervalMs: 50, what: `the 2025-11-25 tasks task ${taskId} to complete` },
     );
     expect(callTokensSince(before)).toEqual([bearer("bob")]);
   });

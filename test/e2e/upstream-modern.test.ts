@@ -131,7 +131,7 @@ describe.each([
     await client.close();
   });
 
-  it("answers a dialect-B task's question with tasks/update", async () => {
+  it("answers a tasks-extension task's question with tasks/update", async () => {
     const created = (await modern(gw.mcpUrl, "tools/call", { name: "deploy", arguments: { env: "prod" } }, { capabilities: ELICIT_TASKS })).body.result;
     expect(created.resultType).toBe("task");
     const waiting = await until(gw.mcpUrl, created.taskId, "input_required");
@@ -142,7 +142,7 @@ describe.each([
     expect(done.result.content[0].text).toBe("Deployed to prod");
   });
 
-  it("sends a dialect-A task's question as a related request and completes it (SDK callToolStream)", async () => {
+  it("sends the question of a task of the 2025-11-25 tasks as a related request and completes it (SDK callToolStream)", async () => {
     const asked: string[] = [];
     const { client } = await connectClient(gw.mcpUrl, { elicit: (message) => (asked.push(message), CONFIRM) });
     const seen: Array<{ type: string; result?: unknown }> = [];

@@ -139,7 +139,7 @@ async function frontTask(url: string, taskId: string, status: string) {
 describe("taskgate bridges a 2026-07-28 upstream's own tasks (io.modelcontextprotocol/tasks) to the front task", () => {
   let upstream: RunningProcess & { mcpUrl: string };
   let gw: GatewayProcess;
-  // research is a task from the start for a dialect-B caller (required), so the upstream's question waits in the front task.
+  // research is a task from the start for a tasks-extension caller (required), so the upstream's question waits in the front task.
   beforeAll(async () => {
     upstream = await startDemoHttp(["--modern", "--tasks-extension"]);
     const store = { redisUrl: inject("redisUrl"), keyPrefix: `t${randomBytes(4).toString("hex")}:` };
@@ -151,7 +151,7 @@ describe("taskgate bridges a 2026-07-28 upstream's own tasks (io.modelcontextpro
   });
   afterAll(async () => Promise.all([gw?.stop(), upstream?.stop()]));
 
-  it("follows the upstream's task for a dialect-B caller: its question in inputRequests, tasks/update, its result", async () => {
+  it("follows the upstream's task for a tasks-extension caller: its question in inputRequests, tasks/update, its result", async () => {
     const before = upstreamTasks(upstream, "started");
     const created = (
       await modern(
@@ -180,7 +180,7 @@ describe("taskgate bridges a 2026-07-28 upstream's own tasks (io.modelcontextpro
     expect(upstreamTasks(upstream, "completed")).toContain(started[0]);
   });
 
-  it("follows it for a dialect-A caller (SDK callToolStream), its question on the related-task stream", async () => {
+  it("follows it for a 2025-11-25 caller (SDK callToolStream), its question on the related-task stream", async () => {
     const asked: string[] = [];
     const { client } = await connectClient(gw.mcpUrl, { elicit: (message) => (asked.push(message), { action: "accept", content: { depth: "shallow" } }) });
     const seen: Array<{ type: string; result?: unknown }> = [];

@@ -76,7 +76,7 @@ function toolCall(caller: UpstreamCaller, capabilities: Record<string, unknown> 
     upstream: "up",
     client: { sessionId: "s", capabilities },
     principal: "alice",
-    dialect: "B",
+    taskProtocol: "extension",
     request,
     ttlMs: 3_600_000,
     pollIntervalMs: 1_000,

@@ -35,7 +35,7 @@ describe("the task store going away is 503 with -32603 on every path (in process
   });
   afterAll(async () => gw?.close());
 
-  it("answers dialect B's tasks/get with 503 while the store is away, and serves again once it is back", async () => {
+  it("answers tasks/get of the tasks extension with 503 while the store is away, and serves again once it is back", async () => {
     const task = (await gw.modern("tools/call", { name: "hang", arguments: {} }, { capabilities: WITH_TASKS })).body.result;
     flaky.failReads();
     const away = await gw.modern("tasks/get", { taskId: task.taskId }, { capabilities: WITH_TASKS });
@@ -44,7 +44,7 @@ describe("the task store going away is 503 with -32603 on every path (in process
     expect((await gw.modern("tasks/get", { taskId: task.taskId }, { capabilities: WITH_TASKS })).body.result.status).toBe("working");
   });
 
-  it("answers dialect A's tasks/result with 503 when the store goes away while it waits", async () => {
+  it("answers tasks/result of the 2025-11-25 tasks with 503 when the store goes away while it waits", async () => {
     const session = await gw.openSession();
     const headers = { "mcp-session-id": session, "mcp-protocol-version": "2025-11-25", accept: "application/json" };
     const created = await messagesOf(

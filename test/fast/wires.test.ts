@@ -13,7 +13,7 @@ beforeAll(async () => {
 });
 afterAll(async () => gw?.close());
 
-describe("the 2025-11-25 wire: sessions and dialect A (in process)", () => {
+describe("the 2025-11-25 wire: sessions and the 2025-11-25 tasks (in process)", () => {
   let session: string;
   let id = 100;
   const rpc = async (method: string, params: Record<string, unknown>) => {
@@ -54,7 +54,7 @@ describe("the 2025-11-25 wire: sessions and dialect A (in process)", () => {
   });
 });
 
-describe("the 2026-07-28 wire: stateless, dialect B (in process)", () => {
+describe("the 2026-07-28 wire: stateless, the tasks extension (in process)", () => {
   it("answers server/discover, and a quick call inline with resultType complete", async () => {
     const discovered = await gw.modern("server/discover");
     expect(discovered.body.result).toMatchObject({

@@ -9,7 +9,7 @@ export async function admin(baseUrl: string, path: string, { method = "GET", tok
   return { status: res.status, headers: res.headers, body: (await res.json()) as any };
 }
 
-/** A dialect-A task (2025-11-25 session, params.task) made with raw requests; its principal is the session's. */
+/** A 2025-11-25 task (2025-11-25 session, params.task) made with raw requests; its principal is the session's. */
 export async function legacyTask(mcpUrl: string, name: string, args: Record<string, unknown> = {}): Promise<string> {
   const sessionId = await openSession(mcpUrl, {}, "2025-11-25");
   const headers = { "mcp-session-id": sessionId, "mcp-protocol-version": "2025-11-25" };

@@ -34,7 +34,7 @@ const ELICIT = { ...WITH_TASKS, elicitation: { form: {} } };
 const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /**
- * One client's task, as a careful dialect-B client drives it: create (retrying while the store is
+ * One client's task, as a careful tasks-extension client drives it: create (retrying while the store is
  * unavailable: nothing was acknowledged yet), then poll any replica, answer questions, cancel when
  * planned, until terminal. Every loop is bounded by `deadline`.
  */

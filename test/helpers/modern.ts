@@ -65,7 +65,7 @@ export async function modern(url: string, method: string, params: Record<string,
   return readModern(await fetch(modernRequest(url, method, params, options)));
 }
 
-/** tasks/get with the extension declared, as a dialect-B client polls. */
+/** tasks/get with the extension declared, as a tasks-extension client polls. */
 export async function getTask(url: string, taskId: string) {
   return modern(url, "tasks/get", { taskId }, { capabilities: WITH_TASKS });
 }

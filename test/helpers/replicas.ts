@@ -22,7 +22,7 @@ export async function startReplicas(n: number, redisUrl: string, tasks: Record<s
   return Promise.all(Array.from({ length: n }, () => startGateway(replicaConfig(store, tasks))));
 }
 
-/** Dialect B: a tools/call that becomes a task at once (the tools above are `required`). */
+/** The tasks extension: a tools/call that becomes a task at once (the tools above are `required`). */
 export async function startTask(url: string, name: string, args: Record<string, unknown>, capabilities: Record<string, unknown> = WITH_TASKS): Promise<string> {
   const { body } = await modern(url, "tools/call", { name, arguments: args }, { capabilities });
   if (body?.result?.resultType !== "task") throw new Error(`no task: ${JSON.stringify(body)}`);

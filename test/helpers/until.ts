@@ -11,7 +11,7 @@ export interface UntilOptions {
 }
 
 /**
- * Poll tasks/get (dialect B) until `accept(task)` says yes, asking the gateways of `urls` in turn
+ * Poll tasks/get (the tasks extension) until `accept(task)` says yes, asking the gateways of `urls` in turn
  * (any replica must answer alike). The one polling loop the task tests share.
  */
 export async function untilTask(urls: string | readonly string[], taskId: string, accept: (task: any) => boolean, options: UntilOptions = {}) {

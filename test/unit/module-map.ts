@@ -55,7 +55,7 @@ export const MODULE_MAP: readonly ModuleEntry[] = [
   },
   {
     name: "dialects",
-    owns: "the legacy session wire and the modern stateless wire; tasks-a/, tasks-b/, unaware/; passthrough/ (a session's call client, the bridge to an upstream's own tasks)",
+    owns: "the legacy session wire and the modern stateless wire; tasks-2025-11-25/, tasks-extension/, unaware/; passthrough/ (a session's call client, the bridge to an upstream's own tasks)",
     mayImport: ["config", "jsonrpc", "observability", "sessions", "tasks", "upstream", "util", "wire"],
   },
   {

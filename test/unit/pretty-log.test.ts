@@ -25,12 +25,12 @@ function prettyLines(log: (logger: pino.Logger) => void): string[] {
 describe("log lines for a terminal", () => {
   it("writes one line per event: time, level, message, then the fields", () => {
     const lines = prettyLines((logger) => {
-      logger.info({ taskId: "01ABC", upstream: "default", tool: "deploy", dialect: "B" }, "task created");
+      logger.info({ taskId: "01ABC", upstream: "default", tool: "deploy", taskProtocol: "extension" }, "task created");
       logger.warn({ reason: "no store answer", headers: { authorization: "Bearer x" } }, "not ready");
       logger.error({ err: new Error("spawn ENOENT\n    at somewhere") }, "upstream failed");
     });
     expect(lines).toHaveLength(3);
-    expect(lines[0]).toMatch(/^\d\d:\d\d:\d\d\.\d{3} INFO {2}task created taskId=01ABC upstream=default tool=deploy dialect=B$/);
+    expect(lines[0]).toMatch(/^\d\d:\d\d:\d\d\.\d{3} INFO {2}task created taskId=01ABC upstream=default tool=deploy taskProtocol=extension$/);
     expect(lines[1]).toMatch(/ WARN {2}not ready reason="no store answer" headers=\[redacted\]$/);
     expect(lines[2]).toMatch(/ ERROR upstream failed err="spawn ENOENT\\n {4}at somewhere"$/);
     expect(lines.join("\n")).not.toContain("service=");

@@ -1,13 +1,13 @@
 import { describe, expect, it } from "vitest";
-import { questionOf, questionsToSend } from "../../src/dialects/tasks-a/questions.js";
-import { SessionNotices } from "../../src/dialects/tasks-a/session-notices.js";
+import { questionOf, questionsToSend } from "../../src/dialects/tasks-2025-11-25/questions.js";
+import { SessionNotices } from "../../src/dialects/tasks-2025-11-25/session-notices.js";
 import type { TaskRecord } from "../../src/store/contract.js";
 
 function task(id: string, fields: Partial<TaskRecord> = {}): TaskRecord {
   return {
     id,
     principal: "p",
-    dialect: "A",
+    taskProtocol: "2025-11-25",
     upstream: "u",
     tool: "t",
     status: "working",
@@ -70,7 +70,7 @@ describe("what each stream of a 2025-11-25 session carries", () => {
   });
 });
 
-describe("dialect A questions on the wire", () => {
+describe("questions of the 2025-11-25 tasks on the wire", () => {
   it("sends each unanswered question once per stream, re-id'd on the GET stream, with the related-task _meta", () => {
     const asked = new Set<string>();
     const sent = questionsToSend(asking("T", ["a", "b"], ["b"]), asked, "get", () => true);

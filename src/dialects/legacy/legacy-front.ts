@@ -8,8 +8,8 @@ import type { NativeCaller } from "../../tasks/native/native-caller.js";
 import { SseStream } from "../../wire/sse.js";
 import { sessionClient } from "../passthrough/client-id.js";
 import type { FrontClient, Relay } from "../../upstream/mux/relay.js";
-import { DIALECT_A_VERSION, type TasksA } from "../tasks-a/handlers.js";
-import { TASKS_A_CAPABILITY } from "../tasks-a/render.js";
+import { TASKS_2025_VERSION, type Tasks2025Handlers } from "../tasks-2025-11-25/handlers.js";
+import { TASKS_2025_CAPABILITY } from "../tasks-2025-11-25/render.js";
 import { serveLegacy, takesLegacy } from "../unaware/legacy.js";
 import type { Unaware } from "../unaware/unaware.js";
 import type { Sessions } from "../../sessions/sessions.js";
@@ -37,7 +37,7 @@ export class LegacyFront {
     private readonly sessions: Sessions,
     private readonly relay: Relay,
     private readonly keepAliveMs: number,
-    private readonly tasksA?: TasksA,
+    private readonly tasks2025?: Tasks2025Handlers,
     /** tasks.unawareClients: handle: long calls of callers without task support. */
     private readonly unaware?: Unaware,
     /** The bridge to the upstream's own tasks: a plain call of a tool it runs only as a task waits on it. */
@@ -56,11 +56,11 @@ export class LegacyFront {
         keepAliveMs: this.keepAliveMs,
         ...(req.authorization !== undefined ? { authorization: req.authorization } : {}),
       });
-    if (isRequest(message) && this.tasksA?.handles(session, message.method)) {
+    if (isRequest(message) && this.tasks2025?.handles(session, message.method)) {
       // Only tasks/result waits on the request's signal; reading it makes @hono/node-server build
       // an AbortController for the request, so every other method leaves it unread.
       const signal = message.method === "tasks/result" ? req.signal : undefined;
-      return this.tasksA.handle(session, message, req.accepts, signal, req.authorization);
+      return this.tasks2025.handle(session, message, req.accepts, signal, req.authorization);
     }
     // The upstream's tasks are taskgate's own session's, never a client's to read.
     if (isRequest(message) && message.method.startsWith("tasks/"))
@@ -70,7 +70,7 @@ export class LegacyFront {
       return reply.respond((await this.callerOf(message)).call(client, message, reply));
     }
     if (isNotification(message)) await this.onNotification(client, message);
-    else if (!(await this.tasksA?.answer(session, message as JsonRpcResponse))) await (this.native ?? this.relay).answer(client, message as JsonRpcResponse);
+    else if (!(await this.tasks2025?.answer(session, message as JsonRpcResponse))) await (this.native ?? this.relay).answer(client, message as JsonRpcResponse);
     return new Response(null, { status: 202 });
   }
 
@@ -80,7 +80,7 @@ export class LegacyFront {
     const session = await this.sessions.require(sessionId, principal);
     const stream = new SseStream(this.keepAliveMs);
     if (!this.relay.streams.attach(session.id, stream)) throw new GatewayError("stream_conflict");
-    const unwatch = await this.tasksA?.watch(session, stream).catch(() => undefined);
+    const unwatch = await this.tasks2025?.watch(session, stream).catch(() => undefined);
     stream.onClose(() => {
       this.relay.streams.detach(session.id, stream);
       void unwatch?.();
@@ -118,9 +118,10 @@ export class LegacyFront {
       },
       principal,
     );
-    // Tasks exist only in 2025-11-25 sessions (dialect A); older versions see the upstream as it is.
+    // Tasks exist only in 2025-11-25 sessions (the 2025-11-25 tasks); older versions see the upstream as it is.
     const { tasks: _upstreamTasks, ...upstreamCaps } = upstream.capabilities;
-    const capabilities = this.tasksA && session.protocolVersion === DIALECT_A_VERSION ? { ...upstreamCaps, tasks: TASKS_A_CAPABILITY } : upstream.capabilities;
+    const capabilities =
+      this.tasks2025 && session.protocolVersion === TASKS_2025_VERSION ? { ...upstreamCaps, tasks: TASKS_2025_CAPABILITY } : upstream.capabilities;
     const result: Record<string, unknown> = {
       protocolVersion: session.protocolVersion,
       capabilities,

@@ -6,7 +6,7 @@ const MODERN_META_KEYS = new Set<string>([META.protocolVersion, META.clientCapab
 /**
  * The request as the legacy upstream gets it: the modern `_meta` keys removed (they mean nothing
  * to it), and `params.task` dropped on the modern wire, where it is never an opt-in (the tasks extension, https://github.com/modelcontextprotocol/ext-tasks/blob/main/specification/draft/tasks.md) —
- * an upstream that speaks dialect A natively must not start a task of its own.
+ * an upstream that speaks the 2025-11-25 tasks natively must not start a task of its own.
  */
 export function upstreamParams(method: string, params: Record<string, unknown> | undefined): Record<string, unknown> | undefined {
   if (!params) return params;

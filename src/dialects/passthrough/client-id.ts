@@ -8,7 +8,7 @@ const PROCESS_PART = randomBytes(12).toString("base64url");
 let counter = 0;
 
 /**
- * The client id of a call that has no session of its own (a 2026-07-28 request, a dialect A task
+ * The client id of a call that has no session of its own (a 2026-07-28 request, a task of the 2025-11-25 tasks
  * call): unique, short and cheap to make. `randomUUID()` returns a rope of some twenty pieces
  * (about 600 bytes of heap) that a detached call would hold, in its client and the relay's maps,
  * for as long as the upstream runs; random bytes per request cost more CPU than the rest of

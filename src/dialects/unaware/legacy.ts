@@ -27,7 +27,7 @@ export async function serveLegacy(
   const client = sessionClient(session, reply.authorization);
   const out = new CallReply(reply.accepts, reply.keepAliveMs);
   if (request.method === "tools/list") return out.respond(relay.call(client, request, out).then((r) => unaware.listed(request, r)));
-  // A client id of its own, as a dialect A task call has: its questions go to the task, never to the session.
+  // A client id of its own, as a task call of the 2025-11-25 tasks has: its questions go to the task, never to the session.
   const call = { request, upstreamRequest: request, client: { ...client, sessionId: callClientId("u:") }, principal: session.principal };
   const { answer } = await unaware.call(call, out);
   unaware.track(session.id, request.id, call.client, answer);

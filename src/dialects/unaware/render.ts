@@ -1,5 +1,5 @@
 import type { TaskRecord } from "../../store/contract.js";
-import { taskFields } from "../tasks-b/render.js";
+import { taskFields } from "../tasks-extension/render.js";
 import type { GatewayToolNames } from "./gateway-tools.js";
 
 /** A CallToolResult carrying text and, where given, structuredContent (MCP tools: structured content). */

@@ -36,7 +36,7 @@ export interface UnawareCall {
 
 /**
  * `tasks.unawareClients: handle`: callers that declared neither task dialect still get
- * long calls detached. Their tools/call runs through the engine exactly as a dialect B call does
+ * long calls detached. Their tools/call runs through the engine exactly as a call of the tasks extension does
  * (sync-call.ts: detach after detachAfterMs, at once for a required tool) and, once detached, is
  * answered with an ordinary CallToolResult naming the gateway tools; those tools read, cancel
  * and answer the task through the engine, as tasks/get, tasks/cancel and tasks/update do.
@@ -144,7 +144,7 @@ export class Unaware {
       upstream: this.deps.upstream.name,
       client: { ...call.client, capabilities: answerable(call.client.capabilities) },
       principal: call.principal,
-      dialect: "U",
+      taskProtocol: "none",
       request: { ...call.upstreamRequest, params },
       ttlMs: Math.min(tasks.defaultTtlMs, tasks.maxTtlMs),
       pollIntervalMs: tasks.pollIntervalMs,

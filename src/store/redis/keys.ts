@@ -62,7 +62,7 @@ export class RedisKeys {
     return { hash: this.task(id), outcome: this.taskOutcome(id), lease: this.taskLease(id) };
   }
 
-  /** A principal's task index (dialect A tasks/list), a sorted set by creation time. */
+  /** A principal's task index (tasks/list of the 2025-11-25 tasks), a sorted set by creation time. */
   principalTasks(principal: string): string {
     return `${this.prefix}{p:${principal}}`;
   }

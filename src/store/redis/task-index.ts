@@ -8,7 +8,7 @@ type Page = { tasks: TaskRecord[]; nextCursor?: string };
 type ReadTask = (id: string, principal: string) => Promise<TaskRecord | undefined>;
 
 /**
- * A principal's tasks for dialect A `tasks/list`: a sorted set by creation time. It lives in the
+ * A principal's tasks for `tasks/list` of the 2025-11-25 tasks: a sorted set by creation time. It lives in the
  * principal's own slot (another hash tag), so no task script may touch it; it is written beside
  * the script, and a listed id whose task is gone is one that expired (dropped when seen).
  */

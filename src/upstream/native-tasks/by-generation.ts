@@ -13,7 +13,7 @@ import type {
 } from "./upstream-tasks.js";
 
 /**
- * The upstream's own tasks in the dialect of the generation negotiated with it, chosen at each
+ * The upstream's own tasks in the task protocol of the generation negotiated with it, chosen at each
  * use: the upstream may come back from a restart speaking the other one. A 2026-07-28
  * upstream that lists `io.modelcontextprotocol/tasks` is followed through the extension; any
  * other through the 2025-11-25 tasks utility (which declines when the session has no tasks).
@@ -41,7 +41,7 @@ export class TasksByGeneration implements UpstreamTasks {
     return this.current().start(client, request, options, events);
   }
 
-  /** A stored ref is followed in the dialect the upstream speaks now: an extension task carries no session. */
+  /** A stored ref is followed in the task protocol the upstream speaks now: an extension task carries no session. */
   attach(client: UpstreamTaskClient, ref: UpstreamTaskRef, events: UpstreamTaskEvents): UpstreamTaskLink {
     return this.current().attach(client, ref, events);
   }

@@ -1,5 +1,5 @@
 import type { JsonRpcId, JsonRpcRequest, JsonRpcResponse } from "../../jsonrpc/message.js";
-import { DIALECT_A_VERSION } from "../../jsonrpc/versions.js";
+import { TASKS_2025_VERSION } from "../../jsonrpc/versions.js";
 import type { MessageSink } from "../../jsonrpc/sink.js";
 import { Link2025 } from "./link-2025.js";
 import { createdTaskOf, isObject, taskOf } from "./shapes-2025.js";
@@ -45,7 +45,7 @@ export interface Tasks2025Deps {
  * asks for a task with `params.task` and follows it with tasks/get, tasks/result, tasks/cancel.
  */
 export class Tasks2025 implements UpstreamTasks {
-  readonly generation = DIALECT_A_VERSION;
+  readonly generation = TASKS_2025_VERSION;
   readonly durable: boolean;
   private readonly links = new Map<string, Set<Link2025>>();
 

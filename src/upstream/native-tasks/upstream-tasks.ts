@@ -1,10 +1,10 @@
 import type { JsonRpcErrorObject, JsonRpcRequest, JsonRpcResponse } from "../../jsonrpc/message.js";
-import type { DIALECT_A_VERSION } from "../../jsonrpc/versions.js";
+import type { TASKS_2025_VERSION } from "../../jsonrpc/versions.js";
 
 /**
- * What taskgate needs from an upstream that runs tasks itself, whatever task dialect it
+ * What taskgate needs from an upstream that runs tasks itself, whatever task protocol it
  * speaks. The bridge (src/tasks/native/) drives a front task from one of these; each upstream
- * task dialect implements it once:
+ * task protocol implements it once:
  *
  * - 2025-11-25 (https://modelcontextprotocol.io/specification/2025-11-25/basic/utilities/tasks):
  *   `params.task` on tools/call, `CreateTaskResult`, tasks/get, tasks/result (blocks; the
@@ -36,7 +36,7 @@ import type { DIALECT_A_VERSION } from "../../jsonrpc/versions.js";
  *    the task is terminal: the result (also one with `isError: true`, without the upstream's
  *    related-task `_meta`) or the JSON-RPC error, as the upstream sent it; the bridge puts the
  *    front request's id on it. Rejects only when the link is closed. 2025-11-25:
- *    tasks/result, held open (it is also where that dialect's questions arrive); extension:
+ *    tasks/result, held open (it is also where that protocol's questions arrive); extension:
  *    the inline `result` / `error` of the terminal tasks/get. A task that ended `cancelled`
  *    resolves with a JSON-RPC error whose `data.status` is "cancelled".
  * 6. `events.status(state)` is called with every state the upstream pushes
@@ -60,8 +60,8 @@ import type { DIALECT_A_VERSION } from "../../jsonrpc/versions.js";
  * a stopped replica's bridge resumed elsewhere.
  */
 export interface UpstreamTasks {
-  /** Which upstream task dialect this speaks, for logs and /readyz. */
-  readonly generation: typeof DIALECT_A_VERSION | "io.modelcontextprotocol/tasks";
+  /** Which upstream task protocol this speaks, for logs and /readyz. */
+  readonly generation: typeof TASKS_2025_VERSION | "io.modelcontextprotocol/tasks";
   readonly durable: boolean;
   support(tool: string): Promise<NativeSupport | undefined>;
   start(client: UpstreamTaskClient, request: JsonRpcRequest, options: StartOptions, events: UpstreamTaskEvents): Promise<UpstreamStart>;
@@ -81,7 +81,7 @@ export interface UpstreamTaskRef {
   session?: string;
 }
 
-/** Statuses are the same words in both dialects. */
+/** Statuses are the same words in both task protocols. */
 export type UpstreamTaskStatus = "working" | "input_required" | "completed" | "failed" | "cancelled";
 
 export interface UpstreamTaskState {

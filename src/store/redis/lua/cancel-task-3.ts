@@ -4,7 +4,7 @@ import { endingLua } from "./ending.js";
 
 /**
  * cancel-task-3: the task is cancelled, from working or input_required (task-rules.ts
- * TRANSITION_RULES.cancel): by its owner once the call stopped, or at once by a dialect A client
+ * TRANSITION_RULES.cancel): by its owner once the call stopped, or at once by a client of the 2025-11-25 tasks
  * (https://modelcontextprotocol.io/specification/2025-11-25/basic/utilities/tasks), which also
  * records that it asked.
  * KEYS: 1 task hash, 2 outcome, 3 lease

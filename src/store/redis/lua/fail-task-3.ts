@@ -3,7 +3,7 @@ import { transitionLua } from "./common.js";
 import { endingLua } from "./ending.js";
 
 /**
- * fail-task-3: the call failed (its error, a dialect A isError result, or the gateway's reason);
+ * fail-task-3: the call failed (its error, an isError result under the 2025-11-25 tasks, or the gateway's reason);
  * the task is failed, from working or input_required (task-rules.ts TRANSITION_RULES.fail).
  * KEYS: 1 task hash, 2 outcome, 3 lease
  * ARGV: 1 principal or '' (any); 2 lease token or '' (unfenced); 3 now (epoch ms); 4 hint channel;

@@ -2,7 +2,7 @@ import type { LuaScript } from "../scripts.js";
 import { transitionLua } from "./common.js";
 
 /**
- * request-cancel-3: a dialect B client asks for the task to be cancelled
+ * request-cancel-3: a tasks-extension client asks for the task to be cancelled
  * (https://github.com/modelcontextprotocol/ext-tasks/blob/main/specification/draft/tasks.md);
  * the owner reads cancelRequested with its lease renewal and stops the call. The status stays;
  * any non-terminal one (task-rules.ts TRANSITION_RULES["request-cancel"]).

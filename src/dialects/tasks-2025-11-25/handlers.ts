@@ -19,7 +19,7 @@ import { SessionNotices } from "./session-notices.js";
 import { found, taskIdOf } from "../task-lookup.js";
 import { RPC } from "../../jsonrpc/codes.js";
 
-export interface TasksADeps {
+export interface Tasks2025HandlersDeps {
   engine: TaskEngine;
   relay: Relay;
   /** Who runs task calls; the relay over the shared session unless the upstream has `isolation: per-call`. */
@@ -34,21 +34,21 @@ export interface TasksADeps {
   listPageSize?: number;
 }
 
-export { DIALECT_A_VERSION } from "../../jsonrpc/versions.js";
-import { DIALECT_A_VERSION } from "../../jsonrpc/versions.js";
+export { TASKS_2025_VERSION } from "../../jsonrpc/versions.js";
+import { TASKS_2025_VERSION } from "../../jsonrpc/versions.js";
 const METHODS = new Set(["tools/call", "tools/list", "tasks/get", "tasks/result", "tasks/list", "tasks/cancel"]);
 
 /**
- * Dialect A, the experimental tasks of 2025-11-25 (https://modelcontextprotocol.io/specification/2025-11-25/basic/utilities/tasks), for sessions of that version.
+ * The 2025-11-25 tasks, experimental in that version (https://modelcontextprotocol.io/specification/2025-11-25/basic/utilities/tasks), for sessions of that version.
  * The client asks for a task with `params.task`; taskgate's policy decides what is allowed.
  */
-export class TasksA {
+export class Tasks2025Handlers {
   private readonly notices = new SessionNotices();
 
-  constructor(private readonly deps: TasksADeps) {}
+  constructor(private readonly deps: Tasks2025HandlersDeps) {}
 
   handles(session: SessionRecord, method: string): boolean {
-    return session.protocolVersion === DIALECT_A_VERSION && METHODS.has(method);
+    return session.protocolVersion === TASKS_2025_VERSION && METHODS.has(method);
   }
 
   /** `authorization`: the client's own header where the upstream forwards it (in memory only). */
@@ -77,7 +77,7 @@ export class TasksA {
    * them here. Another session's questions never come here, even of the same principal.
    */
   async watch(session: SessionRecord, sink: MessageSink): Promise<(() => Promise<void>) | undefined> {
-    if (session.protocolVersion !== DIALECT_A_VERSION) return undefined;
+    if (session.protocolVersion !== TASKS_2025_VERSION) return undefined;
     const asked = new Map<string, Set<string>>();
     const stream = this.notices.open(session.id, undefined, () => [...asked.keys()].forEach((id) => this.reread(session, id, onChange)));
     const onChange = (task: TaskRecord) => {
@@ -143,7 +143,7 @@ export class TasksA {
       client: { ...sessionClient(session, authorization), sessionId: callClientId("a:") },
       principal: session.principal,
       frontSession: session.id,
-      dialect: "A",
+      taskProtocol: TASKS_2025_VERSION,
       request: { ...request, params },
       ttlMs: this.ttl(task),
       pollIntervalMs: this.deps.tasks.pollIntervalMs,

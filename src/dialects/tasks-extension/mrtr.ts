@@ -7,7 +7,7 @@ import type { SyncOptions, SyncOutcome } from "../../tasks/sync-call.js";
 import type { TaskCall } from "../../tasks/types.js";
 import { noServerRequests, type ModernCall, type ModernFront } from "../modern/modern-front.js";
 import { checkInputSize } from "../input-size.js";
-import type { TasksBDeps } from "./deps.js";
+import type { TasksExtensionDeps } from "./deps.js";
 import { createTaskResult } from "./render.js";
 import { RPC } from "../../jsonrpc/codes.js";
 
@@ -32,7 +32,7 @@ export function targetOf(request: JsonRpcRequest, method: MrtrMethod): CallTarge
  * A retry of an MRTR round: its requestState verified (forged, expired, or issued for another
  * request — another method, tool, prompt or URI: -32602), its answers.
  */
-export function retryOf(deps: TasksBDeps, request: JsonRpcRequest, target: CallTarget): Retry | undefined {
+export function retryOf(deps: TasksExtensionDeps, request: JsonRpcRequest, target: CallTarget): Retry | undefined {
   const params = request.params ?? {};
   if (params.requestState === undefined) return undefined;
   const checked = deps.requestState.verify(params.requestState, Date.now());
@@ -46,13 +46,13 @@ export function retryOf(deps: TasksBDeps, request: JsonRpcRequest, target: CallT
 }
 
 /** The call as the engine runs it (and parks it when the upstream asks something). */
-export function syncCall(deps: TasksBDeps, call: ModernCall, caller: UpstreamCaller, maxDurationMs?: number): TaskCall {
+export function syncCall(deps: TasksExtensionDeps, call: ModernCall, caller: UpstreamCaller, maxDurationMs?: number): TaskCall {
   const task: TaskCall = {
     caller,
     upstream: deps.upstream.name,
     client: call.client,
     principal: call.principal,
-    dialect: "B",
+    taskProtocol: "extension",
     request: withoutMrtrFields(call.upstreamRequest),
     ttlMs: Math.min(deps.tasks.defaultTtlMs, deps.tasks.maxTtlMs),
     pollIntervalMs: deps.tasks.pollIntervalMs,
@@ -66,7 +66,7 @@ export function syncCall(deps: TasksBDeps, call: ModernCall, caller: UpstreamCal
  * request's own result, a task (tools/call only), or another round.
  */
 export function runRound(
-  deps: TasksBDeps,
+  deps: TasksExtensionDeps,
   call: ModernCall,
   front: ModernFront,
   target: CallTarget,
@@ -82,7 +82,7 @@ export function runRound(
   return reply.respond(work);
 }
 
-function renderOutcome(deps: TasksBDeps, request: JsonRpcRequest, front: ModernFront, outcome: SyncOutcome | undefined): JsonRpcResponse {
+function renderOutcome(deps: TasksExtensionDeps, request: JsonRpcRequest, front: ModernFront, outcome: SyncOutcome | undefined): JsonRpcResponse {
   if (outcome === undefined)
     return failure(request.id, { code: RPC.INVALID_PARAMS, message: "Invalid params: requestState has expired (the parked call is gone)" });
   if ("inline" in outcome) return front.shape(request, outcome.inline);

@@ -4,7 +4,7 @@ import type { JsonRpcId } from "../../jsonrpc/message.js";
 import type { TaskRecord } from "../../store/contract.js";
 import type { ModernCall, ModernFront } from "../modern/modern-front.js";
 import { declaresTasks, TASKS_EXTENSION } from "../modern/wire.js";
-import { REQUIRED_CAPABILITIES, type TasksBDeps } from "./deps.js";
+import { REQUIRED_CAPABILITIES, type TasksExtensionDeps } from "./deps.js";
 import { detailedTask } from "./render.js";
 import type { ListKind } from "../../upstream/mux/list-changed.js";
 
@@ -25,7 +25,7 @@ const MAX_TASK_IDS = 100;
  *   only the lists asked for.
  * Other filters are not served: the ack names none of them.
  */
-export async function listen(deps: TasksBDeps, call: ModernCall, front: ModernFront): Promise<Response> {
+export async function listen(deps: TasksExtensionDeps, call: ModernCall, front: ModernFront): Promise<Response> {
   const notifications = call.request.params?.notifications;
   const requested = taskIdsOf(notifications);
   const lists = listsOf(notifications, deps.relay.connector.initializeResult()?.capabilities ?? {});
@@ -69,7 +69,14 @@ function listsOf(notifications: unknown, upstreamCapabilities: Record<string, un
 }
 
 /** Each change of one task, as the DetailedTask tasks/get would give at that moment (no resultType). */
-async function push(deps: TasksBDeps, taskId: string, principal: string, subscriptionId: JsonRpcId, stream: SseStream, signal: AbortSignal): Promise<void> {
+async function push(
+  deps: TasksExtensionDeps,
+  taskId: string,
+  principal: string,
+  subscriptionId: JsonRpcId,
+  stream: SseStream,
+  signal: AbortSignal,
+): Promise<void> {
   let last = "";
   const send = (task: TaskRecord) => {
     const params = detailedTask(task);

@@ -14,7 +14,7 @@ async function drain(stream: Stream) {
   return seen;
 }
 
-describe("the 2025-11-25 experimental tasks dialect, with the SDK 1.x client", () => {
+describe("the 2025-11-25 tasks (experimental), with the SDK 1.x client", () => {
   let a: GatewayProcess;
   let b: GatewayProcess;
   beforeAll(async () => {
@@ -37,9 +37,9 @@ describe("the 2025-11-25 experimental tasks dialect, with the SDK 1.x client", (
     await client.close();
   });
 
-  it("gives a 2025-11-25 session that declares the extension no dialect-B task (the tasks extension)", async () => {
+  it("gives a 2025-11-25 session that declares the extension no task of the tasks extension", async () => {
     const sessionId = await openSession(a.mcpUrl, { extensions: { "io.modelcontextprotocol/tasks": {} } }, "2025-11-25");
-    // deploy is `required`: a dialect-B client would get a task at once; this session gets dialect A's -32601.
+    // deploy is `required`: a tasks-extension client would get a task at once; this session gets the 2025-11-25 tasks' -32601.
     const res = await post(
       a.mcpUrl,
       { jsonrpc: "2.0", id: 3, method: "tools/call", params: { name: "deploy", arguments: { service: "x" } } },

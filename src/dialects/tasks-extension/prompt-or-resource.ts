@@ -1,5 +1,5 @@
 import type { ModernCall, ModernFront } from "../modern/modern-front.js";
-import type { TasksBDeps } from "./deps.js";
+import type { TasksExtensionDeps } from "./deps.js";
 import { retryOf, runRound, syncCall, targetOf } from "./mrtr.js";
 
 /**
@@ -9,7 +9,7 @@ import { retryOf, runRound, syncCall, targetOf } from "./mrtr.js";
  * extension covers tools/call only, the tasks extension, https://github.com/modelcontextprotocol/ext-tasks/blob/main/specification/draft/tasks.md): no detachAfterMs, and the answer is the request's own.
  */
 export function promptOrResource(method: "prompts/get" | "resources/read") {
-  return async (deps: TasksBDeps, call: ModernCall, front: ModernFront): Promise<Response> => {
+  return async (deps: TasksExtensionDeps, call: ModernCall, front: ModernFront): Promise<Response> => {
     const target = targetOf(call.request, method);
     return runRound(deps, call, front, target, retryOf(deps, call.request, target), syncCall(deps, call, deps.relay), {});
   };

@@ -4,19 +4,19 @@ import { callerFor, policyOf } from "../../tasks/policy.js";
 import type { SyncOptions } from "../../tasks/sync-call.js";
 import type { ModernCall, ModernFront } from "../modern/modern-front.js";
 import { declaresTasks, TASKS_EXTENSION } from "../modern/wire.js";
-import { REQUIRED_CAPABILITIES, type TasksBDeps } from "./deps.js";
+import { REQUIRED_CAPABILITIES, type TasksExtensionDeps } from "./deps.js";
 import { retryOf, runRound, syncCall, targetOf } from "./mrtr.js";
 import { createTaskResult } from "./render.js";
 import { serveModernCall, takesModernCall } from "../unaware/modern.js";
 
 /**
- * tools/call on the modern wire: the decision table of design.md (dialect B rows; the tasks extension, https://github.com/modelcontextprotocol/ext-tasks/blob/main/specification/draft/tasks.md, the
+ * tools/call on the modern wire: the decision table of design.md (the tasks extension's rows, https://github.com/modelcontextprotocol/ext-tasks/blob/main/specification/draft/tasks.md, the
  * server alone decides), with MRTR for questions asked while the call is still synchronous
  * (MRTR, https://modelcontextprotocol.io/specification/2026-07-28/basic/patterns/mrtr): `input_required` + a signed `requestState` naming the parked call, and the retry,
  * on any replica, continuing it. A call that may become a task detaches only once no round is
  * open (MRTR rounds are resolved before a CreateTaskResult, the tasks extension, https://github.com/modelcontextprotocol/ext-tasks/blob/main/specification/draft/tasks.md).
  */
-export async function toolsCall(deps: TasksBDeps, call: ModernCall, front: ModernFront): Promise<Response> {
+export async function toolsCall(deps: TasksExtensionDeps, call: ModernCall, front: ModernFront): Promise<Response> {
   const target = targetOf(call.request, "tools/call");
   const name = target.name;
   const policy = await policyOf(deps.tasks, deps.upstream, name, deps.native);

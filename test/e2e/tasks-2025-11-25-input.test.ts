@@ -57,7 +57,7 @@ function untilEnded(url: string, sessionId: string, taskId: string) {
 const CONFIRM = { action: "accept", content: { confirm: true } } as const;
 
 // The memory store serves one process; Redis is what replicas share. Both run every case.
-describe.each(["memory", "redis"] as const)("dialect A questions reach every kind of client (%s store)", (kind) => {
+describe.each(["memory", "redis"] as const)("questions of the 2025-11-25 tasks reach every kind of client (%s store)", (kind) => {
   let gw: GatewayProcess;
   let short: GatewayProcess;
   beforeAll(async () => {
@@ -243,7 +243,7 @@ describe.each(["memory", "redis"] as const)("dialect A questions reach every kin
   });
 });
 
-describe("dialect A questions with bearer auth: one principal, two sessions", () => {
+describe("questions of the 2025-11-25 tasks with bearer auth: one principal, two sessions", () => {
   let gw: GatewayProcess;
   beforeAll(async () => {
     const store = { redisUrl: inject("redisUrl"), keyPrefix: `t${randomBytes(4).toString("hex")}:` };

@@ -7,7 +7,7 @@ import type { Relay } from "../../upstream/mux/relay.js";
 import { TASKS_EXTENSION } from "../modern/wire.js";
 import type { Unaware } from "../unaware/unaware.js";
 
-export interface TasksBDeps {
+export interface TasksExtensionDeps {
   engine: TaskEngine;
   relay: Relay;
   /** Who runs tools/call: the pool of a pooled stdio upstream (isolation pool or per-call), else the relay. */

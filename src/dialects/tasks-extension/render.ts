@@ -2,7 +2,7 @@ import type { TaskRecord } from "../../store/contract.js";
 import { RPC } from "../../jsonrpc/codes.js";
 
 /**
- * Dialect B shapes (ext-tasks schema, https://github.com/modelcontextprotocol/ext-tasks/blob/main/schema/draft/schema.ts): flat tasks, `ttlMs` / `pollIntervalMs` as
+ * The tasks extension shapes (ext-tasks schema, https://github.com/modelcontextprotocol/ext-tasks/blob/main/schema/draft/schema.ts): flat tasks, `ttlMs` / `pollIntervalMs` as
  * integers, and no legacy `ttl` / `pollInterval` keys.
  */
 export function taskFields(task: TaskRecord): Record<string, unknown> {

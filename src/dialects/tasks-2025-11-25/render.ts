@@ -2,7 +2,7 @@ import type { TaskRecord } from "../../store/contract.js";
 
 export const RELATED_TASK = "io.modelcontextprotocol/related-task";
 
-/** Dialect A's `Task` (2025-11-25 schema, https://modelcontextprotocol.io/specification/2025-11-25/basic/utilities/tasks): `ttl` and `pollInterval`, always `ttl`. */
+/** The 2025-11-25 tasks' `Task` (2025-11-25 schema, https://modelcontextprotocol.io/specification/2025-11-25/basic/utilities/tasks): `ttl` and `pollInterval`, always `ttl`. */
 export function taskA(task: TaskRecord): Record<string, unknown> {
   const fields: Record<string, unknown> = {
     taskId: task.id,
@@ -17,4 +17,4 @@ export function taskA(task: TaskRecord): Record<string, unknown> {
 }
 
 /** The capability taskgate declares in a 2025-11-25 session (the 2025-11-25 tasks utility, https://modelcontextprotocol.io/specification/2025-11-25/basic/utilities/tasks). */
-export const TASKS_A_CAPABILITY = { list: {}, cancel: {}, requests: { tools: { call: {} } } };
+export const TASKS_2025_CAPABILITY = { list: {}, cancel: {}, requests: { tools: { call: {} } } };

@@ -21,7 +21,7 @@ const config = (store: Record<string, unknown>, tasks: Record<string, unknown> =
 
 const finished = (url: string, taskId: string) => untilEnded(url, taskId);
 
-describe("dialect B tasks on the 2026-07-28 wire, in front of the demo server over stdio", () => {
+describe("tasks of the tasks extension on the 2026-07-28 wire, in front of the demo server over stdio", () => {
   let a: GatewayProcess;
   let b: GatewayProcess;
   beforeAll(async () => {

@@ -3,7 +3,7 @@ import { success, type JsonRpcRequest } from "../../jsonrpc/message.js";
 import type { ModernCall, MethodHandler } from "../modern/modern-front.js";
 import { declaresTasks, TASKS_EXTENSION } from "../modern/wire.js";
 import { checkInputSize } from "../input-size.js";
-import { REQUIRED_CAPABILITIES, type TasksBDeps } from "./deps.js";
+import { REQUIRED_CAPABILITIES, type TasksExtensionDeps } from "./deps.js";
 import { listen } from "./listen.js";
 import { getTaskResult } from "./render.js";
 import { promptOrResource } from "./prompt-or-resource.js";
@@ -11,13 +11,13 @@ import { toolsCall } from "./tools-call.js";
 import { listModern } from "../unaware/modern.js";
 import { found, taskIdOf } from "../task-lookup.js";
 
-export type { TasksBDeps } from "./deps.js";
+export type { TasksExtensionDeps } from "./deps.js";
 
 /**
- * Dialect B (io.modelcontextprotocol/tasks, SEP-2663) on the modern wire: tools/call, tasks/*,
+ * The tasks extension (io.modelcontextprotocol/tasks, SEP-2663) on the modern wire: tools/call, tasks/*,
  * task notifications, and the MRTR rounds of prompts/get and resources/read.
  */
-export function tasksBHandlers(deps: TasksBDeps): Map<string, MethodHandler> {
+export function tasksExtensionHandlers(deps: TasksExtensionDeps): Map<string, MethodHandler> {
   const getPrompt = promptOrResource("prompts/get");
   const readResource = promptOrResource("resources/read");
   return new Map<string, MethodHandler>([
@@ -36,7 +36,7 @@ export function tasksBHandlers(deps: TasksBDeps): Map<string, MethodHandler> {
   ]);
 }
 
-async function update(deps: TasksBDeps, taskId: string, request: JsonRpcRequest, principal: string): Promise<Record<string, unknown>> {
+async function update(deps: TasksExtensionDeps, taskId: string, request: JsonRpcRequest, principal: string): Promise<Record<string, unknown>> {
   const responses = request.params?.inputResponses;
   if (typeof responses !== "object" || responses === null || Array.isArray(responses))
     throw new GatewayError("invalid_params", "params.inputResponses must be an object");
