@@ -13,7 +13,7 @@ import { readSettings } from "./settings.js";
 
 /**
  * `BENCH_BASE=<another checkout, built> BENCH_BASE_NAME="main at <commit>" node dist-bench/bench/builds.js`: this build's taskgate
- * beside another build's (the one before a change), on the three hot paths of issue 16, rows in
+ * beside another build's (the one before a change), on the three hot paths, rows in
  * turns (BENCH_ROUNDS) so that load drifting on a shared machine falls on both alike. Reports
  * each path's CPU-µs per request of taskgate's own process, before and after, as a ratio of one run.
  * BENCH_ONLY picks paths: d (stdio, default isolation), s (stdio, isolation: shared), a (HTTP), b (tasks/get).

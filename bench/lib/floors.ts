@@ -3,7 +3,7 @@ import { round, type Measurement } from "./load.js";
 import { startFixture, type Server } from "./servers.js";
 
 /**
- * The floors of issue 16: minimal relays on taskgate's own stack (hono + @hono/node-server),
+ * The floors: minimal relays on taskgate's own stack (hono + @hono/node-server),
  * each doing only the work no relay can skip, started in the same run as taskgate so the ratios
  * compare like with like. Each serves `POST /mcp`.
  */

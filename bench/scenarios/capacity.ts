@@ -28,7 +28,7 @@ export interface Held {
 }
 
 /**
- * The capacity model of issue 16 from scenario e's figures: tasks in flight per GB of the
+ * The capacity model from scenario e's figures: tasks in flight per GB of the
  * replica's memory and of Redis's, and Redis commands per second per 1,000 tasks in flight with
  * the default lease and reaper. The holding replica runs with the reaper held off, so a second
  * replica (the same lease, the default reaper interval) joins and sweeps the held tasks, as one

@@ -10,7 +10,7 @@ import { addedMs, ratio, times } from "./compare.js";
  * through taskgate on both wires. The demo server (SDK 1.x) speaks only the legacy wire, so the
  * modern row is held against the same direct legacy call: the work upstream is the same.
  * Latency is measured twice: under the run's load, where p50 is mostly queueing, and with one
- * connection, where it is what a single call costs. The floor of issue 16 (a minimal hono + undici
+ * connection, where it is what a single call costs. The floor (a minimal hono + undici
  * relay to the same demo server) is measured beside them.
  */
 export const httpPassthrough: Scenario = {

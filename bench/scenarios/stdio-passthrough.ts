@@ -9,7 +9,7 @@ import { addedMs, ratio, times } from "./compare.js";
 /**
  * d. The same echo on a stdio upstream: through taskgate, through mcp-proxy (the usual way to put
  * a stdio server on HTTP), and a bare hono endpoint answering the same JSON-RPC call by itself,
- * which is the ceiling for anything built on that stack, and the floor of issue 16: a minimal hono
+ * which is the ceiling for anything built on that stack, and the floor: a minimal hono
  * relay to the same stdio server. Both wires where the proxy serves both. taskgate runs twice:
  * with its default isolation (a pool of processes, one call each) and with `isolation: shared`
  * (one process for every call), measured in the same rounds, so the pool's cost is a ratio of

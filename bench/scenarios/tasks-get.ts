@@ -11,7 +11,7 @@ import { ratio, times } from "./compare.js";
 
 /**
  * b. Polling a completed task, the hottest path of a tasks client, against the cheapest thing the
- * same stack can answer, and against its floor (issue 16): hono + ioredis answering the same poll
+ * same stack can answer, and against its floor: hono + ioredis answering the same poll
  * from one Lua script. Both wires: a 2026-07-28 poll and a 2025-11-25 session's. Redis round trips per poll are counted inside taskgate by the bench's
  * probe (commands the Redis client sent: each one request and one reply; concurrent polls share
  * socket writes, counted apart); INFO commandstats around the same window says which commands

@@ -17,8 +17,8 @@ import { redisUrl, uniquePrefix } from "../helpers/redis.js";
 import { LEASE, newTask } from "./task-store.contract.js";
 
 /**
- * Each task script by itself, called with the KEYS and ARGV its header lists, on a real Redis
- * (#18): it runs from a status its rule allows, refuses one it does not with the documented
+ * Each task script by itself, called with the KEYS and ARGV its header lists, on a real Redis:
+ * it runs from a status its rule allows, refuses one it does not with the documented
  * return, and answers a missing task (or another principal's) as not found.
  */
 

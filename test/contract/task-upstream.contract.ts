@@ -5,7 +5,7 @@ import { LEASE, newTask } from "./task-store.contract.js";
 
 const SHORT = { owner: "replica-1", token: "short-u", leaseMs: 150 };
 
-/** A task bridged to an upstream's own task (#15): the upstream task it follows, and a life no longer than the upstream's. */
+/** A task bridged to an upstream's own task: the upstream task it follows, and a life no longer than the upstream's. */
 export function describeUpstreamTasks(current: () => Store): void {
   describe("tasks bridged to an upstream task", () => {
     it("keeps the upstream task and its session once the owner writes them, fenced by its lease", async () => {

@@ -114,7 +114,7 @@ describe("bad input gets a well-formed answer and taskgate keeps serving", () =>
 
   it("refuses absurdly deep nesting first, with 400 and -32600 naming the field, on both wires", async () => {
     const deep = (depth: number) => `${'{"a":'.repeat(depth)}1${"}".repeat(depth)}`;
-    // The case from issue 17: an initialize whose capabilities nest 10,000 levels deep.
+    // An initialize whose capabilities nest 10,000 levels deep.
     const init = `{"jsonrpc":"2.0","id":21,"method":"initialize","params":{"protocolVersion":"2025-11-25","clientInfo":{"name":"x","version":"1"},"capabilities":${deep(10_000)}}}`;
     let body = await expectError(await post(gw.mcpUrl, init), 400, -32600);
     expect(body.id).toBe(21);

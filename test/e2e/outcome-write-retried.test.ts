@@ -12,8 +12,8 @@ const TOOLS = { sleep: { taskSupport: "required" } };
 /**
  * An outcome write whose reply misses the store's deadline is tried again; the first try may
  * still be applied (Redis runs what it was sent, the deadline is only the caller's). The owner
- * must then count and audit the task's end as its own, not drop it as "already terminal" (#16:
- * at the end of a wave of scenario r thousands of tasks ended that way, uncounted).
+ * must then count and audit the task's end as its own, not drop it as "already terminal" (at the
+ * end of a wave of scenario r thousands of tasks ended that way, uncounted).
  */
 describe("an outcome write tried again after its first try was applied late", () => {
   const { defer } = useCleanups();

@@ -10,7 +10,7 @@ import { connectClient, textOf } from "../helpers/mcp-client.js";
 import { ROOT, startGateway, type GatewayProcess } from "../helpers/processes.js";
 import { waitFor } from "../helpers/wait-for.js";
 
-// The quiet lane of `isolation: pool` (#14, point 7): a tool that ran alone five times, fast and
+// The quiet lane of `isolation: pool`: a tool that ran alone five times, fast and
 // asking nothing, has its calls share one process of the pool. The fixture's `quiet` tool waits
 // for a file when told to (so a test decides when a call ends, whatever happens meanwhile, a
 // cancel too), asks when given a question, and answers with its process id.

@@ -19,7 +19,7 @@ async function plainCall(url: string): Promise<{ status: number; type: string; b
   }
 }
 
-// http.sseKeepAliveMs (issue 20): a plain call still running after it is answered on SSE with
+// http.sseKeepAliveMs: a plain call still running after it is answered on SSE with
 // comment keep-alives, so a hop that cuts idle responses (here after 3 s, like a load
 // balancer's idle timeout) lets a call within its maximum duration finish. The progress interval
 // is longer than the call, so nothing but keep-alives crosses the hop while it runs.

@@ -217,7 +217,7 @@ describe.each(["memory", "redis"] as const)("questions of the 2025-11-25 tasks r
     get.close();
   });
 
-  it("sends each status change once to an SDK 1.x client holding the GET stream and tasks/result (issue 17)", async () => {
+  it("sends each status change once to an SDK 1.x client holding the GET stream and tasks/result", async () => {
     const { client } = await connectClient(gw.mcpUrl, { elicit: () => CONFIRM });
     const notices: Array<{ taskId: string; status: string; statusMessage?: string; lastUpdatedAt: string }> = [];
     client.setNotificationHandler(TaskStatusNotificationSchema, (n) => void notices.push(n.params));

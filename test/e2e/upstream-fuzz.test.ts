@@ -53,7 +53,7 @@ describe("fuzzed upstream answers, over stdio and HTTP", () => {
       log: { level: "warn" },
       upstreams: [
         // Every call on a process of its own: a process the quiet lane shares takes all its calls
-        // with it when it exits (README: Isolation), and the "cut" ending exits.
+        // with it when it exits (docs/operations/isolation.md), and the "cut" ending exits.
         {
           name: "odd-stdio",
           path: "/stdio",

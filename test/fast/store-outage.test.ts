@@ -59,7 +59,7 @@ describe("the task store going away is 503 with -32603 on every path (in process
     expect(await res.json()).toEqual({ jsonrpc: "2.0", id: 2, error: { code: -32603, message: "task store unavailable" } });
   });
 
-  it("answers the admin API's task read with 503 while the store is away: the same mapping (#18)", async () => {
+  it("answers the admin API's task read with 503 while the store is away: the same mapping", async () => {
     const task = (await gw.modern("tools/call", { name: "hang", arguments: {} }, { capabilities: WITH_TASKS })).body.result;
     flaky.failReads();
     const away = await admin(gw.gateway.adminUrl!, `/api/tasks/${task.taskId}`);

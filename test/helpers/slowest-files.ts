@@ -5,7 +5,7 @@ const SHOWN = 10;
 
 /**
  * Names the slowest test files after every run, so a file that grows slow is seen the day it
- * does (#18). Time is the file's tests and hooks plus its import, as vitest measures them.
+ * does. Time is the file's tests and hooks plus its import, as vitest measures them.
  */
 export default class SlowestFiles implements Reporter {
   onTestRunEnd(modules: ReadonlyArray<TestModule>): void {

@@ -4,7 +4,7 @@
  * docs/contributing/architecture.md holds its table (`moduleMapTable`), checked to be current.
  *
  * `exceptions` are arrows today's tree has that the map does not want; each names the change that
- * removes it (#18). An exception nobody uses any more fails the test, so the list only shrinks.
+ * removes it. An exception nobody uses any more fails the test, so the list only shrinks.
  */
 export interface ModuleEntry {
   /** A folder of src/ (its subfolders belong to it), or a top-level file. */

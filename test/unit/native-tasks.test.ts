@@ -10,7 +10,7 @@ function config(upstream: Record<string, unknown> = {}) {
   return ConfigSchema.parse({ upstreams: [{ http: { url: "http://up.example/mcp" }, ...upstream }] });
 }
 
-describe("the policy of a tool the upstream runs as a task of its own (#15)", () => {
+describe("the policy of a tool the upstream runs as a task of its own", () => {
   it("makes a tool the upstream requires required and always native, unless the config sets its taskSupport", () => {
     const c = config({ tools: { relaxed: { taskSupport: "optional" } } });
     const u = c.upstreams[0]!;

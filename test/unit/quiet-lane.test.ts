@@ -5,7 +5,7 @@ import { QUIET_AFTER, quietKey, Quietness } from "../../src/upstream/mux/quiet-l
 
 const QUIET = { asked: false, quiet: true };
 
-describe("which tools are quiet (#14, point 7)", () => {
+describe("which tools are quiet", () => {
   it("counts a tool quiet after QUIET_AFTER quiet runs alone in a row, and not before", () => {
     const q = new Quietness();
     for (let i = 1; i < QUIET_AFTER; i++) q.ranAlone("t", QUIET);
