@@ -4,13 +4,13 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { CreateMessageRequestSchema, ElicitRequestSchema, ListRootsRequestSchema } from "@modelcontextprotocol/sdk/types.js";
+import { CreateMessageRequestSchema, ElicitRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { startEverythingHttp, startFixtureHttp, type FixtureHttpServer } from "../fixtures/upstreams.js";
 import { as, bearerAuth } from "../helpers/auth.js";
 import { textOf } from "../helpers/mcp-client.js";
 import { modern, WITH_TASKS } from "../helpers/modern.js";
-import { askingTask, callAs, ELICIT_TASKS, untilTaskAs } from "../helpers/principal-calls.js";
+import { askingSdkCall, askingTask, callAs, ELICIT_TASKS, untilTaskAs } from "../helpers/principal-calls.js";
 import { TERMINAL } from "../helpers/until.js";
 import { sample, scrape } from "../helpers/prometheus.js";
 import { startGateway, type GatewayProcess } from "../helpers/processes.js";
@@ -29,30 +29,8 @@ const taskCaller = (url: string, principal: string, tag: string) => askingTask(u
 const tools = { ask_session_task: { taskSupport: "required" }, quiet: { taskSupport: "required" } };
 
 /** The SDK 1.x client on a 2025-11-25 session, as `principal`: a plain call whose tool asks on the GET stream. */
-async function sdkCaller(url: string, principal: string, tag: string, kind: "elicit" | "sample" | "roots" = "elicit") {
-  const seen: string[] = [];
-  const client = new Client({ name: `sdk-${principal}`, version: "1.0.0" }, { capabilities: { elicitation: {}, sampling: {}, roots: {} } });
-  client.setRequestHandler(ElicitRequestSchema, async (req) => {
-    seen.push(req.params.message);
-    return { action: "accept", content: { answer: `${principal}-${tag}` } };
-  });
-  client.setRequestHandler(CreateMessageRequestSchema, async (req) => {
-    const first = req.params.messages[0]?.content;
-    seen.push(first && "text" in first ? String(first.text) : "?");
-    return { role: "assistant", model: "test", content: { type: "text", text: `${principal}-${tag}` } };
-  });
-  client.setRequestHandler(ListRootsRequestSchema, async () => {
-    seen.push("roots");
-    return { roots: [{ uri: `file:///home/${principal}/${tag.replaceAll(" ", "-")}` }] };
-  });
-  await client.connect(new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers: as(principal) } }));
-  try {
-    const result = await client.callTool({ name: "ask_session", arguments: { question: `Question for ${principal} ${tag}?`, kind } });
-    return { questions: seen, status: "completed", text: textOf(result) };
-  } finally {
-    await client.close();
-  }
-}
+const sdkCaller = (url: string, principal: string, tag: string, kind: "elicit" | "sample" | "roots" = "elicit") =>
+  askingSdkCall(url, principal, tag, "ask_session", { kind });
 
 const UPSTREAMS = [
   { name: "answering over SSE", flags: [] as string[] },

@@ -1,12 +1,8 @@
 import { randomBytes } from "node:crypto";
 import { join } from "node:path";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { ElicitRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { as, bearerAuth } from "../helpers/auth.js";
-import { textOf } from "../helpers/mcp-client.js";
-import { askingTask, callAs, ELICIT_TASKS, untilTaskAs } from "../helpers/principal-calls.js";
+import { bearerAuth } from "../helpers/auth.js";
+import { askingSdkCall, askingTask, callAs, ELICIT_TASKS, untilTaskAs } from "../helpers/principal-calls.js";
 import { TERMINAL } from "../helpers/until.js";
 import { ROOT, startGateway, type GatewayProcess } from "../helpers/processes.js";
 import { waitFor } from "../helpers/wait-for.js";
@@ -21,21 +17,7 @@ const taskCaller = (url: string, principal: string, tag: string) => askingTask(u
 const tools = { ask_task: { taskSupport: "required" }, ask_two: { taskSupport: "required" }, hang: { taskSupport: "required" } };
 
 /** The SDK 1.x client on a 2025-11-25 session, as `principal`, making a plain call that asks. */
-async function sdkCaller(url: string, principal: string, tag: string) {
-  const seen: string[] = [];
-  const client = new Client({ name: `sdk-${principal}`, version: "1.0.0" }, { capabilities: { elicitation: {} } });
-  client.setRequestHandler(ElicitRequestSchema, async (req) => {
-    seen.push(req.params.message);
-    return { action: "accept", content: { answer: `${principal}-${tag}` } };
-  });
-  await client.connect(new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers: as(principal) } }));
-  try {
-    const result = await client.callTool({ name: "ask", arguments: { question: `Question for ${principal} ${tag}?` } });
-    return { questions: seen, status: "completed", text: textOf(result) };
-  } finally {
-    await client.close();
-  }
-}
+const sdkCaller = (url: string, principal: string, tag: string) => askingSdkCall(url, principal, tag, "ask");
 
 /** One MRTR round of `ask` on the 2026-07-28 wire (no tasks declared: the call never detaches). */
 function mrtr(url: string, principal: string, params: Record<string, unknown>) {

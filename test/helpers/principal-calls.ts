@@ -1,4 +1,8 @@
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { CreateMessageRequestSchema, ElicitRequestSchema, ListRootsRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 import { as } from "./auth.js";
+import { textOf } from "./mcp-client.js";
 import { modern, WITH_TASKS } from "./modern.js";
 import { TERMINAL } from "./until.js";
 import { waitFor } from "./wait-for.js";
@@ -38,4 +42,34 @@ export async function askingTask(url: string, principal: string, tag: string, to
   });
   const done = await untilTaskAs(url, principal, created.taskId, (t) => TERMINAL.includes(t.status), "its end");
   return { questions: asked.map(([, r]) => r.params.message), status: done.status, text: done.result?.content?.[0]?.text };
+}
+
+/**
+ * The SDK 1.x client on a 2025-11-25 session, as `principal`, making a plain call of `tool` (one
+ * that asks `question`) and answering whatever it is asked with the principal's own words:
+ * elicitation, sampling (its text), roots (a folder named after the principal).
+ */
+export async function askingSdkCall(url: string, principal: string, tag: string, tool: string, args: Record<string, unknown> = {}) {
+  const seen: string[] = [];
+  const client = new Client({ name: `sdk-${principal}`, version: "1.0.0" }, { capabilities: { elicitation: {}, sampling: {}, roots: {} } });
+  client.setRequestHandler(ElicitRequestSchema, async (req) => {
+    seen.push(req.params.message);
+    return { action: "accept", content: { answer: `${principal}-${tag}` } };
+  });
+  client.setRequestHandler(CreateMessageRequestSchema, async (req) => {
+    const first = req.params.messages[0]?.content;
+    seen.push(first && "text" in first ? String(first.text) : "?");
+    return { role: "assistant", model: "test", content: { type: "text", text: `${principal}-${tag}` } };
+  });
+  client.setRequestHandler(ListRootsRequestSchema, async () => {
+    seen.push("roots");
+    return { roots: [{ uri: `file:///home/${principal}/${tag.replaceAll(" ", "-")}` }] };
+  });
+  await client.connect(new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers: as(principal) } }));
+  try {
+    const result = await client.callTool({ name: tool, arguments: { question: `Question for ${principal} ${tag}?`, ...args } });
+    return { questions: seen, status: "completed", text: textOf(result) };
+  } finally {
+    await client.close();
+  }
 }
