@@ -1,4 +1,4 @@
-import type { Config, UpstreamConfig } from "../../config/schema.js";
+import type { CallDeps } from "../call-deps.js";
 import { GatewayError, isUnexpected, wireError } from "../../wire/errors.js";
 import { CallReply, type Accepts } from "../../wire/reply.js";
 import { failureResponse } from "../../wire/reply-outcome.js";
@@ -7,10 +7,7 @@ import type { MessageSink } from "../../jsonrpc/sink.js";
 import { callClientId, sessionClient } from "../passthrough/client-id.js";
 import type { SessionRecord, TaskRecord } from "../../store/contract.js";
 import type { UpstreamCaller } from "../../upstream/caller.js";
-import type { TaskEngine } from "../../tasks/engine.js";
 import { callerFor, policyOf } from "../../tasks/policy.js";
-import type { NativeCaller } from "../../tasks/native/native-caller.js";
-import type { Relay } from "../../upstream/mux/relay.js";
 import { checkInputSize } from "../input-size.js";
 import { isTerminal } from "../../tasks/transitions.js";
 import { questionOf, questionsToSend } from "./questions.js";
@@ -19,15 +16,7 @@ import { SessionNotices } from "./session-notices.js";
 import { found, taskIdOf } from "../task-lookup.js";
 import { RPC } from "../../jsonrpc/codes.js";
 
-export interface Tasks2025HandlersDeps {
-  engine: TaskEngine;
-  relay: Relay;
-  /** Who runs task calls; the relay over the shared session unless the upstream has `isolation: per-call`. */
-  caller?: UpstreamCaller;
-  /** The bridge to the upstream's own tasks, for tools it runs as tasks. */
-  native?: NativeCaller;
-  upstream: UpstreamConfig;
-  tasks: Config["tasks"];
+export interface Tasks2025HandlersDeps extends CallDeps {
   keepAliveMs: number;
   /** limits.maxInputResponsesBytes: the largest answer a client may send to an upstream question. */
   maxInputResponsesBytes: number;

@@ -1,26 +1,16 @@
-import type { Config, UpstreamConfig } from "../../config/schema.js";
+import type { CallDeps } from "../call-deps.js";
+import type { Config } from "../../config/schema.js";
 import { GatewayError, storeCall, wireError } from "../../wire/errors.js";
 import { success, type JsonRpcRequest, type JsonRpcResponse } from "../../jsonrpc/message.js";
 import type { MessageSink } from "../../jsonrpc/sink.js";
 import type { CallClient, UpstreamCaller } from "../../upstream/caller.js";
-import type { TaskEngine } from "../../tasks/engine.js";
 import { callerFor, handlesUnaware, policyOf, toolPolicy } from "../../tasks/policy.js";
-import type { NativeCaller } from "../../tasks/native/native-caller.js";
 import type { TaskCall } from "../../tasks/types.js";
-import type { Relay } from "../../upstream/mux/relay.js";
 import { gatewayToolKind, gatewayTools } from "./gateway-tools.js";
 import { detachedResult } from "./render.js";
 import { callGatewayTool } from "./tool-calls.js";
 
-export interface UnawareDeps {
-  engine: TaskEngine;
-  relay: Relay;
-  /** Who runs tools/call; the relay over the shared session unless the upstream has `isolation: per-call`. */
-  caller?: UpstreamCaller;
-  /** The bridge to the upstream's own tasks, for tools it runs as tasks. */
-  native?: NativeCaller;
-  upstream: UpstreamConfig;
-  tasks: Config["tasks"];
+export interface UnawareDeps extends CallDeps {
   maxInputResponsesBytes: number;
 }
 
