@@ -216,7 +216,7 @@ export { taskChannel } from "./channels.js";
  * goes unannounced. Readers re-read the record; the hint only wakes them.
  */
 export interface TaskStore {
-  /** Write the task and its lease; resolved means any replica's getTask finds it (durable creation). */
+  /** Write the task, held under `lease` (its replica's lease token); resolved means any replica's getTask finds it (durable creation). */
   createTask(task: NewTask, lease: Lease): Promise<TaskRecord>;
   /** One round trip. Another principal's task is undefined, exactly like a missing or expired one. `null` = any principal (operators). */
   getTask(id: string, principal: string | null): Promise<TaskRecord | undefined>;

@@ -149,7 +149,9 @@ function requestIdOf(json: string | undefined): string | number | undefined {
 
 /**
  * Graceful drain (design: Replicas): owned calls get `drainMs` to finish; then each one left is
- * released for a re-run where that is allowed, and otherwise failed with a message saying why.
+ * released for a re-run (or for a live replica to follow) where that is allowed, and otherwise
+ * failed with a message saying why. The engine then ends the replica's lease, so a live
+ * replica's reaper takes what was released at its next sweep.
  * Returns the upstreams whose own tasks were handed over to another replica: their
  * upstream sessions must outlive this replica, since those tasks live in them.
  */

@@ -105,7 +105,7 @@ export class OwnedCall implements MessageSink {
     return this.isTool;
   }
 
-  /** Answers may be waiting in the store (a hint or a lease renewal said so); only a call that asked waits for any. */
+  /** Answers may be waiting in the store (a hint, or a flag a lease renewal took, said so); only a call that asked waits for any. */
   deliverInput(): void {
     // Retried while the store is away: an answer taken by a take whose reply was lost comes back.
     const input = this.input;

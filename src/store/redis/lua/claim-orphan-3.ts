@@ -3,11 +3,12 @@ import { luaStatus } from "./common.js";
 import { orphanLua } from "./orphan.js";
 
 /**
- * claim-orphan-3: a live replica takes over a task whose owner stopped, to run its call again: a
- * fresh lease for the new owner, the next attempt, back to working. Only while it is an orphan
- * (orphan.ts): non-terminal, no lease. The stopped run's questions died with it; the new run asks
- * afresh under new keys. What the stopped run started upstream (its upstream task, its stream
- * position) stays: the claimer follows it rather than running the call again.
+ * claim-orphan-3: a live replica takes over a task whose owner stopped, to run its call again:
+ * held under the new owner's lease token from now on, the next attempt, back to working. Only
+ * while it is an orphan (orphan.ts): non-terminal, still held under the lapsed lease's token. The
+ * stopped run's questions died with it; the new run asks afresh under new keys. What the stopped
+ * run started upstream (its upstream task, its stream position) stays: the claimer follows it
+ * rather than running the call again.
  * KEYS: 1 task hash, 2 outcome, 3 lease
  * ARGV: 1 now (epoch ms); 2 hint channel; 3 statusMessage; 4 the lapsed lease's token; 5 new
  *       owner; 6 the new owner's lease token
