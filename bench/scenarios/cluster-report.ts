@@ -1,3 +1,4 @@
+import { ALL_SHARDS, RedisKeys } from "../../src/store/redis/keys.js";
 import { round } from "../lib/load.js";
 import type { BenchCluster } from "../lib/redis-cluster.js";
 import type { ScenarioOutput } from "../lib/result.js";
@@ -87,17 +88,18 @@ export interface Made {
 }
 
 export async function checkOutcomes(out: ScenarioOutput, redis: BenchCluster, servers: Server[], expected: Map<string, Made>, prefix: string): Promise<void> {
+  const keys = new RedisKeys(prefix);
   const ids = [...expected.keys()];
   const counts = new Map<string, number>();
   const count = (k: string) => counts.set(k, (counts.get(k) ?? 0) + 1);
   for (let i = 0; i < ids.length; i += 2_000) {
     const batch = ids.slice(i, i + 2_000);
-    const read = await Promise.all(
-      batch.map((id) => Promise.all([redis.client.hget(`${prefix}{t:${id}}`, "status"), redis.client.get(`${prefix}{t:${id}}:out`)])),
-    );
+    const read = await Promise.all(batch.map((id) => Promise.all([redis.client.hget(keys.task(id), "status"), redis.client.get(keys.taskOutcome(id))])));
     read.forEach(([status, outcome], j) => count(verdict(status, outcome, expected.get(batch[j]!)!.seconds)));
   }
-  const stored = await redis.client.zcard(`${prefix}{all}:tasks`);
+  // Every task, from the store's own listing index (split over ALL_SHARDS sorted sets).
+  const shards = await Promise.all(Array.from({ length: ALL_SHARDS }, (_, n) => redis.client.zcard(keys.allTasksShard(n))));
+  const stored = shards.reduce((a, b) => a + b, 0);
   const right = counts.get("right") ?? 0;
   out.figure("calls answered with a task handle", ids.length);
   out.figure("tasks in the store", stored);

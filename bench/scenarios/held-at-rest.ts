@@ -60,7 +60,11 @@ export const heldAtRest: Scenario = {
         "settings",
         `tasks.leaseMs ${DEFAULT_LEASE_MS}, tasks.reaperIntervalMs ${DEFAULT_REAPER_INTERVAL_MS} (defaults); window ${WINDOW_MS / 1000} s per step`,
       );
-      out.figure("upstreams", `${heldUpstreams(most, heldUpstream()).length} shared demo servers over stdio, the calls round-robin over them`);
+      const upstreams = heldUpstreams(most, heldUpstream()).length;
+      out.figure(
+        "upstreams",
+        `${upstreams} shared demo server${upstreams > 1 ? "s" : ""} over stdio (maxInFlight 10,000 each), the calls round-robin over them`,
+      );
       const startMetrics = await metricsOf(g);
       const idle = await atRest(ctx, g, 0);
       out.figure("at rest with nothing held", idle.text);
