@@ -36,7 +36,7 @@ export const endingsTogether: Scenario = {
   goals: {
     "every call ended with its own result": "all completed, each with the result of its own call",
     "each end counted once": "taskgate_tasks_ended_total, `task ended` lines and `audit task.end` lines each grow by exactly the calls made",
-    "outcome writes without store errors": "none",
+    "store errors during the burst": "none",
   },
   async run(ctx, out) {
     const n = ctx.burstCalls;
@@ -146,11 +146,9 @@ function counted(out: ScenarioOutput, calls: number, before: Reading, after: Rea
     metric === calls && lines === calls && audits === calls,
   );
   const errors = grown(byLabel(before.metrics, "taskgate_store_errors_total", "operation"), byLabel(after.metrics, "taskgate_store_errors_total", "operation"));
-  out.target(
-    "outcome writes without store errors",
-    `${errors.text} (taskgate_store_errors_total by operation; each refused outcome write is tried again)`,
-    errors.total === 0,
-  );
+  // An outcome write the store did not answer in time counts here and is tried again
+  // (src/tasks/store-retry.ts): its operation's count is the retries.
+  out.target("store errors during the burst", `${errors.text} (taskgate_store_errors_total by operation)`, errors.total === 0);
   out.figure("warnings logged during the burst", grown(before.warnings, after.warnings).text);
   const lost = gauge(after.metrics, "taskgate_lease_losses_total") - gauge(before.metrics, "taskgate_lease_losses_total");
   out.figure("leases lost during the burst", lost);
