@@ -11,13 +11,15 @@ import { enableProfiles, profileScenario, summarizeProfiles } from "./lib/profil
 import { CLI, FLOOR_HTTP, FLOOR_STDIO, FLOOR_TASKS_GET, HONO_BASELINE, RESULTS, ROOT } from "./paths.js";
 import { httpPassthrough } from "./scenarios/http-passthrough.js";
 import { cluster } from "./scenarios/cluster.js";
+import { endingsTogether } from "./scenarios/endings-together.js";
+import { heldAtRest } from "./scenarios/held-at-rest.js";
 import { inFlight } from "./scenarios/in-flight.js";
 import { stdioPassthrough } from "./scenarios/stdio-passthrough.js";
 import { taskThroughput } from "./scenarios/task-throughput.js";
 import { tasksGet } from "./scenarios/tasks-get.js";
 import { readSettings } from "./settings.js";
 
-const SCENARIOS: readonly Scenario[] = [httpPassthrough, tasksGet, taskThroughput, stdioPassthrough, inFlight, cluster];
+const SCENARIOS: readonly Scenario[] = [httpPassthrough, tasksGet, taskThroughput, stdioPassthrough, inFlight, heldAtRest, endingsTogether, cluster];
 
 /** `npm run bench`: every scenario in one run, side by side, then the JSON and markdown reports. */
 async function main(): Promise<void> {
@@ -52,6 +54,8 @@ async function main(): Promise<void> {
     inFlightTasks: settings.inFlightTasks,
     clusterCalls: settings.clusterCalls,
     clusterWave: settings.clusterWave,
+    heldLevels: settings.heldLevels,
+    burstCalls: settings.burstCalls,
     rounds: settings.rounds,
   };
   try {

@@ -10,6 +10,10 @@ export interface Settings {
   /** Scenario r (opt-in): BENCH_CLUSTER_CALLS detached calls in all, in waves of BENCH_CLUSTER_WAVE held at once. */
   clusterCalls: number;
   clusterWave: number;
+  /** Scenario h (opt-in): BENCH_HELD, the calls held at each step, rising, e.g. "300,3000,30000". */
+  heldLevels: number[];
+  /** Scenario o (opt-in): BENCH_BURST detached calls that all end in the same second. */
+  burstCalls: number;
   /** BENCH_ROUNDS: a taskgate row and its floor take turns in this many slices of the measured time. */
   rounds: number;
   /** Scenario ids to run, e.g. "a,d"; all when empty. */
@@ -33,7 +37,9 @@ const DEFAULTS = {
   BENCH_ROUNDS: 3,
   BENCH_CLUSTER_CALLS: 100_000,
   BENCH_CLUSTER_WAVE: 30_000,
+  BENCH_BURST: 10_000,
 } as const;
+const DEFAULT_HELD = "300,3000,30000";
 
 export function readSettings(env: NodeJS.ProcessEnv): Settings {
   const changed: string[] = [];
@@ -50,6 +56,9 @@ export function readSettings(env: NodeJS.ProcessEnv): Settings {
   const rounds = Math.round(num("BENCH_ROUNDS", 1, 20));
   const clusterCalls = Math.round(num("BENCH_CLUSTER_CALLS", 1, 1_000_000));
   const clusterWave = Math.round(num("BENCH_CLUSTER_WAVE", 1, 100_000));
+  const burstCalls = Math.round(num("BENCH_BURST", 1, 100_000));
+  const heldLevels = readLevels(env.BENCH_HELD || DEFAULT_HELD);
+  if (env.BENCH_HELD && env.BENCH_HELD !== DEFAULT_HELD) changed.push(`BENCH_HELD=${env.BENCH_HELD}`);
   const only = (env.BENCH_ONLY ?? "")
     .split(",")
     .map((s) => s.trim())
@@ -60,5 +69,24 @@ export function readSettings(env: NodeJS.ProcessEnv): Settings {
   const logLevel = env.BENCH_LOG_LEVEL || "info";
   if (!LOG_LEVELS.includes(logLevel)) throw new Error(`BENCH_LOG_LEVEL must be one of ${LOG_LEVELS.join(", ")}, got "${logLevel}"`);
   if (logLevel !== "info") changed.push(`BENCH_LOG_LEVEL=${logLevel}`);
-  return { load, inFlightTasks, clusterCalls, clusterWave, rounds, only, profile, logLevel, command: [...changed, "npm run bench"].join(" ") };
+  return {
+    load,
+    inFlightTasks,
+    clusterCalls,
+    clusterWave,
+    heldLevels,
+    burstCalls,
+    rounds,
+    only,
+    profile,
+    logLevel,
+    command: [...changed, "npm run bench"].join(" "),
+  };
+}
+
+function readLevels(raw: string): number[] {
+  const levels = raw.split(",").map((s) => Number(s.trim()));
+  const rising = levels.every((n, i) => Number.isInteger(n) && n >= 1 && n <= 100_000 && (i === 0 || n > levels[i - 1]!));
+  if (!rising) throw new Error(`BENCH_HELD must be rising whole numbers in [1, 100000] separated by commas, got "${raw}"`);
+  return levels;
 }

@@ -34,6 +34,9 @@ export interface BenchContext {
   /** Scenario r: detached calls in all (BENCH_CLUSTER_CALLS), and how many are held at once (BENCH_CLUSTER_WAVE). */
   clusterCalls: number;
   clusterWave: number;
+  /** Scenario h: calls held at each step (BENCH_HELD); scenario o: calls that end together (BENCH_BURST). */
+  heldLevels: number[];
+  burstCalls: number;
 }
 
 export interface Scenario {

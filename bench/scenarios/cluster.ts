@@ -1,4 +1,5 @@
 import { round } from "../lib/load.js";
+import { gauge, metricsOf } from "../lib/metrics.js";
 import { readProbe, probeLaunch } from "../lib/probe-client.js";
 import { childPids, rssMiB } from "../lib/probe.js";
 import { clusterCommandCalls, startRedisCluster, type BenchCluster } from "../lib/redis-cluster.js";
@@ -16,8 +17,8 @@ const CREATE_CONCURRENCY = 40;
 const CREATE_ATTEMPTS = 8;
 /** The first wave, small: it measures the create rate the next waves plan their calls' end with. */
 const FIRST_WAVE = 600;
-/** One lease (the default 15 s): three renewal passes and three reaper sweeps at the defaults. */
-const WINDOW_MS = 15_000;
+/** At rest: one lease (the default 15 s) and one reaper sweep (the default 5 s), no creates or polls running. */
+const WINDOW_MS = 20_000;
 /** The calls of a wave end together, this long after the wave's last create would at the rate measured so far. */
 const MARGIN_MS = WINDOW_MS + 20_000;
 
@@ -29,8 +30,8 @@ const MARGIN_MS = WINDOW_MS + 20_000;
  * BENCH_CLUSTER_WAVE (30,000: 10,000 per replica, scenario e's count) after a first wave of 600 that
  * measures the create rate; each call sleeps until a
  * common end a little after the wave's last create, so the whole wave is held at once when the
- * figures are taken: RSS and heap per replica, Redis memory per shard, and the Redis commands of
- * one lease period (renewals and reaper sweeps, nothing else running). At the end every call's
+ * figures are taken: RSS and heap per replica, Redis memory per shard, and the Redis commands a
+ * second per shard at rest (a lease period and a reaper sweep with no creates or polls running). At the end every call's
  * outcome is read from the cluster and checked against the call that made it.
  */
 export const cluster: Scenario = {
@@ -158,16 +159,6 @@ function delta(before: Map<string, number>, after: Map<string, number>): Record<
 /** Detached calls each replica owns right now (its taskgate_tasks_in_flight gauge). */
 async function inFlight(servers: Server[]): Promise<number[]> {
   return Promise.all(servers.map(async (s) => gauge(await metricsOf(s), "taskgate_tasks_in_flight")));
-}
-
-function metricsOf(s: Server): Promise<string> {
-  return fetch(s.url.replace(/\/mcp$/, "/metrics"), { signal: AbortSignal.timeout(10_000) }).then((r) => r.text());
-}
-
-/** The sum of a metric's samples (every label set), NaN when it has none. */
-function gauge(text: string, name: string): number {
-  const samples = [...text.matchAll(new RegExp(`^${name}(?:\\{[^}]*\\})? (\\S+)$`, "gm"))].map((m) => Number(m[1]));
-  return samples.length ? samples.reduce((a, b) => a + b, 0) : NaN;
 }
 
 /**

@@ -23,6 +23,7 @@ export const sleep = defineTool({
     .object({
       seconds: seconds.describe("How long to sleep; fractions allowed."),
       progressIntervalMs: progressIntervalMs.default(1000).describe("Milliseconds between progress notifications."),
+      label: z.string().max(200).optional().describe("Named in the result, so a caller can tell many equal sleeps apart."),
     })
     .strict(),
   run: async (args, ctx) => {
@@ -31,7 +32,7 @@ export const sleep = defineTool({
       ctx.log(`sleep cancelled`);
       throw err;
     });
-    return text(`Slept ${formatSeconds(args.seconds)} s`);
+    return text(`Slept ${formatSeconds(args.seconds)} s${args.label === undefined ? "" : ` (${args.label})`}`);
   },
 });
 
