@@ -150,7 +150,8 @@ export class Owner {
         this.token = newLeaseToken();
         await this.takeLease();
       }
-      if (this.calls.size > 0) await this.takeFlagged();
+      // Taken even with no call held: what was flagged for calls that ended is dropped, not kept.
+      await this.takeFlagged();
     } catch (err) {
       logger.warn({ err }, "lease renewal failed");
       // Past leaseMs without a renewal the lease has lapsed in the store: stop writing.
