@@ -10,7 +10,7 @@ import { settle } from "./settle.js";
 import { SyncCalls } from "./sync-call.js";
 import { newTaskId } from "./task-id.js";
 import { isTerminal } from "./transitions.js";
-import { EndingWriter } from "./ending-writer.js";
+import { BatchedWrites } from "./batched-writes.js";
 import { isToolCall, ShuttingDownError, taskCallOptions, type EngineDeps, type EngineParts, type TaskCall } from "./types.js";
 
 /**
@@ -35,7 +35,7 @@ export class TaskEngine {
   private readonly deps: EngineDeps;
 
   constructor(parts: EngineParts) {
-    const deps: EngineDeps = { ...parts, endings: new EndingWriter(parts.store) };
+    const deps: EngineDeps = { ...parts, writes: new BatchedWrites(parts.store) };
     this.deps = deps;
     this.owner = new Owner(deps);
     this.admission = new Admission(deps.store, deps.audit, deps.options.maxActiveTasksPerPrincipal ?? 0, deps.clock);

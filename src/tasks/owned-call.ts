@@ -240,7 +240,7 @@ export class OwnedCall implements MessageSink {
     if (end.outcome) change.outcome = end.outcome;
     if (this.ttlMs < this.task.ttlMs) change.ttlMs = this.ttlMs;
     if (end.statusMessage !== undefined) change.statusMessage = end.statusMessage;
-    const result = await this.deps.endings.write(this.task.id, change);
+    const result = await this.deps.writes.write(this.task.id, change);
     const ended = result.ok ? result.task : again ? endedByEarlierTry(result, end) : undefined;
     // A call that ends while still parked was never a task (nor counted or audited as created).
     if (ended && !ended.parked) {
@@ -280,7 +280,7 @@ export class OwnedCall implements MessageSink {
   private async writeStatus(statusMessage: string): Promise<void> {
     if (this.lost) return;
     const change = { kind: "set-status-message" as const, statusMessage, leaseToken: this.token, now: this.deps.clock() };
-    await this.deps.store.transitionTask(this.task.id, change).catch((err: unknown) => {
+    await this.deps.writes.write(this.task.id, change).catch((err: unknown) => {
       this.deps.logger.debug({ err, taskId: this.task.id }, "statusMessage write failed");
     });
   }

@@ -4,7 +4,7 @@ import type { Logger } from "../observability/logger.js";
 import type { Metrics } from "../observability/metrics.js";
 import type { Store, TaskProtocol } from "../store/contract.js";
 import type { CallClient, UpstreamCaller } from "../upstream/caller.js";
-import type { EndingWriter } from "./ending-writer.js";
+import type { BatchedWrites } from "./batched-writes.js";
 
 export interface EngineOptions {
   replicaId: string;
@@ -32,12 +32,12 @@ export interface EngineDeps {
   audit: Audit;
   options: EngineOptions;
   clock: () => number;
-  /** Where owned calls write their outcomes: batched, made by the engine. */
-  endings: EndingWriter;
+  /** Where owned calls write their outcomes and status messages: batched, made by the engine. */
+  writes: BatchedWrites;
 }
 
 /** What a TaskEngine is made from: it makes the rest of its deps. */
-export type EngineParts = Omit<EngineDeps, "endings">;
+export type EngineParts = Omit<EngineDeps, "writes">;
 
 /** One `tools/call` that may become a task, or a `prompts/get` or `resources/read` an MRTR round may park. */
 export interface TaskCall {

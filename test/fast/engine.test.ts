@@ -7,7 +7,7 @@ import { Metrics } from "../../src/observability/metrics.js";
 import { MemoryStore } from "../../src/store/memory/memory-store.js";
 import { CANCELLED_CODE, STREAM_NOTICE, type CallClient, type StreamResume, type UpstreamCaller } from "../../src/upstream/caller.js";
 import { TaskEngine } from "../../src/tasks/engine.js";
-import { EndingWriter } from "../../src/tasks/ending-writer.js";
+import { BatchedWrites } from "../../src/tasks/batched-writes.js";
 import { Owner } from "../../src/tasks/owner.js";
 import type { EngineOptions, TaskCall } from "../../src/tasks/types.js";
 import { useCleanups } from "../helpers/cleanups.js";
@@ -147,7 +147,7 @@ describe("the task engine on the memory store, with a fake clock", () => {
       audit: new Audit(logger),
       options: OPTIONS,
       clock: () => Date.now(),
-      endings: new EndingWriter(store),
+      writes: new BatchedWrites(store),
     });
     const started = Date.now();
     await owner.start();

@@ -1,6 +1,6 @@
 import type { TaskChange, TaskStore, TransitionResult } from "../store/contract.js";
 
-/** Endings per batch: one pipeline, well inside the store's deadline for one call. */
+/** Writes per batch: one pipeline, well inside the store's deadline for one call. */
 const MAX_BATCH = 500;
 
 interface Pending {
@@ -11,14 +11,15 @@ interface Pending {
 }
 
 /**
- * The outcome writes of calls that end together leave in batches: those of one event-loop turn
- * in one round trip (per store node), at most MAX_BATCH at a time, the next batch once the last
- * is answered. Ten thousand calls ending in the same second are then a few dozen pipelines, each
- * answered well inside the store's deadline, instead of ten thousand scripts in flight at once,
- * the last of which miss it and are sent again. What waits here is bounded by the calls this
- * replica owns: each writes one ending at a time.
+ * An owner's writes of its calls' outcomes and status messages leave in batches: those of one
+ * event-loop turn in one round trip (per store node), at most MAX_BATCH at a time, the next batch
+ * once the last is answered, in the order they were asked for (a call's last status message goes
+ * before its outcome). Ten thousand calls ending in the same second, each with a last progress
+ * and its outcome, are then a few dozen pipelines, each answered well inside the store's deadline,
+ * instead of twenty thousand scripts in flight at once, the last of which miss it. What waits here
+ * is bounded by the calls this replica owns: each has at most one write of each kind waiting.
  */
-export class EndingWriter {
+export class BatchedWrites {
   private queue: Pending[] = [];
   private running = false;
 
