@@ -319,7 +319,14 @@ export const ConfigSchema = z
         maxTtlMs: z.number().int().positive().default(86_400_000).describe("A requested TTL is clamped to this."),
         pollIntervalMs: z.number().int().positive().default(1000).describe("The pollInterval suggested to clients."),
         defaultTaskSupport: TaskSupport.default("optional").describe("Task policy of tools without one in upstreams[].tools."),
-        leaseMs: z.number().int().positive().default(15_000).describe("An owner's lease on a detached call; renewed every third of it."),
+        leaseMs: z
+          .number()
+          .int()
+          .positive()
+          .default(15_000)
+          .describe(
+            "A replica's lease in the store, one for all the calls it holds, renewed every third of it. A replica that cannot renew it for this long abandons its calls (a live replica's reaper ends them or runs them again) and refuses new tasks until it can.",
+          ),
         cancelGraceMs: z
           .number()
           .int()
@@ -335,7 +342,12 @@ export const ConfigSchema = z
             "How long an upstream question of a task waits for the client's answer; then the task fails with a message naming this setting. Never longer than the task's TTL (the default).",
           ),
         statusWriteIntervalMs: z.number().int().positive().default(250).describe("Upstream progress is written to statusMessage at most this often."),
-        reaperIntervalMs: z.number().int().positive().default(5_000).describe("How often one replica looks for tasks whose owner stopped renewing its lease."),
+        reaperIntervalMs: z
+          .number()
+          .int()
+          .positive()
+          .default(5_000)
+          .describe("How often one replica looks for the tasks held under replica leases that lapsed (their owner stopped renewing)."),
         maxAttempts: z
           .number()
           .int()

@@ -98,7 +98,11 @@ export class Metrics {
       labelNames: ["operation"],
       registers,
     });
-    this.leaseRenewals = new Counter({ name: "taskgate_lease_renewals_total", help: "Leases renewed by this replica's owner loop.", registers });
+    this.leaseRenewals = new Counter({
+      name: "taskgate_lease_renewals_total",
+      help: "Renewals of this replica's lease (one a pass, however many calls it holds).",
+      registers,
+    });
     this.leaseLosses = new Counter({
       name: "taskgate_lease_losses_total",
       help: "Detached calls this replica abandoned because their lease was lost.",
@@ -213,8 +217,8 @@ export class Metrics {
     this.storeErrors.inc({ operation });
   }
 
-  leaseRenewed(count = 1): void {
-    if (count > 0) this.leaseRenewals.inc(count);
+  leaseRenewed(): void {
+    this.leaseRenewals.inc();
   }
 
   leaseLost(): void {

@@ -146,8 +146,8 @@ export type NewTask = Omit<
 };
 
 /**
- * Who writes a change: an owner gives its lease token (refused with "stale_lease" unless the
- * task's lease holds exactly that token); a client its principal (another principal's task is
+ * Who writes a change: an owner gives the token of the replica lease it holds the task under
+ * (refused with "stale_lease" unless the task is held under exactly that token); a client its principal (another principal's task is
  * "not_found", exactly like a missing one). Omitted: unfenced.
  */
 export interface ChangeFence {
@@ -196,19 +196,15 @@ export type TransitionResult =
   | { ok: false; reason: "not_found" }
   | { ok: false; reason: "wrong_status" | "stale_lease"; task: TaskRecord };
 
+/**
+ * Who holds a task: the replica (`owner`, where work for the task is routed) and the token of that
+ * replica's lease (the owner epoch). The token is written into the task when it is created or
+ * claimed and every owner write names it (fencing): once another replica claimed the task, the
+ * old holder's writes are refused with "stale_lease".
+ */
 export interface Lease {
   owner: string;
   token: string;
-  leaseMs: number;
-}
-
-export interface LeaseState {
-  taskId: string;
-  /** False when the lease expired or another token holds it: the owner must stop writing. */
-  held: boolean;
-  cancelRequested: boolean;
-  /** tasks/update answers wait for delivery. */
-  hasInputResponses: boolean;
 }
 
 /** The bus channel a task's hints go to (see TaskStore); subscribe to it through `Store.bus`. */
@@ -220,11 +216,17 @@ export { taskChannel } from "./channels.js";
  * goes unannounced. Readers re-read the record; the hint only wakes them.
  */
 export interface TaskStore {
-  /** Write the task and its lease; resolved means any replica's getTask finds it (durable creation). */
+  /** Write the task, held under `lease` (its replica's lease token); resolved means any replica's getTask finds it (durable creation). */
   createTask(task: NewTask, lease: Lease): Promise<TaskRecord>;
   /** One round trip. Another principal's task is undefined, exactly like a missing or expired one. `null` = any principal (operators). */
   getTask(id: string, principal: string | null): Promise<TaskRecord | undefined>;
   transitionTask(id: string, change: TaskChange): Promise<TransitionResult>;
+  /**
+   * Several transitions in one round trip per store node (an owner's outcome writes that are due
+   * together): each is applied and answered as `transitionTask` would, in order; one that fails
+   * (a script error) is its Error and fails no other. Rejects as a whole when the store does not answer.
+   */
+  transitionTasks(changes: ReadonlyArray<{ id: string; change: TaskChange }>): Promise<(TransitionResult | Error)[]>;
   /**
    * tasks/update: store the answers whose keys are outstanding right now and ignore the rest
    * (never issued, already answered). Returns the keys accepted, or undefined for an unknown task.
@@ -248,8 +250,6 @@ export interface TaskStore {
     now: number,
     waitingFor?: readonly string[],
   ): Promise<{ ok: true; responses: Record<string, unknown>; task: TaskRecord } | { ok: false; reason: "not_found" | "stale_lease" }>;
-  /** Renew many leases in ONE round trip; tells per task whether it is still held and what waits. */
-  renewLeases(leases: ReadonlyArray<{ taskId: string; token: string }>, leaseMs: number): Promise<LeaseState[]>;
   /**
    * A principal's tasks, newest first (tasks/list of the 2025-11-25 tasks). `cursor` is opaque and comes from a
    * previous page; an invalid one is undefined. Expired tasks never appear.
@@ -261,33 +261,59 @@ export interface TaskStore {
    * matches little must not make one page read the whole store. An invalid cursor is undefined.
    */
   listAllTasks(filter: TaskFilter, page: { cursor?: string; limit: number }): Promise<{ tasks: TaskRecord[]; nextCursor?: string } | undefined>;
-  /** Drop the lease if this token holds it (after the outcome is written). */
-  releaseLease(taskId: string, token: string): Promise<void>;
 }
 
 /**
- * What the reaper needs (design: Replicas): tasks whose owner stopped, found in a way that works
- * in Redis Cluster, and ended or taken over by one atomic, checked change each.
+ * A lease per replica, not per task: what the store holds for calls at rest does not grow with
+ * their number. A replica takes a lease token when it starts and renews it every third of
+ * `leaseMs`; a token whose lease lapsed is over for good (a renewal that comes too late is
+ * refused and the replica takes a new token). Tasks are created and claimed under the token, and
+ * the store keeps, per token, the tasks it holds, so the reaper looks only at the tasks of lapsed
+ * leases. Writers that need an owner's attention (a cancel, answers) also flag the task for it,
+ * so a lost bus hint is picked up by the owner's next renewal.
+ */
+export interface ReplicaLeases {
+  /** Start the lease of a new `token` (`first`) or renew it; false once it lapsed: it is over for good (nor is a token started twice). */
+  renewReplicaLease(token: string, leaseMs: number, first?: boolean): Promise<boolean>;
+  /** End it now (after a replica handed its calls over at shutdown): its tasks are orphans at the next sweep. */
+  endReplicaLease(token: string): Promise<void>;
+  /** A task of `owner`'s waits for it (a cancel, answers): kept until the owner takes it. */
+  flagForOwner(owner: string, taskId: string): Promise<void>;
+  /** What was flagged for `owner`, taken (at most `max` ids). */
+  takeFlagged(owner: string, max: number): Promise<string[]>;
+}
+
+/** A task found by the reaper: still held under `token`, a lease that lapsed. */
+export interface Orphan {
+  task: TaskRecord;
+  token: string;
+}
+
+/**
+ * What the reaper needs (design: Replicas): tasks whose owner stopped, found through the tasks of
+ * lapsed leases (a few commands per sweep, plus one per real orphan), and ended or taken over by
+ * one atomic, checked change each.
  */
 export interface OrphanStore {
   /**
-   * Non-terminal tasks created before `createdBefore` whose lease has expired (their
-   * owner stopped renewing). At most `limit`. Index entries of tasks that ended or expired are
-   * dropped on the way.
+   * Non-terminal tasks still held under a lease that lapsed, at most `limit`. Entries of tasks that
+   * ended, were claimed or expired are dropped on the way, and a lapsed lease with nothing left is
+   * forgotten once it lapsed more than `settleMs` ago (a create sent under it just before it lapsed
+   * has landed by then).
    */
-  findOrphans(createdBefore: number, limit: number): Promise<TaskRecord[]>;
+  findOrphans(limit: number, settleMs: number): Promise<Orphan[]>;
   /**
-   * End an orphan — only while it is still non-terminal and unleased, checked atomically,
-   * so an owner that renewed meanwhile keeps its task. "wrong_status" when it ended; "stale_lease"
-   * when a lease holds it again.
+   * End an orphan, only while it is non-terminal and still held under the lapsed token it was found under,
+   * checked atomically, so a replica that claimed it meanwhile keeps it. "wrong_status" when it
+   * ended; "stale_lease" when another lease holds it.
    */
-  reapTask(id: string, end: OrphanEnd): Promise<TransitionResult>;
+  reapTask(orphan: Orphan, end: OrphanEnd): Promise<TransitionResult>;
   /**
    * Take over an orphan to run its call again (or follow what it started: its upstream task,
-   * its stream position, which are kept): a fresh lease for `lease.owner`, the next attempt,
+   * its stream position, which are kept): held under `lease` from now on, the next attempt,
    * back to `working` with no outstanding input. Same atomic checks as reapTask.
    */
-  claimTask(id: string, lease: Lease, statusMessage: string, now: number): Promise<TransitionResult>;
+  claimTask(orphan: Orphan, lease: Lease, statusMessage: string, now: number): Promise<TransitionResult>;
   /** A lock across replicas (SET NX PX): true when `holder` has it now, fresh for `ttlMs`. */
   acquireLock(name: string, holder: string, ttlMs: number): Promise<boolean>;
 }
@@ -319,7 +345,7 @@ export interface TaskQuota {
   releaseTask(principal: string, taskId: string): Promise<void>;
 }
 
-export interface Store extends SessionStore, TaskStore, OrphanStore, TaskQuota {
+export interface Store extends SessionStore, TaskStore, ReplicaLeases, OrphanStore, TaskQuota {
   readonly kind: "memory" | "redis";
   readonly bus: EventBus;
   /** Resolves when the backing store answers (for /readyz); rejects otherwise, within `timeoutMs`. */

@@ -108,6 +108,8 @@ export function assertPrincipal(principal: string | null): void {
 
 export function assertToken(token: string): void {
   if (token === "") throw new RangeError("lease token must not be empty");
+  // It names a key of its own in Redis (the tasks held under it): a brace would make it a hash tag.
+  if (/[{}]/.test(token)) throw new RangeError("lease token must not contain braces");
 }
 
 export function assertEpochMs(value: number, name: string): void {

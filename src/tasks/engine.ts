@@ -1,4 +1,4 @@
-import type { NewTask, TaskFilter, TaskRecord } from "../store/contract.js";
+import type { NewTask, Orphan, TaskFilter, TaskRecord } from "../store/contract.js";
 import { Admission, type AdmittedCall } from "./admission.js";
 import { adoptOrphan, drainOwned, resumeOrphan, resumeStreamOrphan } from "./handover.js";
 import { OwnedCall } from "./owned-call.js";
@@ -8,9 +8,10 @@ import { Reaper } from "./reaper.js";
 import { RerunPolicy, type UpstreamEntry } from "./rerun-policy.js";
 import { settle } from "./settle.js";
 import { SyncCalls } from "./sync-call.js";
-import { newLeaseToken, newTaskId } from "./task-id.js";
+import { newTaskId } from "./task-id.js";
 import { isTerminal } from "./transitions.js";
-import { isToolCall, ShuttingDownError, taskCallOptions, type EngineDeps, type TaskCall } from "./types.js";
+import { BatchedWrites } from "./batched-writes.js";
+import { isToolCall, ShuttingDownError, taskCallOptions, type EngineDeps, type EngineParts, type TaskCall } from "./types.js";
 
 /**
  * The task engine: decides nothing about task protocols, only runs calls that may become tasks.
@@ -31,19 +32,24 @@ export class TaskEngine {
     void this.admission.release(owned.task.principal, owned.task.id);
   };
 
-  constructor(private readonly deps: EngineDeps) {
+  private readonly deps: EngineDeps;
+
+  constructor(parts: EngineParts) {
+    const deps: EngineDeps = { ...parts, writes: new BatchedWrites(parts.store) };
+    this.deps = deps;
     this.owner = new Owner(deps);
     this.admission = new Admission(deps.store, deps.audit, deps.options.maxActiveTasksPerPrincipal ?? 0, deps.clock);
     this.policy = new RerunPolicy(deps.options.maxAttempts, deps.clock);
     // A task the reaper ended, or a re-run that ended, no longer counts against its principal.
     const ended = (task: TaskRecord) => void this.admission.release(task.principal, task.id);
-    const resume = async (task: TaskRecord) => {
+    const resume = async (orphan: Orphan) => {
+      const { task } = orphan;
       const native = task.upstreamTaskId === undefined ? undefined : this.policy.native(task.upstream);
       const streams = this.policy.streams(task.upstream);
-      if (native) await resumeOrphan(deps, this.owner, native, task, ended);
-      else if (streams) await resumeStreamOrphan(deps, this.owner, streams, task, ended);
+      if (native) await resumeOrphan(deps, this.owner, native, orphan, ended);
+      else if (streams) await resumeStreamOrphan(deps, this.owner, streams, orphan, ended);
     };
-    this.reaper = new Reaper(deps, this.policy, (task, message) => adoptOrphan(deps, this.owner, this.policy, task, message, ended), ended, resume);
+    this.reaper = new Reaper(deps, this.policy, (orphan, message) => adoptOrphan(deps, this.owner, this.policy, orphan, message, ended), ended, resume);
     this.sync = new SyncCalls(
       deps,
       (call, parked, started) => this.create(call, parked, started),
@@ -83,7 +89,9 @@ export class TaskEngine {
   async drain(drainMs: number): Promise<Set<string>> {
     this.draining = true;
     await this.reaper.stop();
-    return drainOwned(this.deps, this.owner, this.policy, drainMs);
+    const kept = await drainOwned(this.deps, this.owner, this.policy, drainMs);
+    await this.owner.endLease();
+    return kept;
   }
 
   get isDraining(): boolean {
@@ -220,11 +228,14 @@ export class TaskEngine {
     // Object.assign, not a spread: on Node 20 a spread of this many fields gives each copy a map
     // of its own, held as long as the call (task-fields.ts, decodeTask).
     const call: AdmittedCall = "taskId" in asked ? asked : Object.assign({}, asked, { taskId: newTaskId(now) });
-    const token = newLeaseToken();
-    const lease = { owner: options.replicaId, token, leaseMs: options.leaseMs };
     // A re-run sends tools/call: no other request is ever run again.
     const rerunnable = isToolCall(call) && (await this.policy.mayRerun(call.upstream, toolOf(call)));
-    const task = await store.createTask({ ...newTask(call, now, options.replicaId, rerunnable), parked }, lease).catch(async (err: unknown) => {
+    let token = "";
+    const created = async () => {
+      token = this.owner.leaseToken();
+      return store.createTask({ ...newTask(call, now, options.replicaId, rerunnable), parked }, { owner: options.replicaId, token });
+    };
+    const task = await created().catch(async (err: unknown) => {
       await this.admission.release(call.principal, call.taskId);
       throw err;
     });

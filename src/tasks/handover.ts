@@ -1,30 +1,30 @@
-import type { TaskRecord } from "../store/contract.js";
+import type { Orphan, TaskRecord } from "../store/contract.js";
 import type { NativeCaller } from "./native/native-caller.js";
 import { OwnedCall } from "./owned-call.js";
 import type { Owner } from "./owner.js";
 import type { RerunPolicy, StreamCaller } from "./rerun-policy.js";
 import type { UpstreamCaller } from "../upstream/caller.js";
-import { newLeaseToken } from "./task-id.js";
 import { taskCallOptions, type EngineDeps, type TaskCall } from "./types.js";
 
 /**
  * Run an orphan's call again on this replica: claim it in the store (one checked script: still
- * non-terminal, still unleased), then call the upstream with the params kept in the task.
+ * non-terminal, still held under the lapsed lease), then call the upstream with the params kept in the task.
  * Another replica that claimed it first wins; this one then does nothing.
  */
 export async function adoptOrphan(
   deps: EngineDeps,
   owner: Owner,
   policy: RerunPolicy,
-  task: TaskRecord,
+  orphan: Orphan,
   statusMessage: string,
   ended: (task: TaskRecord) => void,
 ): Promise<void> {
+  const { task } = orphan;
   const caller = policy.caller(task.upstream);
   if (!caller || task.requestParams === undefined) return;
   const { store, options, clock } = deps;
-  const token = newLeaseToken();
-  const claimed = await store.claimTask(task.id, { owner: options.replicaId, token, leaseMs: options.leaseMs }, statusMessage, clock());
+  const token = owner.leaseToken();
+  const claimed = await store.claimTask(orphan, { owner: options.replicaId, token }, statusMessage, clock());
   if (!claimed.ok) return;
   deps.metrics.reaperAction("rerun");
   const call: TaskCall = {
@@ -53,14 +53,15 @@ export async function adoptOrphan(
  * the stored upstream task (and its session) and goes on polling it, so the call runs once and
  * its result is the upstream's. Questions the stopped replica had shown are gone with it.
  */
-export async function resumeOrphan(deps: EngineDeps, owner: Owner, native: NativeCaller, task: TaskRecord, ended: (task: TaskRecord) => void): Promise<void> {
+export async function resumeOrphan(deps: EngineDeps, owner: Owner, native: NativeCaller, orphan: Orphan, ended: (task: TaskRecord) => void): Promise<void> {
+  const { task } = orphan;
   const taskId = task.upstreamTaskId;
   if (taskId === undefined) return;
   const taken = await takeOver(
     deps,
     owner,
     native,
-    task,
+    orphan,
     "The replica following the upstream's task stopped renewing its lease; another replica follows it now",
     ended,
   );
@@ -81,24 +82,24 @@ export async function resumeStreamOrphan(
   deps: EngineDeps,
   owner: Owner,
   caller: StreamCaller,
-  task: TaskRecord,
+  orphan: Orphan,
   ended: (task: TaskRecord) => void,
 ): Promise<void> {
-  const { lastEventId, upstreamRequestId, upstreamSession } = task;
+  const { lastEventId, upstreamRequestId, upstreamSession } = orphan.task;
   const requestId = requestIdOf(upstreamRequestId);
   if (lastEventId === undefined || requestId === undefined) return;
   const taken = await takeOver(
     deps,
     owner,
     caller,
-    task,
+    orphan,
     "The replica running this call stopped renewing its lease; another replica resumed its response stream",
     ended,
   );
   if (!taken) return;
-  deps.logger.info({ taskId: task.id, lastEventId, previousOwner: task.owner }, "resuming the response stream of a stopped replica's call");
+  deps.logger.info({ taskId: orphan.task.id, lastEventId, previousOwner: orphan.task.owner }, "resuming the response stream of a stopped replica's call");
   const position = upstreamSession === undefined ? { requestId, lastEventId } : { requestId, lastEventId, session: upstreamSession };
-  taken.owned.run(caller.resumeStream(taken.call.client, taken.call.request, position, taken.owned, taskCallOptions(task.ttlMs)));
+  taken.owned.run(caller.resumeStream(taken.call.client, taken.call.request, position, taken.owned, taskCallOptions(orphan.task.ttlMs)));
 }
 
 /** Claim an orphan to follow what its stopped owner started (checked atomically: another replica may win), and own it here. */
@@ -106,14 +107,14 @@ async function takeOver(
   deps: EngineDeps,
   owner: Owner,
   caller: UpstreamCaller,
-  task: TaskRecord,
+  orphan: Orphan,
   statusMessage: string,
   ended: (task: TaskRecord) => void,
 ): Promise<{ owned: OwnedCall; call: TaskCall } | undefined> {
   const { store, options, clock } = deps;
-  const token = newLeaseToken();
-  const lease = { owner: options.replicaId, token, leaseMs: options.leaseMs };
-  const claimed = await store.claimTask(task.id, lease, statusMessage, clock());
+  const { task } = orphan;
+  const token = owner.leaseToken();
+  const claimed = await store.claimTask(orphan, { owner: options.replicaId, token }, statusMessage, clock());
   if (!claimed.ok) return undefined;
   deps.metrics.reaperAction("resumed");
   const call: TaskCall = {
@@ -148,7 +149,9 @@ function requestIdOf(json: string | undefined): string | number | undefined {
 
 /**
  * Graceful drain (design: Replicas): owned calls get `drainMs` to finish; then each one left is
- * released for a re-run where that is allowed, and otherwise failed with a message saying why.
+ * released for a re-run (or for a live replica to follow) where that is allowed, and otherwise
+ * failed with a message saying why. The engine then ends the replica's lease, so a live
+ * replica's reaper takes what was released at its next sweep.
  * Returns the upstreams whose own tasks were handed over to another replica: their
  * upstream sessions must outlive this replica, since those tasks live in them.
  */

@@ -35,7 +35,8 @@ export type OwnedCallDone = (call: OwnedCall) => void;
 
 /**
  * A detached upstream call held by this replica. It alone writes the call's outcome, fenced by
- * its lease token; a replica that lost the lease stops writing and abandons the call.
+ * the token of the replica lease it holds the task under; when that lease lapses (or another
+ * replica claimed the task) it stops writing and abandons the call.
  *
  * It is also the sink of its upstream call's messages: progress becomes statusMessage,
  * server→client requests become input. A replica holds one of these per call in flight (10,000
@@ -57,7 +58,6 @@ export class OwnedCall implements MessageSink {
   // Both made on first use: most calls send no progress and ask nothing.
   private throttle?: Throttle;
   private input?: InputBridge;
-  lastRenewedAt: number;
   /** The upstream task the call runs as, once known: another replica may follow it after this one. */
   upstreamTaskId?: string;
   /** The task's life, shortened to what the upstream keeps of its own task. */
@@ -77,7 +77,6 @@ export class OwnedCall implements MessageSink {
     this.client = call.client;
     this.requestId = call.request.id;
     this.isTool = call.request.method === "tools/call";
-    this.lastRenewedAt = deps.clock();
     this.ttlMs = record.ttlMs;
     if (record.upstreamTaskId !== undefined) this.upstreamTaskId = record.upstreamTaskId;
     if (record.lastEventId !== undefined) this.resumable = true;
@@ -106,7 +105,7 @@ export class OwnedCall implements MessageSink {
     return this.isTool;
   }
 
-  /** Answers may be waiting in the store (a hint or a lease renewal said so); only a call that asked waits for any. */
+  /** Answers may be waiting in the store (a hint, or a flag a lease renewal took, said so); only a call that asked waits for any. */
   deliverInput(): void {
     // Retried while the store is away: an answer taken by a take whose reply was lost comes back.
     const input = this.input;
@@ -132,10 +131,8 @@ export class OwnedCall implements MessageSink {
   }
 
   /**
-   * A renewal found the lease not held. A call that is writing its outcome releases its lease
-   * with that write, so a renewal that runs just after it finds the lease gone: that is the
-   * call's end, not a loss. Its terminal write, fenced by the token, says whether the
-   * lease really moved on (`write`).
+   * The replica's lease lapsed. A call that is writing its outcome lets that write decide: fenced
+   * by the token, it lands unless another replica claimed the task meanwhile (`write`).
    */
   renewalRefused(): void {
     if (!this.ending) this.leaseLost();
@@ -152,9 +149,10 @@ export class OwnedCall implements MessageSink {
   }
 
   /**
-   * Shutdown, after the drain period: either fail the task now with `message`, or drop the lease
-   * so the reaper of a live replica runs the call again (`release`, only where re-runs are
-   * allowed). Either way this run writes nothing more, and the upstream call is cancelled.
+   * Shutdown, after the drain period: either fail the task now with `message`, or leave it to the
+   * reaper of a live replica, which runs the call again or follows what it started (`release`,
+   * only where that is allowed) once this replica ends its lease. Either way this run writes
+   * nothing more, and the upstream call is cancelled.
    */
   async handOver(release: boolean, message: string): Promise<void> {
     if (this.lost) return;
@@ -163,8 +161,7 @@ export class OwnedCall implements MessageSink {
     this.throttle?.stop();
     this.input?.close();
     try {
-      if (release) await this.deps.store.releaseLease(this.task.id, this.token);
-      else await this.write({ to: "failed", outcome: { error: { code: RPC.INTERNAL_ERROR, message } }, statusMessage: message });
+      if (!release) await this.write({ to: "failed", outcome: { error: { code: RPC.INTERNAL_ERROR, message } }, statusMessage: message });
     } finally {
       void this.caller.cancel(this.client, this.requestId, "taskgate is shutting down", { keepUpstreamTask: release });
     }
@@ -243,7 +240,7 @@ export class OwnedCall implements MessageSink {
     if (end.outcome) change.outcome = end.outcome;
     if (this.ttlMs < this.task.ttlMs) change.ttlMs = this.ttlMs;
     if (end.statusMessage !== undefined) change.statusMessage = end.statusMessage;
-    const result = await this.deps.store.transitionTask(this.task.id, change);
+    const result = await this.deps.writes.write(this.task.id, change);
     const ended = result.ok ? result.task : again ? endedByEarlierTry(result, end) : undefined;
     // A call that ends while still parked was never a task (nor counted or audited as created).
     if (ended && !ended.parked) {
@@ -254,9 +251,8 @@ export class OwnedCall implements MessageSink {
       // The lease moved on before this call could write its outcome: a real loss.
       this.lost = true;
       this.countLoss();
-      this.deps.logger.warn({ taskId: this.task.id }, "lease lost: outcome refused, the lease moved on");
+      this.deps.logger.warn({ taskId: this.task.id }, "lease lost: outcome refused, another replica holds the task now");
     }
-    await this.deps.store.releaseLease(this.task.id, this.token).catch(() => undefined);
   }
 
   private ended(end: Ending): void {
@@ -284,7 +280,7 @@ export class OwnedCall implements MessageSink {
   private async writeStatus(statusMessage: string): Promise<void> {
     if (this.lost) return;
     const change = { kind: "set-status-message" as const, statusMessage, leaseToken: this.token, now: this.deps.clock() };
-    await this.deps.store.transitionTask(this.task.id, change).catch((err: unknown) => {
+    await this.deps.writes.write(this.task.id, change).catch((err: unknown) => {
       this.deps.logger.debug({ err, taskId: this.task.id }, "statusMessage write failed");
     });
   }

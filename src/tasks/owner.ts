@@ -1,18 +1,31 @@
+import { StoreUnavailableError } from "../store/contract.js";
 import type { OwnedCall } from "./owned-call.js";
+import { newLeaseToken } from "./task-id.js";
 import { ownerChannel, type EngineDeps } from "./types.js";
 
 interface Hint {
   taskId: string;
 }
 
+/** Flagged tasks taken per renewal. */
+const MAX_FLAGGED = 1_000;
+
 /**
- * The calls this replica owns: their leases, renewed for all of them in one round trip every
- * third of `leaseMs`, and the owner channel on which other replicas route work to them. Every
- * renewal also reports what waits for a call (a cancel, answers), so a lost pub/sub message only
- * delays, never loses.
+ * The calls this replica owns, and the replica's lease: one token, renewed every third of
+ * `leaseMs` in one round trip however many calls are held, under which every task here is created
+ * or claimed. Work for a call reaches it on the owner channel (a hint) and, since a hint may be
+ * lost, also as a flag in the store that each renewal takes: a lost message only delays.
+ *
+ * A lease that lapsed (the replica was paused or cut off from the store past `leaseMs`) is over
+ * for good: another replica may claim its tasks, and the store refuses this replica's writes to
+ * any task it claimed. The calls running under it are abandoned and a new lease is taken.
  */
 export class Owner {
   readonly calls = new Map<string, OwnedCall>();
+  /** The token of this replica's lease: every task here is held under it. */
+  token = newLeaseToken();
+  /** When the last renewal that held was sent: the lease is counted from before its write. */
+  private renewedAt = 0;
   private timer?: NodeJS.Timeout;
   private unsubscribe?: () => Promise<void>;
   /** The renewal running now: a slow store never gets a second one on top of it. */
@@ -23,6 +36,7 @@ export class Owner {
 
   async start(): Promise<void> {
     const { options, store } = this.deps;
+    await this.takeLease();
     this.unsubscribe = await store.bus.subscribe(ownerChannel(options.replicaId), (message) => void this.onHint(message));
     this.timer = setInterval(() => this.renewOnce(), Math.max(50, Math.floor(options.leaseMs / 3)));
     this.timer.unref();
@@ -30,8 +44,34 @@ export class Owner {
 
   async stop(): Promise<void> {
     clearInterval(this.timer);
+    this.timer = undefined;
     await this.renewing;
     await this.unsubscribe?.();
+    this.unsubscribe = undefined;
+    // Nothing held: nothing for the reaper to wait a lease out for.
+    if (this.calls.size === 0) await this.endLease();
+  }
+
+  /**
+   * After the hand-over at shutdown: the lease ends now, so a live replica's reaper takes what
+   * was handed over at its next sweep instead of after `leaseMs`.
+   */
+  async endLease(): Promise<void> {
+    clearInterval(this.timer);
+    this.timer = undefined;
+    await this.renewing;
+    await this.deps.store.endReplicaLease(this.token).catch((err: unknown) => this.deps.logger.warn({ err }, "could not end the replica's lease"));
+  }
+
+  /** Whether tasks may be created under the lease now; counted from before the last renewal was sent. */
+  get holdsLease(): boolean {
+    return this.deps.clock() - this.renewedAt < this.deps.options.leaseMs;
+  }
+
+  /** The token to create a task under; StoreUnavailableError while the lease cannot be vouched for. */
+  leaseToken(): string {
+    if (!this.holdsLease) throw new StoreUnavailableError(new Error("this replica could not renew its lease in the task store"));
+    return this.token;
   }
 
   /** One pass at a time: a tick that finds the last pass still waiting on the store skips. */
@@ -60,10 +100,17 @@ export class Owner {
     });
   }
 
-  /** Route work to a task's owner: locally when that is us, else over the bus. */
+  /**
+   * Route work to a task's owner: locally when that is us; else flagged in the store (the owner's
+   * next renewal takes it) and hinted over the bus (at once).
+   */
   async route(taskId: string, owner: string): Promise<void> {
     if (owner === this.deps.options.replicaId) return this.check(taskId);
-    await this.deps.store.bus.publish(ownerChannel(owner), JSON.stringify({ taskId } satisfies Hint)).catch(() => undefined);
+    const { store } = this.deps;
+    await Promise.all([
+      store.flagForOwner(owner, taskId).catch((err: unknown) => this.deps.logger.debug({ err, taskId }, "could not flag a task for its owner")),
+      store.bus.publish(ownerChannel(owner), JSON.stringify({ taskId } satisfies Hint)).catch(() => undefined),
+    ]);
   }
 
   private async onHint(message: string): Promise<void> {
@@ -85,32 +132,42 @@ export class Owner {
     if (task && Object.keys(task.inputResponses).length > 0) call.deliverInput();
   }
 
+  private async takeLease(): Promise<void> {
+    const sentAt = this.deps.clock();
+    await this.deps.store.renewReplicaLease(this.token, this.deps.options.leaseMs, true);
+    this.renewedAt = sentAt;
+  }
+
   private async renew(): Promise<void> {
-    const calls = [...this.calls.values()];
-    if (calls.length === 0) return;
-    const { store, clock, options, logger } = this.deps;
-    // The store counts the new lease from when it applies it, somewhere in the round trip: the
-    // owner counts from before it asked, so it never believes a lease longer than it is.
+    const { store, clock, options, logger, metrics } = this.deps;
     const sentAt = clock();
     try {
-      const states = await store.renewLeases(
-        calls.map((c) => ({ taskId: c.task.id, token: c.token })),
-        options.leaseMs,
-      );
-      this.deps.metrics.leaseRenewed(states.filter((s) => s.held).length);
-      for (const state of states) {
-        const call = this.calls.get(state.taskId);
-        if (!call) continue;
-        if (!state.held) call.renewalRefused();
-        else call.lastRenewedAt = sentAt;
-        if (state.held && state.cancelRequested) call.requestCancel();
-        if (state.held && state.hasInputResponses) call.deliverInput();
+      if (await store.renewReplicaLease(this.token, options.leaseMs)) {
+        this.renewedAt = sentAt;
+        metrics.leaseRenewed();
+      } else {
+        this.lapsed("the store found it lapsed");
+        this.token = newLeaseToken();
+        await this.takeLease();
       }
+      // Taken even with no call held: what was flagged for calls that ended is dropped, not kept.
+      await this.takeFlagged();
     } catch (err) {
       logger.warn({ err }, "lease renewal failed");
-      // Past leaseMs without a renewal the lease has expired in the store: stop writing.
-      const now = clock();
-      for (const call of calls) if (now - call.lastRenewedAt > options.leaseMs) call.leaseLost();
+      // Past leaseMs without a renewal the lease has lapsed in the store: stop writing.
+      if (clock() - this.renewedAt > options.leaseMs) this.lapsed("no renewal reached the store in time");
     }
+  }
+
+  /** Every call running under the lapsed lease is abandoned: another replica may own its task now. */
+  private lapsed(why: string): void {
+    if (this.calls.size > 0) this.deps.logger.warn({ calls: this.calls.size, why }, "the replica's lease lapsed: abandoning the calls it held");
+    for (const call of [...this.calls.values()]) call.renewalRefused();
+  }
+
+  /** Work flagged while a hint may have been lost: re-read each task, as a hint would. */
+  private async takeFlagged(): Promise<void> {
+    const ids = await this.deps.store.takeFlagged(this.deps.options.replicaId, MAX_FLAGGED);
+    await Promise.all(ids.map((id) => this.check(id)));
   }
 }

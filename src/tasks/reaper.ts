@@ -1,4 +1,4 @@
-import type { OrphanEnd, TaskRecord } from "../store/contract.js";
+import type { Orphan, OrphanEnd, TaskRecord } from "../store/contract.js";
 import type { RerunPolicy } from "./rerun-policy.js";
 import type { EngineDeps } from "./types.js";
 import { RPC } from "../jsonrpc/codes.js";
@@ -8,16 +8,17 @@ const BATCH = 500;
 const LOCK = "reaper";
 
 /** What the reaper hands back to the engine: run an orphan's call again here. */
-export type Adopt = (task: TaskRecord, statusMessage: string) => Promise<void>;
+export type Adopt = (orphan: Orphan, statusMessage: string) => Promise<void>;
 /** Follow here what a stopped replica followed: the upstream's own task, or the call's response stream. */
-export type Resume = (task: TaskRecord) => Promise<void>;
+export type Resume = (orphan: Orphan) => Promise<void>;
 
 /**
  * Finds non-terminal tasks whose owner stopped renewing its lease, and ends them truthfully
  * (design: Replicas). One replica at a time sweeps, guarded by a lock that lapses after one
- * interval, so when the sweeping replica dies another takes over. Every change it makes is
- * checked in the store (non-terminal, no lease), so an owner that comes back in time keeps its
- * task, and two sweepers can never both act on one task.
+ * interval, so when the sweeping replica dies another takes over. It looks only at the tasks held
+ * under leases that lapsed, so a sweep costs the same however many calls live replicas hold.
+ * Every change it makes is checked in the store (non-terminal, still held under the lapsed
+ * lease), so two sweepers can never both act on one task.
  */
 export class Reaper {
   private timer?: NodeJS.Timeout;
@@ -50,29 +51,30 @@ export class Reaper {
 
   /** One pass: take (or keep) the lock, then settle every orphan found. */
   async sweep(): Promise<void> {
-    const { store, options, clock } = this.deps;
+    const { store, options } = this.deps;
     if (!(await store.acquireLock(LOCK, options.replicaId, options.reaperIntervalMs))) return;
-    // Only tasks older than one lease: a younger one cannot have lost its first lease yet, and
-    // its index entry may be one whose task is still being written (created right after it).
-    const orphans = await store.findOrphans(clock() - options.leaseMs, BATCH);
-    for (const task of orphans) await this.settle(task);
+    // An id listed under a lapsed lease whose task is not there yet is kept for one more lease: a
+    // create sent just before the lease lapsed may still land.
+    const orphans = await store.findOrphans(BATCH, options.leaseMs);
+    for (const orphan of orphans) await this.settle(orphan);
   }
 
-  private async settle(task: TaskRecord): Promise<void> {
+  private async settle(orphan: Orphan): Promise<void> {
+    const { task } = orphan;
     const run = this.policy.max > 1 ? ` (attempt ${task.attempt} of ${this.policy.max})` : "";
     if (this.policy.follows(task)) {
       // The upstream runs the call as its own task, or keeps the call's response stream to replay,
       // either outliving the stopped replica: follow it from here, a cancel asked for included
       // (the renewal hands it on), and run nothing again.
-      await this.resume(task);
+      await this.resume(orphan);
     } else if (task.cancelRequested) {
       const statusMessage = "Cancelled at the client's request; the replica running the call stopped before confirming it";
-      await this.end(task, { to: "cancelled", statusMessage, now: this.deps.clock() });
+      await this.end(orphan, { to: "cancelled", statusMessage, now: this.deps.clock() });
     } else if (!task.parked && (await this.policy.allows(task))) {
       // A parked call (an MRTR round) is still the client's synchronous call: its retry goes to
       // the parked call, which a re-run elsewhere would not be, so it is only ever ended.
       await this.adopt(
-        task,
+        orphan,
         `The replica running this call stopped renewing its lease${run}; running it again: attempt ${task.attempt + 1} of ${this.policy.max}`,
       );
     } else {
@@ -82,13 +84,14 @@ export class Reaper {
       // its outcome fails the task itself, so what is left is an owner gone, or one cut off from
       // the store for leaseMs (it abandons its calls).
       const statusMessage = `The taskgate replica running this call stopped renewing its lease before an outcome was written (it stopped, or lost the task store)${run}`;
-      await this.end(task, { to: "failed", statusMessage, outcome: { error: { code: RPC.INTERNAL_ERROR, message: statusMessage } }, now: this.deps.clock() });
+      await this.end(orphan, { to: "failed", statusMessage, outcome: { error: { code: RPC.INTERNAL_ERROR, message: statusMessage } }, now: this.deps.clock() });
     }
   }
 
   /** One checked change; counted and logged only when this reaper made it. */
-  private async end(task: TaskRecord, end: OrphanEnd): Promise<void> {
-    const ended = await this.deps.store.reapTask(task.id, end);
+  private async end(orphan: Orphan, end: OrphanEnd): Promise<void> {
+    const { task } = orphan;
+    const ended = await this.deps.store.reapTask(orphan, end);
     if (!ended.ok) return;
     this.ended(ended.task);
     this.deps.metrics.reaperAction(end.to);

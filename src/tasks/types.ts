@@ -4,6 +4,7 @@ import type { Logger } from "../observability/logger.js";
 import type { Metrics } from "../observability/metrics.js";
 import type { Store, TaskProtocol } from "../store/contract.js";
 import type { CallClient, UpstreamCaller } from "../upstream/caller.js";
+import type { BatchedWrites } from "./batched-writes.js";
 
 export interface EngineOptions {
   replicaId: string;
@@ -31,7 +32,12 @@ export interface EngineDeps {
   audit: Audit;
   options: EngineOptions;
   clock: () => number;
+  /** Where owned calls write their outcomes and status messages: batched, made by the engine. */
+  writes: BatchedWrites;
 }
+
+/** What a TaskEngine is made from: it makes the rest of its deps. */
+export type EngineParts = Omit<EngineDeps, "writes">;
 
 /** One `tools/call` that may become a task, or a `prompts/get` or `resources/read` an MRTR round may park. */
 export interface TaskCall {

@@ -60,7 +60,7 @@ describe("redis store when Redis goes away", () => {
       () => store.createSession(sessionRecord(), 60_000),
       () => store.bus.subscribe("x", () => {}),
       () => store.getTask("any", null),
-      () => store.renewLeases([{ taskId: "any", token: "t" }], 1_000),
+      () => store.renewReplicaLease("t", 1_000),
     ];
     for (const call of calls) {
       await expect(byDeadline<unknown>(call(), WITHIN_DEADLINE_MS)).rejects.toBeInstanceOf(StoreUnavailableError);

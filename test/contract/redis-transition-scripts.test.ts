@@ -166,16 +166,13 @@ for (const [kind, c] of Object.entries(CASES) as [keyof typeof CASES, Transition
 }
 
 describe("the reaper's scripts", () => {
-  const orphanIn = async (status: TaskStatus) => {
-    const id = await taskIn(status, { "in:q1": QUESTION, "ans:q1": "{}" });
-    await connection.call((c) => c.del(keys.taskLease(id)));
-    return id;
-  };
-  const head = (id: string) => [Date.now(), keys.taskChannel(id), "the owner stopped"];
+  // Held under LEASE, whose lapse the reaper names.
+  const orphanIn = (status: TaskStatus) => taskIn(status, { "in:q1": QUESTION, "ans:q1": "{}" });
+  const head = (id: string, lapsed = LEASE.token) => [Date.now(), keys.taskChannel(id), "the owner stopped", lapsed];
   const END = ["failed", JSON.stringify({ error: { code: -32603, message: "the owner stopped" } })];
-  const CLAIM = ["replica-2", "tok-2", 10_000];
+  const CLAIM = ["replica-2", "tok-2"];
 
-  it("endOrphan ends a non-terminal task no lease holds, failed or cancelled, and nothing else", async () => {
+  it("endOrphan ends a non-terminal task still held under the lapsed lease, failed or cancelled, and nothing else", async () => {
     for (const from of ["working", "input_required"] as const) {
       const id = await orphanIn(from);
       const ended = await run(endOrphan, id, [...head(id), ...END]);
@@ -202,9 +199,9 @@ describe("the reaper's scripts", () => {
     [endOrphan, END],
     [claimOrphan, CLAIM],
   ] as const) {
-    it(`${script.name} refuses a leased task (-2), a terminal one (-3) and a missing one (-1)`, async () => {
+    it(`${script.name} refuses a task another lease holds (-2), a terminal one (-3) and a missing one (-1)`, async () => {
       const leased = await taskIn("working");
-      expect((await run(script, leased, [...head(leased), ...args])).code).toBe(-2);
+      expect((await run(script, leased, [...head(leased, "another-lapsed-lease"), ...args])).code).toBe(-2);
       const ended = await orphanIn("completed");
       expect((await run(script, ended, [...head(ended), ...args])).code).toBe(-3);
       expect((await run(script, "no-such-task", [...head("no-such-task"), ...args])).code).toBe(-1);
@@ -217,9 +214,9 @@ describe("create, answer and take", () => {
   it("createTask writes the hash and the lease once, and refuses an id that exists with {-4}", async () => {
     const id = "created-here";
     const k = keys.taskKeys(id);
-    const args = ["tok-c", 10_000, Date.now() + 60_000, keys.taskChannel(id), "status", "working", "revision", "1"];
+    const args = ["tok-c", Date.now() + 60_000, keys.taskChannel(id), "status", "working", "revision", "1"];
     expect(await scripts.run(createTask, [k.hash, k.lease], args)).toEqual([1]);
-    expect(await scripts.run(createTask, [k.hash, k.lease], [...args.slice(0, 4), "status", "failed", "revision", "1"])).toEqual([-4]);
+    expect(await scripts.run(createTask, [k.hash, k.lease], [...args.slice(0, 3), "status", "failed", "revision", "1"])).toEqual([-4]);
     expect(await connection.call((c) => c.hgetall(k.hash))).toEqual({ status: "working", revision: "1" });
     expect(await connection.call((c) => c.get(k.lease))).toBe("tok-c");
   });

@@ -60,7 +60,8 @@ export function describeStoreContract(name: string, makeStore: () => Promise<Sto
       await expect(store.bus.publish("any", "m")).rejects.toBeInstanceOf(StoreUnavailableError);
       await expect(store.createTask(newTask(), LEASE)).rejects.toBeInstanceOf(StoreUnavailableError);
       await expect(store.getTask("any", null)).rejects.toBeInstanceOf(StoreUnavailableError);
-      await expect(store.renewLeases([{ taskId: "any", token: "t" }], 1_000)).rejects.toBeInstanceOf(StoreUnavailableError);
+      await expect(store.renewReplicaLease("t", 1_000)).rejects.toBeInstanceOf(StoreUnavailableError);
+      await expect(store.transitionTasks([{ id: "any", change: { kind: "detach", now: 1 } }])).rejects.toBeInstanceOf(StoreUnavailableError);
       await store.close();
     });
   });

@@ -82,53 +82,24 @@ export function describeTaskInputs(current: () => Store): void {
       expect(none).toMatchObject({ ok: true, task: { status: "working", inputRequests: {} } });
     });
 
-    it("renews several leases at once and tells, per task, what waits for the owner", async () => {
-      const ids = await Promise.all(
-        [0, 1, 2].map((i) =>
-          current()
-            .createTask(newTask(), { ...LEASE, token: `t${i}` })
-            .then((t) => t.id),
-        ),
-      );
-      const [answered, cancelled, released] = ids as [string, string, string];
-      await current().transitionTask(answered, { kind: "start-input", addInputRequests: { k: ASK.b }, now: Date.now() });
-      await current().addInputResponses(answered, "alice", { k: { roots: [] } }, Date.now());
-      await current().transitionTask(cancelled, { kind: "request-cancel", principal: "alice", now: Date.now() });
-      await current().releaseLease(released, "t2");
-      const leases = [
-        { taskId: answered, token: "t0" },
-        { taskId: cancelled, token: "t1" },
-        { taskId: released, token: "t2" },
-        { taskId: cancelled, token: "t0" },
-      ];
-      expect(await current().renewLeases(leases, 5_000)).toEqual([
-        { taskId: answered, held: true, cancelRequested: false, hasInputResponses: true },
-        { taskId: cancelled, held: true, cancelRequested: true, hasInputResponses: false },
-        { taskId: released, held: false, cancelRequested: false, hasInputResponses: false },
-        { taskId: cancelled, held: false, cancelRequested: true, hasInputResponses: false },
+    it("writes several transitions in one call, each answered as it would be alone", async () => {
+      const store = current();
+      const [ending, fenced, done] = (await Promise.all([0, 1, 2].map(() => store.createTask(newTask(), LEASE).then((t) => t.id)))) as [string, string, string];
+      await store.transitionTask(done, { kind: "complete", outcome: { result: {} }, now: Date.now() });
+      const results = await store.transitionTasks([
+        { id: ending, change: { kind: "complete", outcome: { result: { n: 1 } }, leaseToken: LEASE.token, now: Date.now() } },
+        { id: fenced, change: { kind: "fail", leaseToken: "someone-else", now: Date.now() } },
+        { id: done, change: { kind: "fail", now: Date.now() } },
+        { id: randomUUID(), change: { kind: "complete", leaseToken: LEASE.token, now: Date.now() } },
       ]);
-      expect(await current().renewLeases([], 5_000)).toEqual([]);
-    });
-
-    it("lets a lease run out after leaseMs unless it is renewed", async () => {
-      const short = { ...LEASE, leaseMs: 300 };
-      const [lapsing, renewed] = (await Promise.all(
-        [0, 1].map(() =>
-          current()
-            .createTask(newTask(), short)
-            .then((t) => t.id),
-        ),
-      )) as [string, string];
-      expect(await current().renewLeases([{ taskId: renewed, token: LEASE.token }], 60_000)).toMatchObject([{ held: true }]);
-      // Both end unfenced first: a fenced change of a terminal task writes nothing, and its answer
-      // only tells whether the fence still holds (the fence is checked before the status).
-      for (const id of [lapsing, renewed]) await current().transitionTask(id, { kind: "complete", now: Date.now() });
-      const probe = async (id: string) => {
-        const result = await current().transitionTask(id, { kind: "fail", leaseToken: LEASE.token, now: Date.now() });
-        return result.ok ? "changed" : result.reason;
-      };
-      await waitFor(async () => (await probe(lapsing)) === "stale_lease", { timeoutMs: 3_000, what: "the lease to lapse" });
-      expect(await probe(renewed)).toBe("wrong_status");
+      expect(results).toEqual([
+        { ok: true, task: await store.getTask(ending, null) },
+        { ok: false, reason: "stale_lease", task: await store.getTask(fenced, null) },
+        { ok: false, reason: "wrong_status", task: await store.getTask(done, null) },
+        { ok: false, reason: "not_found" },
+      ]);
+      expect((await store.getTask(ending, null))?.outcome).toEqual({ result: { n: 1 } });
+      expect(await store.transitionTasks([])).toEqual([]);
     });
 
     it("announces every change on task:<id>, and no refused one", async () => {

@@ -1,9 +1,8 @@
 import { describe, expect, it } from "vitest";
 import type { Store } from "../../src/store/contract.js";
 import { waitFor } from "../helpers/wait-for.js";
+import { orphaned, startedLease } from "./task-orphans.contract.js";
 import { LEASE, newTask } from "./task-store.contract.js";
-
-const SHORT = { owner: "replica-1", token: "short-u", leaseMs: 150 };
 
 /** A task bridged to an upstream's own task: the upstream task it follows, and a life no longer than the upstream's. */
 export function describeUpstreamTasks(current: () => Store): void {
@@ -25,24 +24,27 @@ export function describeUpstreamTasks(current: () => Store): void {
 
     it("keeps the upstream task when another replica claims the orphan, so it follows the same task", async () => {
       const store = current();
+      const stopped = await startedLease(store);
       const orphan = newTask({ upstreamTaskId: "up-3", upstreamSession: "sess-3" });
-      await store.createTask(orphan, SHORT);
-      await waitFor(async () => (await store.findOrphans(Date.now() + 1, 1_000)).some((t) => t.id === orphan.id), { timeoutMs: 5_000, what: "an orphan" });
-      const claimed = await store.claimTask(orphan.id, { owner: "replica-2", token: "tok-u2", leaseMs: 10_000 }, "following the upstream task", Date.now());
+      await store.createTask(orphan, stopped);
+      await store.endReplicaLease(stopped.token);
+      const found = await orphaned(store, orphan.id);
+      const claimed = await store.claimTask(found, { owner: "replica-2", token: "tok-u2" }, "following the upstream task", Date.now());
       expect(claimed.ok && claimed.task).toMatchObject({ owner: "replica-2", upstreamTaskId: "up-3", upstreamSession: "sess-3", status: "working" });
     });
 
     it("keeps where a call's response stream can be resumed, fenced by the owner's lease, and through a claim", async () => {
       const store = current();
+      const stopped = await startedLease(store);
       const task = newTask();
-      await store.createTask(task, SHORT);
+      await store.createTask(task, stopped);
       const stream = { requestId: "7", lastEventId: "s1_0001", session: "sess-7" };
       const stale = await store.transitionTask(task.id, { kind: "bind-stream", stream, leaseToken: "other", now: Date.now() });
       expect(stale).toMatchObject({ ok: false, reason: "stale_lease" });
-      const written = await store.transitionTask(task.id, { kind: "bind-stream", stream, leaseToken: SHORT.token, now: Date.now() });
+      const written = await store.transitionTask(task.id, { kind: "bind-stream", stream, leaseToken: stopped.token, now: Date.now() });
       expect(written).toMatchObject({ ok: true, task: { upstreamRequestId: "7", lastEventId: "s1_0001", upstreamSession: "sess-7", revision: 2 } });
-      await waitFor(async () => (await store.findOrphans(Date.now() + 1, 1_000)).some((t) => t.id === task.id), { timeoutMs: 5_000, what: "an orphan" });
-      const claimed = await store.claimTask(task.id, { owner: "replica-2", token: "tok-s2", leaseMs: 10_000 }, "resuming the stream", Date.now());
+      await store.endReplicaLease(stopped.token);
+      const claimed = await store.claimTask(await orphaned(store, task.id), { owner: "replica-2", token: "tok-s2" }, "resuming the stream", Date.now());
       expect(claimed.ok && claimed.task).toMatchObject({ owner: "replica-2", upstreamRequestId: "7", lastEventId: "s1_0001", upstreamSession: "sess-7" });
       const { id: sessionless } = await store.createTask(newTask(), LEASE);
       const bound = await store.transitionTask(sessionless, {

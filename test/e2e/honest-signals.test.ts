@@ -47,9 +47,9 @@ describe("honest signals on a real gateway over Redis", () => {
   };
   const ended = (taskId: string) => until([gw.mcpUrl], taskId, (t) => TERMINAL.includes(t.status), 20_000, "its end");
 
-  // A renewal that runs just after a call wrote its outcome (and released its lease) finds the
-  // lease gone; that is the call's end, not a loss. A real loss stays counted:
-  // test/e2e/owner-cut-off.test.ts.
+  // Renewals of the replica's lease run while calls end and write their outcomes: the lease
+  // holds, so no call counts a loss. A real loss stays counted: test/e2e/owner-cut-off.test.ts,
+  // test/e2e/lease-fencing.test.ts.
   it("counts no lease lost when calls end right as their leases are renewed, many times", async () => {
     let renewals = 0;
     for (let done = 0; done < TASKS; done += WAVE) {

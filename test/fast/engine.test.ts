@@ -7,7 +7,7 @@ import { Metrics } from "../../src/observability/metrics.js";
 import { MemoryStore } from "../../src/store/memory/memory-store.js";
 import { CANCELLED_CODE, STREAM_NOTICE, type CallClient, type StreamResume, type UpstreamCaller } from "../../src/upstream/caller.js";
 import { TaskEngine } from "../../src/tasks/engine.js";
-import type { OwnedCall } from "../../src/tasks/owned-call.js";
+import { BatchedWrites } from "../../src/tasks/batched-writes.js";
 import { Owner } from "../../src/tasks/owner.js";
 import type { EngineOptions, TaskCall } from "../../src/tasks/types.js";
 import { useCleanups } from "../helpers/cleanups.js";
@@ -132,22 +132,36 @@ describe("the task engine on the memory store, with a fake clock", () => {
     let running = 0;
     let most = 0;
     // A store slower than a third of leaseMs: every renewal takes 1.5 intervals, and holds.
-    store.renewLeases = async (leases) => {
+    store.renewReplicaLease = async (_token, _leaseMs, first) => {
+      if (first) return true;
       most = Math.max(most, ++running);
       await new Promise((r) => setTimeout(r, 1_500));
       running--;
-      return leases.map(({ taskId }) => ({ taskId, held: true, cancelRequested: false, hasInputResponses: false }));
+      return true;
     };
     defer(() => store.close());
-    const owner = new Owner({ store, logger, metrics: new Metrics(), audit: new Audit(logger), options: OPTIONS, clock: () => Date.now() });
-    const call = { task: { id: "task-1" }, token: "t", lastRenewedAt: Date.now() } as unknown as OwnedCall;
-    owner.add(call);
+    const owner = new Owner({
+      store,
+      logger,
+      metrics: new Metrics(),
+      audit: new Audit(logger),
+      options: OPTIONS,
+      clock: () => Date.now(),
+      writes: new BatchedWrites(store),
+    });
+    const started = Date.now();
     await owner.start();
     defer(() => owner.stop());
-    const firstSent = Date.now() + OPTIONS.leaseMs / 3;
-    await vi.advanceTimersByTimeAsync(OPTIONS.leaseMs / 3 + 1_500);
-    expect(call.lastRenewedAt).toBe(firstSent);
-    await vi.advanceTimersByTimeAsync(10_000);
+    // The first renewal leaves at started + 1,000 and is answered at + 2,500; the next leaves at
+    // + 3,000 and is answered at + 4,500. Counted from its answer, the first would hold until
+    // + 5,500; counted from when it left, until + 4,000.
+    await vi.advanceTimersByTimeAsync(started + 3_999 - Date.now());
+    expect(owner.holdsLease).toBe(true);
+    await vi.advanceTimersByTimeAsync(2);
+    expect(owner.holdsLease).toBe(false);
+    // The renewal that left at + 13,000 is answered at + 14,500.
+    await vi.advanceTimersByTimeAsync(started + 14_501 - Date.now());
+    expect(owner.holdsLease).toBe(true);
     expect(most).toBe(1);
   });
 
@@ -206,8 +220,10 @@ describe("the task engine on the memory store, with a fake clock", () => {
   it("lets the reaper of a live replica fail a task whose owner stopped renewing its lease", async () => {
     const store = new MemoryStore({ now: () => Date.now() });
     const owner = world({ replicaId: "gone" }, store).engine;
-    // The owner made the task and then stopped: its lease is never renewed (start() was never called).
+    // The owner made the task and then stopped renewing its lease (a replica that died holding it).
+    await owner.start();
     const task = await owner.detachNow(toolCall(new ScriptedCaller()));
+    await owner.stop();
     const { engine } = await started({ replicaId: "alive" }, store);
     await vi.advanceTimersByTimeAsync(OPTIONS.leaseMs - 1);
     expect((await engine.get(task.id, "alice"))?.status).toBe("working");
@@ -219,6 +235,7 @@ describe("the task engine on the memory store, with a fake clock", () => {
     const store = new MemoryStore({ now: () => Date.now() });
     const gone = new StreamingCaller();
     const owner = world({ replicaId: "gone" }, store).engine;
+    await owner.start();
     const resumable = await owner.detachNow(toolCall(gone));
     const plain = await owner.detachNow(toolCall(gone));
     const [first] = [...gone.calls.values()];
@@ -227,6 +244,8 @@ describe("the task engine on the memory store, with a fake clock", () => {
     first!.sink.send({ jsonrpc: "2.0", method: STREAM_NOTICE, params: { requestId: 7, lastEventId: "s_2", session: "S" } });
     await vi.advanceTimersByTimeAsync(0);
     expect(await store.getTask(resumable.id, null)).toMatchObject({ upstreamRequestId: "7", lastEventId: "s_1", upstreamSession: "S", revision: 2 });
+    // The owner stops renewing its lease: it died holding both calls.
+    await owner.stop();
     const caller = new StreamingCaller();
     const { engine } = await started({ replicaId: "alive" }, store);
     engine.addUpstream("up", { caller, retryOnOwnerLoss: () => undefined });

@@ -3,6 +3,7 @@ import {
   StoreUnavailableError,
   type Lease,
   type NewTask,
+  type Orphan,
   type OrphanEnd,
   type SessionRecord,
   type Store,
@@ -100,14 +101,29 @@ export class MemoryStore implements Store {
     return this.tasks.takeInputResponses(id, leaseToken, now, waitingFor);
   }
 
-  async renewLeases(leases: ReadonlyArray<{ taskId: string; token: string }>, leaseMs: number) {
+  async transitionTasks(changes: ReadonlyArray<{ id: string; change: TaskChange }>) {
     this.assertOpen();
-    return this.tasks.renewLeases(leases, leaseMs);
+    return this.tasks.transitionTasks(changes);
   }
 
-  async releaseLease(taskId: string, token: string) {
+  async renewReplicaLease(token: string, leaseMs: number, first?: boolean) {
     this.assertOpen();
-    return this.tasks.releaseLease(taskId, token);
+    return this.tasks.renewReplicaLease(token, leaseMs, first);
+  }
+
+  async endReplicaLease(token: string) {
+    this.assertOpen();
+    this.tasks.endReplicaLease(token);
+  }
+
+  async flagForOwner(owner: string, taskId: string) {
+    this.assertOpen();
+    this.tasks.flagForOwner(owner, taskId);
+  }
+
+  async takeFlagged(owner: string, max: number) {
+    this.assertOpen();
+    return this.tasks.takeFlagged(owner, max);
   }
 
   async listTasks(principal: string, page: { cursor?: string; limit: number }) {
@@ -115,19 +131,19 @@ export class MemoryStore implements Store {
     return this.tasks.listTasks(principal, page);
   }
 
-  async findOrphans(createdBefore: number, limit: number) {
+  async findOrphans(limit: number, settleMs: number) {
     this.assertOpen();
-    return this.tasks.findOrphans(createdBefore, limit);
+    return this.tasks.findOrphans(limit, settleMs);
   }
 
-  async reapTask(id: string, end: OrphanEnd) {
+  async reapTask(orphan: Orphan, end: OrphanEnd) {
     this.assertOpen();
-    return this.tasks.reapTask(id, end);
+    return this.tasks.reapTask(orphan, end);
   }
 
-  async claimTask(id: string, lease: Lease, statusMessage: string, now: number) {
+  async claimTask(orphan: Orphan, lease: Lease, statusMessage: string, now: number) {
     this.assertOpen();
-    return this.tasks.claimTask(id, lease, statusMessage, now);
+    return this.tasks.claimTask(orphan, lease, statusMessage, now);
   }
 
   async acquireLock(name: string, holder: string, ttlMs: number) {

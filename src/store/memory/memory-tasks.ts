@@ -2,8 +2,8 @@ import {
   taskChannel,
   type EventBus,
   type Lease,
-  type LeaseState,
   type NewTask,
+  type Orphan,
   type OrphanEnd,
   type OrphanStore,
   type TaskChange,
@@ -19,7 +19,8 @@ import { assertChange, assertPrincipal, assertToken, isTerminal, refuseChange, t
 interface Entry {
   fields: Map<string, string>;
   outcome?: string;
-  lease?: { token: string; expiresAt: number };
+  /** The token of the replica lease the task is held under. */
+  lease: string;
   expiresAt: number;
 }
 
@@ -31,6 +32,10 @@ interface Entry {
 export class MemoryTasks implements TaskStore, OrphanStore {
   private readonly tasks = new Map<string, Entry>();
   private readonly locks = new Map<string, { holder: string; expiresAt: number }>();
+  /** Replica leases: token → when it lapses (as the sorted set of replica-lease-1). */
+  private readonly leases = new Map<string, number>();
+  /** Tasks flagged for their owner. */
+  private readonly flagged = new Map<string, Set<string>>();
 
   constructor(
     private readonly bus: EventBus,
@@ -40,8 +45,7 @@ export class MemoryTasks implements TaskStore, OrphanStore {
   async createTask(task: NewTask, lease: Lease): Promise<TaskRecord> {
     assertToken(lease.token);
     if (this.live(task.id)) throw taskExistsError(task.id);
-    const entry: Entry = { fields: new Map(newTaskFields(task)), expiresAt: expiresAt(task) };
-    entry.lease = { token: lease.token, expiresAt: this.now() + lease.leaseMs };
+    const entry: Entry = { fields: new Map(newTaskFields(task)), lease: lease.token, expiresAt: expiresAt(task) };
     this.tasks.set(task.id, entry);
     return this.announce(task.id, entry);
   }
@@ -58,7 +62,7 @@ export class MemoryTasks implements TaskStore, OrphanStore {
     assertChange(change);
     const entry = this.live(id);
     const current = entry ? decodeTask(entry.fields, entry.outcome) : undefined;
-    const refusal = refuseChange(current, this.leaseHolder(entry), change);
+    const refusal = refuseChange(current, entry?.lease, change);
     if (refusal === "not_found" || !entry || !current) return { ok: false, reason: "not_found" };
     if (refusal) return { ok: false, reason: refusal, task: current };
     const { set, del } = changeFields(change);
@@ -69,6 +73,12 @@ export class MemoryTasks implements TaskStore, OrphanStore {
     if (ttlMs !== undefined && ttlMs < current.ttlMs) this.shorten(entry, current.createdAt, ttlMs);
     if ("outcome" in change && change.outcome) entry.outcome = encodeOutcome(change.outcome);
     return { ok: true, task: this.bump(id, entry, change.now) };
+  }
+
+  async transitionTasks(changes: ReadonlyArray<{ id: string; change: TaskChange }>): Promise<(TransitionResult | Error)[]> {
+    return Promise.all(
+      changes.map(({ id, change }) => this.transitionTask(id, change).catch((err: unknown) => (err instanceof Error ? err : new Error(String(err))))),
+    );
   }
 
   async addInputResponses(id: string, principal: string, responses: Record<string, unknown>, now: number) {
@@ -87,7 +97,7 @@ export class MemoryTasks implements TaskStore, OrphanStore {
     assertToken(leaseToken);
     const entry = this.live(id);
     if (!entry) return { ok: false as const, reason: "not_found" as const };
-    if (this.leaseHolder(entry) !== leaseToken) return { ok: false as const, reason: "stale_lease" as const };
+    if (entry.lease !== leaseToken) return { ok: false as const, reason: "stale_lease" as const };
     const responses: Record<string, unknown> = {};
     // As take-input-responses-3: taken answers are kept as took:<key>, returned again while waited for.
     for (const key of waitingFor) {
@@ -109,20 +119,32 @@ export class MemoryTasks implements TaskStore, OrphanStore {
     return { ok: true as const, responses, task: this.bump(id, entry, now) };
   }
 
-  async renewLeases(leases: ReadonlyArray<{ taskId: string; token: string }>, leaseMs: number): Promise<LeaseState[]> {
-    return leases.map(({ taskId, token }) => {
-      const entry = this.live(taskId);
-      const held = !!entry && this.leaseHolder(entry) === token;
-      if (held && entry?.lease) entry.lease.expiresAt = this.now() + leaseMs;
-      const fields = entry?.fields;
-      const hasInputResponses = !!fields && [...fields.keys()].some((f) => f.startsWith("ans:"));
-      return { taskId, held, cancelRequested: fields?.get("cancelRequested") === "1", hasInputResponses };
-    });
+  /** As replica-lease-1: a lapsed lease never comes back. */
+  renewReplicaLease(token: string, leaseMs: number, first = false): boolean {
+    assertToken(token);
+    const lapses = this.leases.get(token);
+    if (first ? lapses !== undefined : lapses === undefined || lapses <= this.now()) return false;
+    this.leases.set(token, this.now() + leaseMs);
+    return true;
   }
 
-  async releaseLease(taskId: string, token: string): Promise<void> {
-    const entry = this.tasks.get(taskId);
-    if (entry?.lease?.token === token) entry.lease = undefined;
+  endReplicaLease(token: string): void {
+    if (this.leases.has(token)) this.leases.set(token, this.now());
+  }
+
+  flagForOwner(owner: string, taskId: string): void {
+    const ids = this.flagged.get(owner) ?? new Set<string>();
+    ids.add(taskId);
+    this.flagged.set(owner, ids);
+  }
+
+  takeFlagged(owner: string, max: number): string[] {
+    const ids = this.flagged.get(owner);
+    if (!ids) return [];
+    const taken = [...ids].slice(0, max);
+    for (const id of taken) ids.delete(id);
+    if (ids.size === 0) this.flagged.delete(owner);
+    return taken;
   }
 
   async listTasks(principal: string, page: { cursor?: string; limit: number }) {
@@ -138,34 +160,43 @@ export class MemoryTasks implements TaskStore, OrphanStore {
     return more ? { tasks, nextCursor: tasks[tasks.length - 1]!.id } : { tasks };
   }
 
-  async findOrphans(createdBefore: number, limit: number): Promise<TaskRecord[]> {
-    return [...this.tasks.keys()]
-      .map((id) => this.live(id))
-      .filter((e): e is Entry => !!e && !this.leaseHolder(e) && Number(e.fields.get("createdAt")) < createdBefore)
-      .map((e) => decodeTask(e.fields, e.outcome))
-      .filter((t) => !isTerminal(t.status))
-      .slice(0, limit);
+  /** Non-terminal tasks held under a lapsed lease; a lapsed lease holding nothing is forgotten once settled. */
+  async findOrphans(limit: number, settleMs: number): Promise<Orphan[]> {
+    const now = this.now();
+    const lapsed = new Set([...this.leases].filter(([, lapses]) => lapses <= now).map(([token]) => token));
+    const orphans: Orphan[] = [];
+    const holding = new Set<string>();
+    for (const id of [...this.tasks.keys()]) {
+      const entry = this.live(id);
+      if (!entry || !lapsed.has(entry.lease)) continue;
+      const task = decodeTask(entry.fields, entry.outcome);
+      if (isTerminal(task.status)) continue;
+      holding.add(entry.lease);
+      if (orphans.length < limit) orphans.push({ task, token: entry.lease });
+    }
+    for (const token of lapsed) if (!holding.has(token) && now - (this.leases.get(token) ?? now) > settleMs) this.leases.delete(token);
+    return orphans;
   }
 
-  /** As end-orphan-3: only a non-terminal task no lease holds. */
-  async reapTask(id: string, end: OrphanEnd): Promise<TransitionResult> {
-    return this.orphanChange(id, end.now, (entry) => {
+  /** As end-orphan-3: only a non-terminal task still held under the lapsed lease. */
+  async reapTask(orphan: Orphan, end: OrphanEnd): Promise<TransitionResult> {
+    return this.orphanChange(orphan, end.now, (entry) => {
       entry.fields.set("status", end.to);
       entry.fields.set("statusMessage", end.statusMessage);
       if (end.outcome) entry.outcome = encodeOutcome(end.outcome);
     });
   }
 
-  /** As claim-orphan-3: a fresh lease, the next attempt, no outstanding input. */
-  async claimTask(id: string, lease: Lease, statusMessage: string, now: number): Promise<TransitionResult> {
+  /** As claim-orphan-3: held under the new lease, the next attempt, no outstanding input. */
+  async claimTask(orphan: Orphan, lease: Lease, statusMessage: string, now: number): Promise<TransitionResult> {
     assertToken(lease.token);
-    return this.orphanChange(id, now, (entry) => {
+    return this.orphanChange(orphan, now, (entry) => {
       for (const field of [...entry.fields.keys()]) if (/^(in|ans):/.test(field)) entry.fields.delete(field);
       entry.fields.set("status", "working");
       entry.fields.set("owner", lease.owner);
       entry.fields.set("statusMessage", statusMessage);
       entry.fields.set("attempt", String(Number(entry.fields.get("attempt") ?? "0") + 1));
-      entry.lease = { token: lease.token, expiresAt: this.now() + lease.leaseMs };
+      entry.lease = lease.token;
     });
   }
 
@@ -176,12 +207,12 @@ export class MemoryTasks implements TaskStore, OrphanStore {
     return true;
   }
 
-  private orphanChange(id: string, now: number, apply: (entry: Entry) => void): TransitionResult {
+  private orphanChange({ task: { id }, token }: Orphan, now: number, apply: (entry: Entry) => void): TransitionResult {
     const entry = this.live(id);
     if (!entry) return { ok: false, reason: "not_found" };
     const task = decodeTask(entry.fields, entry.outcome);
     if (isTerminal(task.status)) return { ok: false, reason: "wrong_status", task };
-    if (this.leaseHolder(entry)) return { ok: false, reason: "stale_lease", task };
+    if (entry.lease !== token) return { ok: false, reason: "stale_lease", task };
     apply(entry);
     return { ok: true, task: this.bump(id, entry, now) };
   }
@@ -230,11 +261,6 @@ export class MemoryTasks implements TaskStore, OrphanStore {
     // A hint only: the change is made whether or not anyone hears of it.
     this.bus.publish(taskChannel(id), String(task.revision)).catch(() => {});
     return task;
-  }
-
-  private leaseHolder(entry: Entry | undefined): string | undefined {
-    if (!entry?.lease || entry.lease.expiresAt <= this.now()) return undefined;
-    return entry.lease.token;
   }
 
   private live(id: string): Entry | undefined {

@@ -9,8 +9,8 @@ const BATCH = 100;
 
 /**
  * Every task, for operators (the admin API): sorted sets scored by expiry time, so each add also
- * drops the entries of tasks that have expired and no set outgrows the live tasks. Sharded like the
- * live index (keys.ts ALL_SHARDS): one set would be one hot key written on every create. Like the
+ * drops the entries of tasks that have expired and no set outgrows the live tasks. Sharded
+ * (keys.ts ALL_SHARDS): one set would be one hot key written on every create. Like the
  * principal index each shard lives in a slot of its own, so it is written beside the create
  * script, and a listed id whose task is gone is dropped when seen. Order: latest expiry first,
  * which is newest first among tasks with the same TTL; the shards are merged into that one order.

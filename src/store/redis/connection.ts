@@ -61,7 +61,8 @@ export class RedisConnection {
             clusterRetryStrategy: reconnectDelayMs,
             enableOfflineQueue: false,
             // Concurrent commands to one node leave in one write: a batch of per-task scripts
-            // (lease renewal, the reaper's probes) costs one round trip per node, not per task.
+            // (the outcome writes of calls that end together, the reaper's probes) costs one
+            // round trip per node, not per task.
             enableAutoPipelining: true,
           });
     watchHealth(this.client, opts.name, opts.logger);

@@ -9,21 +9,23 @@ import { taskChannel } from "../contract.js";
  *   session       <prefix>{s:<id>}
  *   task          <prefix>{t:<id>}         hash: scalar fields, `in:<key>`, `ans:<key>`
  *   its outcome   <prefix>{t:<id>}:out     JSON (large payloads stay out of the hash)
- *   its lease     <prefix>{t:<id>}:lease   the owner's token, PX leaseMs
- *   live index    <prefix>{live:<n>}       sorted set of task ids by createdAt, n < LIVE_SHARDS
+ *   its holder    <prefix>{t:<id>}:lease   the token of the replica lease it is held under (as long as the task)
+ *   leases        <prefix>{leases}         sorted set: replica lease token → when it lapses (store time, ms)
+ *   held tasks    <prefix>{held:<token>}   set of the task ids created or claimed under a lease token
+ *   flagged       <prefix>{flag:<owner>}   set of task ids waiting for their owner (a cancel, answers)
  *   all tasks     <prefix>{all:<n>}:tasks  sorted set of task ids by expiry (admin listing), n < ALL_SHARDS
  *   lock          <prefix>{lock:<name>}    SET NX PX holder (the reaper's guard)
  *   channel       <prefix>ch:<name>        pub/sub is not slot-bound; no tag needed
  *
- * The two indexes written on every create (the live index, and every task for operators) are each
- * split over sorted sets with a hash tag of their own, a task's shard a stable hash of its id
- * (`shardOf`), so in Redis Cluster they spread over slots (and nodes) instead of making one hot
- * key; their readers (the reaper, the admin listing) read every shard, each in its own slot.
+ * The index of every task for operators is split over sorted sets with a hash tag of their own, a
+ * task's shard a stable hash of its id (`shardOf`), so in Redis Cluster it spreads over slots (and
+ * nodes) instead of making one hot key; its reader (the admin listing) reads every shard, each in
+ * its own slot. The tasks held under one lease token share that token's slot: the reaper reads
+ * the set of a lapsed token only.
  */
-export const LIVE_SHARDS = 16;
 export const ALL_SHARDS = 16;
 
-/** A stable hash of a task id, the shard of each index it is in: `shardOf(id, LIVE_SHARDS)`. */
+/** A stable hash of a task id, the shard of each index it is in: `shardOf(id, ALL_SHARDS)`. */
 export function shardOf(taskId: string, shards: number): number {
   let h = 0;
   for (let i = 0; i < taskId.length; i++) h = (h * 31 + taskId.charCodeAt(i)) >>> 0;
@@ -67,13 +69,19 @@ export class RedisKeys {
     return `${this.prefix}{p:${principal}}`;
   }
 
-  /** The live-index shard a task belongs to. */
-  liveShardOf(taskId: string): string {
-    return this.liveShard(shardOf(taskId, LIVE_SHARDS));
+  /** Every replica lease: token → when it lapses. */
+  leases(): string {
+    return `${this.prefix}{leases}`;
   }
 
-  liveShard(n: number): string {
-    return `${this.prefix}{live:${n}}`;
+  /** The tasks created or claimed under a replica lease token. */
+  heldUnder(token: string): string {
+    return `${this.prefix}{held:${token}}`;
+  }
+
+  /** The tasks waiting for their owner's attention (a cancel, answers). */
+  flagged(owner: string): string {
+    return `${this.prefix}{flag:${owner}}`;
   }
 
   lock(name: string): string {

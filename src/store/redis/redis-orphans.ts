@@ -1,70 +1,109 @@
-import type { Lease, OrphanEnd, TaskRecord, TransitionResult } from "../contract.js";
-import { encodeOutcome } from "../task-fields.js";
+import type { Lease, Orphan, OrphanEnd, TaskRecord, TransitionResult } from "../contract.js";
+import { encodeOutcome, expiresAt } from "../task-fields.js";
 import { assertToken } from "../task-rules.js";
+import type { HeldIndex } from "./held-index.js";
 import type { RedisKeys } from "./keys.js";
-import type { LiveIndex } from "./live-index.js";
 import { acquireLock } from "./lua/acquire-lock-1.js";
-import { probeTask } from "./lua/probe-task-2.js";
 import { claimOrphan } from "./lua/claim-orphan-3.js";
 import { endOrphan } from "./lua/end-orphan-3.js";
+import { lapsedLeases } from "./lua/lapsed-leases-1.js";
+import { probeTask } from "./lua/probe-task-2.js";
+import { replicaLease } from "./lua/replica-lease-1.js";
 import type { LuaScript, ScriptRunner } from "./scripts.js";
-import { transitionResult } from "./task-replies.js";
+import { strings, transitionResult } from "./task-replies.js";
 
-const GONE = 0;
+/** probe-task-2's answers. */
+const MISSING = 0;
 const ORPHAN = 2;
-/** Index entries read per shard and page; a sweep reads at most MAX_PAGES pages. */
+/** Set entries read per SSCAN page; a sweep reads at most MAX_PAGES pages. */
 const PAGE = 500;
 const MAX_PAGES = 40;
+/** Lapsed leases looked at per sweep. */
+const MAX_LEASES = 100;
 
-/** What the reaper asks of Redis: find orphans through the live index, end or claim them, its lock. */
+/**
+ * The replica leases and what the reaper asks of Redis: the lapsed leases, the tasks still held
+ * under them, and the checked end or claim of each. At rest a sweep is one script (no lease
+ * lapsed) and a renewal one script per replica, however many calls are held.
+ */
 export class RedisOrphans {
   constructor(
     private readonly scripts: ScriptRunner,
     private readonly keys: RedisKeys,
-    private readonly index: LiveIndex,
+    private readonly held: HeldIndex,
     private readonly read: (id: string) => Promise<TaskRecord | undefined>,
     private readonly pageSize = PAGE,
   ) {}
 
+  async renewReplicaLease(token: string, leaseMs: number, first = false): Promise<boolean> {
+    assertToken(token);
+    return (await this.scripts.run(replicaLease, [this.keys.leases()], [token, leaseMs, first ? "start" : "renew"])) === 1;
+  }
+
+  async endReplicaLease(token: string): Promise<void> {
+    assertToken(token);
+    await this.scripts.run(replicaLease, [this.keys.leases()], [token, 0, "end"]);
+  }
+
   /**
-   * Page through every shard (so live tasks at the head never hide orphans behind them), each
-   * page probed in one pipelined batch. Gone entries leave the index once the scan is over, so
-   * the offsets hold while it runs.
+   * The lapsed leases, oldest first, and for each its held tasks a page at a time, each page
+   * probed in one pipelined batch. Ended, claimed and (once the lease lapsed `settleMs` ago)
+   * missing entries leave the set; a lapsed lease with nothing left is forgotten.
    */
-  async findOrphans(createdBefore: number, limit: number): Promise<TaskRecord[]> {
-    const orphans: TaskRecord[] = [];
-    const gone: string[] = [];
-    for (let page = 0; page < MAX_PAGES && orphans.length < limit; page++) {
-      const ids = await this.index.candidates(createdBefore, page * this.pageSize, this.pageSize);
-      if (ids.length === 0) break;
-      const probes = await this.scripts.runEach(
-        probeTask,
-        ids.map((id) => ({ keys: [this.keys.task(id), this.keys.taskLease(id)], args: [] })),
-      );
-      gone.push(...ids.filter((_, i) => probes[i] === GONE));
-      const found = await Promise.all(ids.filter((_, i) => probes[i] === ORPHAN).map((id) => this.read(id)));
-      orphans.push(...found.filter((t): t is TaskRecord => t !== undefined));
+  async findOrphans(limit: number, settleMs: number): Promise<Orphan[]> {
+    const [now, ...pairs] = strings(await this.scripts.run(lapsedLeases, [this.keys.leases()], [MAX_LEASES]));
+    const orphans: Orphan[] = [];
+    for (let i = 0; i + 1 < pairs.length && orphans.length < limit; i += 2) {
+      const token = pairs[i] as string;
+      const settled = Number(now) - Number(pairs[i + 1]) > settleMs;
+      const complete = await this.orphansOf(token, settled, limit - orphans.length, orphans);
+      if (complete && settled && (await this.held.size(token)) === 0) await this.held.forgetLease(token);
     }
-    if (gone.length) await this.index.remove(gone);
-    return orphans.slice(0, limit);
+    return orphans;
   }
 
-  async reapTask(id: string, end: OrphanEnd): Promise<TransitionResult> {
+  async reapTask({ task, token }: Orphan, end: OrphanEnd): Promise<TransitionResult> {
     const outcome = end.outcome ? encodeOutcome(end.outcome) : "";
-    return this.run(endOrphan, id, [end.now, this.keys.taskChannel(id), end.statusMessage, end.to, outcome]);
+    return this.settle(endOrphan, task.id, token, [end.now, this.keys.taskChannel(task.id), end.statusMessage, token, end.to, outcome]);
   }
 
-  async claimTask(id: string, lease: Lease, statusMessage: string, now: number): Promise<TransitionResult> {
+  /** Listed under the new token first, as a create is: the reaper must find it if this replica stops too. */
+  async claimTask({ task, token }: Orphan, lease: Lease, statusMessage: string, now: number): Promise<TransitionResult> {
     assertToken(lease.token);
-    return this.run(claimOrphan, id, [now, this.keys.taskChannel(id), statusMessage, lease.owner, lease.token, lease.leaseMs]);
+    await this.held.add(lease.token, task.id, expiresAt(task));
+    return this.settle(claimOrphan, task.id, token, [now, this.keys.taskChannel(task.id), statusMessage, token, lease.owner, lease.token]);
   }
 
   async acquireLock(name: string, holder: string, ttlMs: number): Promise<boolean> {
     return (await this.scripts.run(acquireLock, [this.keys.lock(name)], [holder, ttlMs])) === 1;
   }
 
-  private async run(script: LuaScript, id: string, args: (string | number)[]): Promise<TransitionResult> {
+  /** Adds to `into` the orphans of one lapsed lease; true when its whole set was read. */
+  private async orphansOf(token: string, settled: boolean, limit: number, into: Orphan[]): Promise<boolean> {
+    const drop: string[] = [];
+    let cursor = "0";
+    let found = 0;
+    for (let page = 0; page < MAX_PAGES && found < limit; page++) {
+      const next = await this.held.page(token, cursor, this.pageSize);
+      cursor = next.cursor;
+      const probes = await this.scripts.runEach(
+        probeTask,
+        next.ids.map((id) => ({ keys: [this.keys.task(id), this.keys.taskLease(id)], args: [token] })),
+      );
+      drop.push(...next.ids.filter((_, i) => probes[i] !== ORPHAN && (probes[i] !== MISSING || settled)));
+      const tasks = await Promise.all(next.ids.filter((_, i) => probes[i] === ORPHAN).map((id) => this.read(id)));
+      for (const task of tasks) if (task && found++ < limit) into.push({ task, token });
+      if (cursor === "0") break;
+    }
+    if (drop.length) await this.held.remove(token, drop);
+    return cursor === "0";
+  }
+
+  /** The reaper's change; whatever it finds (done, ended, claimed elsewhere), the task leaves the lapsed lease's set. */
+  private async settle(script: LuaScript, id: string, from: string, args: (string | number)[]): Promise<TransitionResult> {
     const k = this.keys.taskKeys(id);
-    return transitionResult(await this.scripts.run(script, [k.hash, k.outcome, k.lease], args), script.name);
+    const result = transitionResult(await this.scripts.run(script, [k.hash, k.outcome, k.lease], args), script.name);
+    await this.held.remove(from, [id]);
+    return result;
   }
 }

@@ -1,5 +1,5 @@
 import type { Logger } from "pino";
-import type { Lease, NewTask, OrphanEnd, SessionRecord, Store, TaskChange, TaskFilter } from "../contract.js";
+import type { Lease, NewTask, Orphan, OrphanEnd, SessionRecord, Store, TaskChange, TaskFilter } from "../contract.js";
 import { decodeSession, encodeSession } from "../session-json.js";
 import { assertTtlMs } from "../ttl.js";
 import { RedisConnection, type RedisTarget } from "./connection.js";
@@ -17,7 +17,7 @@ export interface RedisStoreOptions {
   logger?: Logger;
   /** Longest any store call may take while Redis is away, before StoreUnavailableError. */
   callTimeoutMs?: number;
-  /** Live-index entries the reaper reads per shard and page (tests make it small). */
+  /** Held-task entries the reaper reads per page of a lapsed lease (tests make it small). */
   orphanPageSize?: number;
 }
 
@@ -86,28 +86,40 @@ export class RedisStore implements Store {
     return this.tasks.takeInputResponses(id, leaseToken, now, waitingFor);
   }
 
-  renewLeases(leases: ReadonlyArray<{ taskId: string; token: string }>, leaseMs: number) {
-    return this.tasks.renewLeases(leases, leaseMs);
+  transitionTasks(changes: ReadonlyArray<{ id: string; change: TaskChange }>) {
+    return this.tasks.transitionTasks(changes);
   }
 
-  releaseLease(taskId: string, token: string) {
-    return this.tasks.releaseLease(taskId, token);
+  renewReplicaLease(token: string, leaseMs: number, first?: boolean) {
+    return this.tasks.orphans.renewReplicaLease(token, leaseMs, first);
+  }
+
+  endReplicaLease(token: string) {
+    return this.tasks.orphans.endReplicaLease(token);
+  }
+
+  flagForOwner(owner: string, taskId: string) {
+    return this.tasks.held.flag(owner, taskId);
+  }
+
+  takeFlagged(owner: string, max: number) {
+    return this.tasks.held.takeFlagged(owner, max);
   }
 
   listTasks(principal: string, page: { cursor?: string; limit: number }) {
     return this.tasks.listTasks(principal, page);
   }
 
-  findOrphans(createdBefore: number, limit: number) {
-    return this.tasks.orphans.findOrphans(createdBefore, limit);
+  findOrphans(limit: number, settleMs: number) {
+    return this.tasks.orphans.findOrphans(limit, settleMs);
   }
 
-  reapTask(id: string, end: OrphanEnd) {
-    return this.tasks.orphans.reapTask(id, end);
+  reapTask(orphan: Orphan, end: OrphanEnd) {
+    return this.tasks.orphans.reapTask(orphan, end);
   }
 
-  claimTask(id: string, lease: Lease, statusMessage: string, now: number) {
-    return this.tasks.orphans.claimTask(id, lease, statusMessage, now);
+  claimTask(orphan: Orphan, lease: Lease, statusMessage: string, now: number) {
+    return this.tasks.orphans.claimTask(orphan, lease, statusMessage, now);
   }
 
   acquireLock(name: string, holder: string, ttlMs: number) {

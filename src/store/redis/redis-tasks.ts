@@ -1,4 +1,5 @@
-import type { Lease, LeaseState, NewTask, TaskChange, TaskFilter, TaskRecord, TaskStore, TransitionResult } from "../contract.js";
+import type { Lease, NewTask, TaskChange, TaskFilter, TaskRecord, TaskStore, TransitionResult } from "../contract.js";
+import { isTerminal } from "../task-rules.js";
 import { decodeTask, encodeAnswer, expiresAt, newTaskFields } from "../task-fields.js";
 import { assertChange, assertPrincipal, assertToken, taskExistsError } from "../task-rules.js";
 import type { RedisConnection } from "./connection.js";
@@ -6,20 +7,18 @@ import type { RedisKeys } from "./keys.js";
 import { addInputResponses } from "./lua/add-input-responses-2.js";
 import { createTask } from "./lua/create-task-2.js";
 import { getTask } from "./lua/get-task-2.js";
-import { releaseLease } from "./lua/release-lease-1.js";
-import { renewLease } from "./lua/renew-lease-2.js";
 import { takeInputResponses } from "./lua/take-input-responses-3.js";
 import type { ScriptRunner } from "./scripts.js";
-import { LiveIndex } from "./live-index.js";
+import { HeldIndex } from "./held-index.js";
 import { RedisOrphans } from "./redis-orphans.js";
 import { RedisTaskIndex } from "./task-index.js";
 import { transitionCall } from "./task-changes.js";
-import { answersOf, array, leaseState, readCode, taskOf, transitionResult } from "./task-replies.js";
+import { answersOf, array, readCode, taskOf, transitionResult } from "./task-replies.js";
 
-/** Tasks in Redis: every change one Lua script (lua/), every read and every renewal one round trip. */
+/** Tasks in Redis: every change one Lua script (lua/), every read one round trip. */
 export class RedisTasks implements TaskStore {
   private readonly index: RedisTaskIndex;
-  private readonly live: LiveIndex;
+  readonly held: HeldIndex;
   readonly orphans: RedisOrphans;
 
   constructor(
@@ -29,20 +28,20 @@ export class RedisTasks implements TaskStore {
     orphanPageSize?: number,
   ) {
     this.index = new RedisTaskIndex(connection, keys);
-    this.live = new LiveIndex(connection, keys);
-    this.orphans = new RedisOrphans(scripts, keys, this.live, (id) => this.getTask(id, null), orphanPageSize);
+    this.held = new HeldIndex(connection, keys);
+    this.orphans = new RedisOrphans(scripts, keys, this.held, (id) => this.getTask(id, null), orphanPageSize);
   }
 
   /**
-   * The live index first (the reaper must be able to find every task that exists), then the
-   * task: durable once the script answers. The list index follows (tasks/list only).
+   * Listed under the lease token first (the reaper must be able to find every task that exists),
+   * then the task: durable once the script answers. The list index follows (tasks/list only).
    */
   async createTask(task: NewTask, lease: Lease): Promise<TaskRecord> {
     assertToken(lease.token);
-    await this.live.add(task);
+    await this.held.add(lease.token, task.id, expiresAt(task));
     const k = this.keys.taskKeys(task.id);
     const pairs = newTaskFields(task);
-    const args = [lease.token, lease.leaseMs, expiresAt(task), this.keys.taskChannel(task.id), ...pairs.flat()];
+    const args = [lease.token, expiresAt(task), this.keys.taskChannel(task.id), ...pairs.flat()];
     const reply = await this.scripts.run(createTask, [k.hash, k.lease], args);
     if (readCode(createTask.name, reply, ["ok", "exists"]) === "exists") throw taskExistsError(task.id);
     await this.index.add(task);
@@ -63,7 +62,26 @@ export class RedisTasks implements TaskStore {
     assertChange(change);
     const k = this.keys.taskKeys(id);
     const { script, args } = transitionCall(this.keys, id, change);
-    return transitionResult(await this.scripts.run(script, [k.hash, k.outcome, k.lease], args), script.name);
+    return this.owned(id, change, transitionResult(await this.scripts.run(script, [k.hash, k.outcome, k.lease], args), script.name));
+  }
+
+  /** One pipeline (in a cluster, one per node): the outcome writes of calls that end together. */
+  async transitionTasks(changes: ReadonlyArray<{ id: string; change: TaskChange }>): Promise<(TransitionResult | Error)[]> {
+    const calls = changes.map(({ id, change }) => {
+      assertChange(change);
+      const k = this.keys.taskKeys(id);
+      return { ...transitionCall(this.keys, id, change), keys: [k.hash, k.outcome, k.lease] };
+    });
+    const replies = await this.scripts.runBatch(calls);
+    return replies.map((reply, i) => {
+      if (reply instanceof Error) return reply;
+      const { id, change } = changes[i]!;
+      try {
+        return this.owned(id, change, transitionResult(reply, calls[i]!.script.name));
+      } catch (err) {
+        return err instanceof Error ? err : new Error(String(err));
+      }
+    });
   }
 
   async addInputResponses(id: string, principal: string, responses: Record<string, unknown>, now: number) {
@@ -86,18 +104,15 @@ export class RedisTasks implements TaskStore {
     return { ok: true as const, responses: answersOf(taken), task: taskOf(fields, outcome) };
   }
 
-  /** Every lease in ONE round trip: a pipeline of renew-lease-2, one call per task. */
-  async renewLeases(leases: ReadonlyArray<{ taskId: string; token: string }>, leaseMs: number): Promise<LeaseState[]> {
-    const calls = leases.map(({ taskId, token }) => {
-      const k = this.keys.taskKeys(taskId);
-      return { keys: [k.hash, k.lease], args: [token, leaseMs] };
-    });
-    const replies = await this.scripts.runEach(renewLease, calls);
-    return leases.map(({ taskId }, i) => leaseState(taskId, replies[i]));
-  }
-
-  async releaseLease(taskId: string, token: string): Promise<void> {
-    await this.scripts.run(releaseLease, [this.keys.taskLease(taskId)], [token]);
+  /** An owner's write that finds its task ended or gone: the task leaves the set of its lease token. */
+  private owned(id: string, change: TaskChange, result: TransitionResult): TransitionResult {
+    const token = change.leaseToken;
+    if (
+      token !== undefined &&
+      (!result.ok ? result.reason === "not_found" || (result.reason === "wrong_status" && isTerminal(result.task.status)) : isTerminal(result.task.status))
+    )
+      this.held.forget(token, id);
+    return result;
   }
 
   listAllTasks(filter: TaskFilter, page: { cursor?: string; limit: number }) {

@@ -1,3 +1,4 @@
+import { StoreUnavailableError } from "../contract.js";
 import type { RedisConnection } from "./connection.js";
 
 /**
@@ -73,6 +74,29 @@ export class ScriptRunner {
     });
   }
 
+  /**
+   * Calls of several scripts, in one pipeline (in a cluster each goes out alone and
+   * auto-pipelining batches them per node). Each reply, or its error, comes back in order: one
+   * failed call fails only itself.
+   */
+  async runBatch(calls: ReadonlyArray<ScriptCall & { script: LuaScript }>): Promise<unknown[]> {
+    for (const call of calls) this.check(call.script, [call]);
+    if (calls.length === 0) return [];
+    if (this.connection.isCluster)
+      return Promise.all(
+        calls.map(({ script, keys, args }) =>
+          // The store away fails the batch, as one pipeline would; a script's own error fails its call.
+          this.run(script, keys, args).catch((err: unknown) => (err instanceof StoreUnavailableError ? Promise.reject(err) : toError(err))),
+        ),
+      );
+    return this.connection.call(async (client) => {
+      const pipeline = client.pipeline();
+      for (const { script, keys, args } of calls) void commandOf(pipeline, script).call(pipeline, ...keys, ...args);
+      const replies = (await pipeline.exec()) ?? [];
+      return replies.map(([err, reply]) => err ?? reply);
+    });
+  }
+
   private check(script: LuaScript, calls: readonly ScriptCall[]): void {
     if (!this.defined.has(script.name)) throw new Error(`script not registered: ${script.name}`);
     for (const { keys } of calls) {
@@ -93,4 +117,8 @@ function commandOf(target: object, script: LuaScript): ScriptCommand {
   const command = (target as Record<string, ScriptCommand | undefined>)[script.name];
   if (!command) throw new Error(`script not defined on this connection: ${script.name}`);
   return command;
+}
+
+function toError(err: unknown): Error {
+  return err instanceof Error ? err : new Error(String(err));
 }

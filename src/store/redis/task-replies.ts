@@ -1,4 +1,4 @@
-import type { LeaseState, TaskRecord, TransitionResult } from "../contract.js";
+import type { TaskRecord, TransitionResult } from "../contract.js";
 import { decodeTask } from "../task-fields.js";
 import type { Refusal } from "../task-rules.js";
 
@@ -38,12 +38,6 @@ export function transitionResult(reply: unknown, script: string): TransitionResu
   const [, pairs, outcome] = array(reply);
   const task = taskOf(pairs, outcome);
   return read === "ok" ? { ok: true, task } : { ok: false, reason: read as "stale_lease" | "wrong_status", task };
-}
-
-/** renew-lease-2: {held, cancelRequested, hasInputResponses}. */
-export function leaseState(taskId: string, reply: unknown): LeaseState {
-  const [held, cancelRequested, answers] = array(reply);
-  return { taskId, held: held === 1, cancelRequested: cancelRequested === 1, hasInputResponses: answers === 1 };
 }
 
 /** key, JSON, key, JSON ... to the parsed answers by key. */

@@ -81,6 +81,7 @@ local function shorten(ttl)
   redis.call('HSET', KEYS[1], 'ttlMs', ttl, 'expiresAt', at)
   redis.call('PEXPIREAT', KEYS[1], at)
   if redis.call('EXISTS', KEYS[2]) == 1 then redis.call('PEXPIREAT', KEYS[2], at) end
+  if redis.call('EXISTS', KEYS[3]) == 1 then redis.call('PEXPIREAT', KEYS[3], at) end
 end
 
 local function done()

@@ -8,8 +8,8 @@ import { addInputResponses } from "./add-input-responses-2.js";
 import { createTask } from "./create-task-2.js";
 import { getTask } from "./get-task-2.js";
 import { probeTask } from "./probe-task-2.js";
-import { releaseLease } from "./release-lease-1.js";
-import { renewLease } from "./renew-lease-2.js";
+import { lapsedLeases } from "./lapsed-leases-1.js";
+import { replicaLease } from "./replica-lease-1.js";
 import { takeInputResponses } from "./take-input-responses-3.js";
 
 /**
@@ -22,8 +22,8 @@ export const allScripts: readonly LuaScript[] = [
   ...Object.values(TRANSITION_SCRIPTS),
   addInputResponses,
   takeInputResponses,
-  renewLease,
-  releaseLease,
+  replicaLease,
+  lapsedLeases,
   probeTask,
   endOrphan,
   claimOrphan,

@@ -4,7 +4,8 @@ import { transitionLua } from "./common.js";
 /**
  * request-cancel-3: a tasks-extension client asks for the task to be cancelled
  * (https://github.com/modelcontextprotocol/ext-tasks/blob/main/specification/draft/tasks.md);
- * the owner reads cancelRequested with its lease renewal and stops the call. The status stays;
+ * the owner, hinted on its channel and flagged for it (taken by its next lease renewal), reads
+ * cancelRequested and stops the call. The status stays;
  * any non-terminal one (task-rules.ts TRANSITION_RULES["request-cancel"]).
  * KEYS: 1 task hash, 2 outcome, 3 lease
  * ARGV: 1 principal or '' (any); 2 lease token or '' (unfenced); 3 now (epoch ms); 4 hint channel

@@ -1,0 +1,19 @@
+import type { LuaScript } from "../scripts.js";
+
+/**
+ * lapsed-leases-1: the replica leases that lapsed, by the store's clock (TIME), oldest first.
+ * KEYS: 1 the leases (sorted set: token → when its lease lapses, ms)
+ * ARGV: 1 at most this many
+ * Returns: {now, token, lapsedAt, token, lapsedAt, ...} (times in ms, as strings)
+ */
+export const lapsedLeases: LuaScript = {
+  name: "lapsedLeases",
+  numberOfKeys: 1,
+  lua: `
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local found = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', string.format('%.0f', now), 'WITHSCORES', 'LIMIT', 0, ARGV[1])
+table.insert(found, 1, string.format('%.0f', now))
+return found
+`,
+};
