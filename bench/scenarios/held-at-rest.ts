@@ -6,7 +6,8 @@ import { childPids, rssMiB } from "../lib/probe.js";
 import { commandDelta } from "../lib/redis.js";
 import type { BenchContext, Scenario, ScenarioOutput } from "../lib/result.js";
 import { startGateway, type Server } from "../lib/servers.js";
-import { sleep } from "../lib/wait.js";
+import { getTask } from "../lib/tasks.js";
+import { pool, sleep, waitFor } from "../lib/wait.js";
 import { heldUpstream } from "./in-flight.js";
 
 /** The defaults (src/config/schema.ts): tasks.leaseMs 15 s, tasks.reaperIntervalMs 5 s. */
@@ -17,8 +18,14 @@ const WINDOW_MS = DEFAULT_LEASE_MS + DEFAULT_REAPER_INTERVAL_MS;
 /** After the last create: its own writes (the task's status, the upstream's answer to start) are done. */
 const SETTLE_MS = 2_000;
 const CREATE_CONCURRENCY = 50;
-/** Longer than the scenario: no call ends while it runs. */
-const HELD_SECONDS = 3_600;
+/**
+ * Every call ends after the last step's window, at a time fixed before the first create: the
+ * creates are planned at no faster than PLANNED_CREATES_PER_S, and the ends spread over
+ * END_SPREAD_S so that ending is not a burst (scenario o measures bursts).
+ */
+const PLANNED_CREATES_PER_S = 150;
+const END_SPREAD_S = 30;
+const END_MARGIN_MS = 20_000;
 const KEY_PREFIX = "bench-h:";
 
 /**
@@ -28,7 +35,8 @@ const KEY_PREFIX = "bench-h:";
  * creates and no polls running, the Redis commands a second over one lease period plus one reaper
  * sweep, from INFO commandstats. Held calls should cost Redis about nothing at rest: the figure
  * at the most held over the figure at the fewest stays flat. Also taskgate's memory at the most
- * held, leases lost and store errors.
+ * held, leases lost and store errors; then every call ends (at a time set before the first
+ * create, after the last window) and each is read back for its own result.
  */
 export const heldAtRest: Scenario = {
   id: "h",
@@ -39,6 +47,7 @@ export const heldAtRest: Scenario = {
     "taskgate RSS at the most held": "≤ 400 MB",
     "leases lost while held": "none",
     "store errors while held": "none",
+    "every held call ended with its own result": "all completed, each with the result of its own call",
   },
   async run(ctx, out) {
     const levels = ctx.heldLevels;
@@ -70,15 +79,25 @@ export const heldAtRest: Scenario = {
       out.figure("at rest with nothing held", idle.text);
       const steps: Step[] = [];
       let made = 0;
+      const plannedMs = levels.reduce((ms, level, i) => ms + ((level - (levels[i - 1] ?? 0)) / PLANNED_CREATES_PER_S) * 1000 + SETTLE_MS + WINDOW_MS, 0);
+      const endAt = Date.now() + plannedMs + END_MARGIN_MS;
+      const seconds = new Map<number, number>();
+      const ids = new Map<number, string>();
       for (const level of levels) {
         const started = Date.now();
-        const { retried } = await createHeld(
+        const { retried, ids: created } = await createHeld(
           (n) => upstreamUrl(g, most, n),
           made,
           level,
-          (n) => ({ seconds: HELD_SECONDS, progressIntervalMs: 3_600_000, label: `h-${n}` }),
+          (n) => {
+            // Asked again for a try sent again: the same end.
+            const s = Math.max(0.1, Math.round((endAt + (n % END_SPREAD_S) * 1000 - Date.now()) / 100) / 10);
+            seconds.set(n, s);
+            return { seconds: s, progressIntervalMs: 3_600_000, label: `h-${n}` };
+          },
           CREATE_CONCURRENCY,
         );
+        for (const [n, id] of created) ids.set(n, id);
         const createdS = (Date.now() - started) / 1000;
         out.figure(
           `${level} held: created`,
@@ -93,6 +112,7 @@ export const heldAtRest: Scenario = {
       await memory(out, g, most);
       const end = await metricsOf(g);
       verdicts(out, steps, startMetrics, end);
+      await endedRight(out, g, ids, seconds, endAt);
     } finally {
       await gate?.proc.stop();
       await ctx.redis.client.flushall().catch(() => undefined);
@@ -173,4 +193,23 @@ function heldText(s: Step): string {
 
 function mib(bytes: number): number {
   return round(bytes / 1024 / 1024, 1);
+}
+
+/** After their planned end: every call read back through tasks/get, completed with its own result. */
+async function endedRight(out: ScenarioOutput, gate: Server, ids: Map<number, string>, seconds: Map<number, number>, endAt: number): Promise<void> {
+  const lastEnd = endAt + END_SPREAD_S * 1000;
+  out.figure("calls end", `${round((endAt - Date.now()) / 1000, 0)} s after the last window, spread over ${END_SPREAD_S} s`);
+  await sleep(Math.max(0, endAt - Date.now()));
+  await waitFor(async () => gauge(await metricsOf(gate), "taskgate_tasks_in_flight") === 0, "every held call to end", lastEnd - Date.now() + 120_000, 500);
+  out.figure("from the last planned end until none was in flight", `${round((Date.now() - lastEnd) / 1000, 1)} s`);
+  const verdicts = new Map<string, number>();
+  await pool([...ids], 20, async ([n, id]) => {
+    const task = await getTask(gate.url, id);
+    const own = `Slept ${seconds.get(n)} s (h-${n})`;
+    const verdict = task.status !== "completed" ? String(task.status) : task.result?.content?.[0]?.text === own ? "right" : "completed with another result";
+    verdicts.set(verdict, (verdicts.get(verdict) ?? 0) + 1);
+  });
+  out.figure("held calls read back after their end (tasks/get)", [...verdicts].map(([k, v]) => `${k} ${v}`).join(", "));
+  const right = verdicts.get("right") ?? 0;
+  out.target("every held call ended with its own result", `${right} of ${ids.size} completed with their own result`, right === ids.size);
 }
