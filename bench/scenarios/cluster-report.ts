@@ -26,8 +26,12 @@ export interface Peak {
   callsEndInS: number;
 }
 
-/** Commands one renewal of one lease costs (the renew-lease script and the five it runs; scenario e). */
-const PER_RENEWAL = 6;
+/**
+ * What a lease per task cost at rest, for comparison: one renewal script and the five commands
+ * it ran, per held call, every 5 s (scenario e on the per-task lease,
+ * bench/results/2026-12-04T13-48-47-290Z.md).
+ */
+const PER_TASK_RENEWAL = 6;
 const DEFAULT_RENEW_EVERY_S = 5;
 
 export function waveReport(out: ScenarioOutput, wave: number, p: Peak): void {
@@ -35,10 +39,9 @@ export function waveReport(out: ScenarioOutput, wave: number, p: Peak): void {
   const heldAfter = sum(p.heldAfter);
   const perShard = p.commands.map((c) => sum(Object.values(c)) / p.windowS);
   const all = sum(perShard);
-  const renewal = (heldAfter * PER_RENEWAL) / DEFAULT_RENEW_EVERY_S;
+  const perTask = (heldAfter * PER_TASK_RENEWAL) / DEFAULT_RENEW_EVERY_S;
   const names = new Map<string, number>();
   for (const c of p.commands) for (const [k, v] of Object.entries(c)) names.set(k, (names.get(k) ?? 0) + v);
-  const per1000 = (x: number) => round((x / heldAfter) * 1000, 0);
   const w = `wave ${wave}`;
   out.figure(
     `${w}: created`,
@@ -60,12 +63,8 @@ export function waveReport(out: ScenarioOutput, wave: number, p: Peak): void {
   );
   out.figure(`${w}: at rest, per shard by command, a second`, p.commands.map((c, i) => `shard ${i + 1}: ${topCommands(c, p.windowS)}`).join("; "));
   out.figure(
-    `${w}: of which per-task lease renewal would be (${PER_RENEWAL} commands per held call every ${DEFAULT_RENEW_EVERY_S} s, as a per-task lease costs), and the rest (reaper sweeps, lock, hints)`,
-    `${round(renewal, 0)} and ${round(all - renewal, 0)} a second`,
-  );
-  out.figure(
     `${w}: Redis commands a second per 1,000 held calls`,
-    `${per1000(all)} (renewal ${per1000(renewal)}, reaper and the rest ${per1000(all - renewal)})`,
+    `${round((all / heldAfter) * 1000, 2)}; renewing a lease per task alone would cost ${round(perTask, 0)} a second (${PER_TASK_RENEWAL} commands per held call every ${DEFAULT_RENEW_EVERY_S} s)`,
   );
   out.figure(
     `${w}: commands over the window by name`,

@@ -1,9 +1,9 @@
 import { round } from "../lib/load.js";
-import { gauge, metricsOf } from "../lib/metrics.js";
+import { byLabel, gauge, grown, metricsOf } from "../lib/metrics.js";
 import { readProbe, probeLaunch } from "../lib/probe-client.js";
 import { childPids, rssMiB } from "../lib/probe.js";
 import { clusterCommandCalls, startRedisCluster, type BenchCluster } from "../lib/redis-cluster.js";
-import type { Scenario } from "../lib/result.js";
+import type { Scenario, ScenarioOutput } from "../lib/result.js";
 import { startGateway, type Server } from "../lib/servers.js";
 import { createTask } from "../lib/tasks.js";
 import { pool, sleep, waitFor } from "../lib/wait.js";
@@ -40,6 +40,7 @@ export const cluster: Scenario = {
   optIn: true,
   goals: {
     "every call ended right": "all completed, each with its own result; none lost, none duplicated",
+    "leases lost": "none, on any replica",
   },
   async run(ctx, out) {
     const total = ctx.clusterCalls;
@@ -64,6 +65,7 @@ export const cluster: Scenario = {
         if (stuck) out.note(`wave ${wave}: when the wait for its calls to end gave up, per replica: ${stuck.join("; ")}`);
       }
       await checkOutcomes(out, redis, servers, expected, KEY_PREFIX);
+      await leasesAndErrors(out, servers);
     } finally {
       await Promise.all(servers.map((s) => s.proc.stop()));
       await redis?.close();
@@ -157,6 +159,19 @@ function delta(before: Map<string, number>, after: Map<string, number>): Record<
 }
 
 /** Detached calls each replica owns right now (its taskgate_tasks_in_flight gauge). */
+/** What each replica counted over the whole run: leases lost, store errors by operation. */
+async function leasesAndErrors(out: ScenarioOutput, servers: Server[]): Promise<void> {
+  const texts = await Promise.all(servers.map((s) => metricsOf(s)));
+  const lost = texts.map((t) => gauge(t, "taskgate_lease_losses_total"));
+  const errors = texts.map((t) => grown(new Map(), byLabel(t, "taskgate_store_errors_total", "operation")).text);
+  out.figure("store errors per replica over the run", errors.join("; "));
+  out.target(
+    "leases lost",
+    `${lost.join(" + ")} = ${lost.reduce((a, b) => a + b, 0)} (taskgate_lease_losses_total per replica)`,
+    lost.every((n) => n === 0),
+  );
+}
+
 async function inFlight(servers: Server[]): Promise<number[]> {
   return Promise.all(servers.map(async (s) => gauge(await metricsOf(s), "taskgate_tasks_in_flight")));
 }

@@ -8,6 +8,16 @@ export const luaStatus = (status: TaskStatus): string => `'${status}'`;
 export const luaStatusSet = (statuses: readonly TaskStatus[]): string => `{${statuses.map((s) => `[${luaStatus(s)}] = true`).join(", ")}}`;
 
 /**
+ * The store's own clock, for the replica leases' scripts: `now` in epoch ms and `ms(x)`, a time as
+ * the integer string a sorted-set score is written with (a Lua number would print as 1.7e+12).
+ */
+export const STORE_CLOCK_LUA = `
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local function ms(x) return string.format('%.0f', x) end
+`;
+
+/**
  * Lua shared by the task scripts, prepended to each (scripts cannot call one another). Every
  * task script takes KEYS[1] = the task hash and KEYS[2] = its outcome.
  *

@@ -1,4 +1,5 @@
 import type { LuaScript } from "../scripts.js";
+import { STORE_CLOCK_LUA } from "./common.js";
 
 /**
  * lapsed-leases-1: the replica leases that lapsed, by the store's clock (TIME), oldest first.
@@ -9,11 +10,9 @@ import type { LuaScript } from "../scripts.js";
 export const lapsedLeases: LuaScript = {
   name: "lapsedLeases",
   numberOfKeys: 1,
-  lua: `
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local found = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', string.format('%.0f', now), 'WITHSCORES', 'LIMIT', 0, ARGV[1])
-table.insert(found, 1, string.format('%.0f', now))
+  lua: `${STORE_CLOCK_LUA}
+local found = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ms(now), 'WITHSCORES', 'LIMIT', 0, ARGV[1])
+table.insert(found, 1, ms(now))
 return found
 `,
 };

@@ -1,4 +1,5 @@
 import type { LuaScript } from "../scripts.js";
+import { STORE_CLOCK_LUA } from "./common.js";
 
 /**
  * replica-lease-1: start, renew or end a replica's lease, by the store's own clock (TIME), so the
@@ -11,11 +12,9 @@ import type { LuaScript } from "../scripts.js";
 export const replicaLease: LuaScript = {
   name: "replicaLease",
   numberOfKeys: 1,
-  lua: `
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  lua: `${STORE_CLOCK_LUA}
 if ARGV[3] == 'end' then
-  if redis.call('ZSCORE', KEYS[1], ARGV[1]) then redis.call('ZADD', KEYS[1], 'XX', string.format('%.0f', now), ARGV[1]) end
+  if redis.call('ZSCORE', KEYS[1], ARGV[1]) then redis.call('ZADD', KEYS[1], 'XX', ms(now), ARGV[1]) end
   return 1
 end
 local lapses = redis.call('ZSCORE', KEYS[1], ARGV[1])
@@ -26,7 +25,7 @@ elseif ARGV[3] == 'start' then
 else
   return redis.error_reply('replica-lease-1: start, renew or end, not ' .. ARGV[3])
 end
-redis.call('ZADD', KEYS[1], string.format('%.0f', now + tonumber(ARGV[2])), ARGV[1])
+redis.call('ZADD', KEYS[1], ms(now + tonumber(ARGV[2])), ARGV[1])
 return 1
 `,
 };
