@@ -8,6 +8,7 @@ import { callClientId } from "../passthrough/client-id.js";
 import type { Relay } from "../../upstream/mux/relay.js";
 import { modernResult, discoverResult, upstreamParams } from "./shape.js";
 import { checkParamHeaders } from "./param-headers.js";
+import { jsonReply } from "../../wire/reply-outcome.js";
 import type { ToolHeaders } from "./tool-headers.js";
 import { MODERN_VERSIONS, validateModernRequest, type ModernHeaders } from "./wire.js";
 
@@ -62,9 +63,14 @@ export class ModernFront {
     // Answered from memory: no call (client id, upstream copy of the request) is built for it.
     if (message.method === "server/discover") return this.discover(message);
     if (message.method === "tools/call") await this.checkToolHeaders(message, req.header);
+    let upstreamRequest: JsonRpcRequest | undefined;
     const call: ModernCall = {
       request: message,
-      upstreamRequest: { ...message, params: upstreamParams(message.method, message.params) },
+      // Made on first use: the task methods answered from the store never send anything upstream.
+      get upstreamRequest() {
+        upstreamRequest ??= { ...message, params: upstreamParams(message.method, message.params) };
+        return upstreamRequest;
+      },
       client: { sessionId: callClientId("m:"), capabilities, ...forwardedAuthorization(req.authorization) },
       accepts: req.accepts,
       principal: req.principal ?? ANONYMOUS,
@@ -97,7 +103,7 @@ export class ModernFront {
   private discover(request: JsonRpcRequest): Response {
     const init = this.relay.connector.initializeResult();
     if (!init) throw new GatewayError("upstream_unavailable", this.relay.connector.lastError() ?? `'${this.relay.connector.name}' is not initialized`);
-    return Response.json({ jsonrpc: "2.0", id: request.id, result: discoverResult(init, MODERN_VERSIONS) });
+    return jsonReply({ jsonrpc: "2.0", id: request.id, result: discoverResult(init, MODERN_VERSIONS) });
   }
 }
 
