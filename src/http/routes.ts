@@ -17,7 +17,7 @@ import { corsForAllowed, originGuard, originPolicy } from "./origins.js";
 import { keepReply, noteRequest, observeRequests } from "./observe.js";
 import { parseAccept } from "../wire/reply.js";
 import type { ProtectedResources, ResourceChallenge } from "./resource-metadata.js";
-import { insufficientScope, NO_SCOPES, scopesFor, type ScopePolicy } from "./scope-guard.js";
+import { hasScopes, insufficientScope, NO_SCOPES, scopesFor, type ScopePolicy } from "./scope-guard.js";
 
 export interface HttpOptions {
   maxBodyBytes: number;
@@ -133,7 +133,8 @@ function mount(
   const withinSize = bodySizeLimit(options.maxBodyBytes, tooLarge);
   const post = postMessage(endpoint, options, logger, security, health, resource);
   const byMethod = async (c: Context<CallerEnv>): Promise<Response> => {
-    const refused = await authenticate(c);
+    const authenticating = authenticate(c);
+    const refused = authenticating instanceof Promise ? await authenticating : authenticating;
     if (refused) return refused;
     switch (c.req.method) {
       case "POST":
@@ -175,6 +176,8 @@ function postMessage(
   resource: ResourceChallenge | undefined,
 ): (c: Context<CallerEnv>) => Promise<Response> {
   const { limits } = security;
+  // Without configured scopes no message can lack one: nothing to work out per request.
+  const scoped = hasScopes(scopes);
   return async (c) => {
     const accepts = parseAccept(c.req.header("accept"));
     if (!accepts.json && !accepts.sse) return new GatewayError("not_acceptable", "Accept must include application/json or text/event-stream").toResponse();
@@ -188,7 +191,9 @@ function postMessage(
     const method = "method" in decoded.message ? decoded.message.method : "";
     noteRequest(c.get("logContext"), decoded.message, wireOf(decoded.message, sessionId, protocolVersion), sessionId);
     // Per method and per tool, before anything reaches the upstream or the task store.
-    const refused = insufficientScope(scopesFor(scopes, decoded.message, c.req.header("mcp-name")), c.get("scopes"), security.realm, resource);
+    const refused = scoped
+      ? insufficientScope(scopesFor(scopes, decoded.message, c.req.header("mcp-name")), c.get("scopes"), security.realm, resource)
+      : undefined;
     if (refused) {
       security.audit.record("auth.failed", principal, { mode: security.auth.mode, reason: "insufficient scope", method });
       return refused.toResponse(id);
