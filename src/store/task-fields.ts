@@ -1,4 +1,4 @@
-import type { InputRequest, NewTask, StreamPosition, TaskChange, TaskOutcome, TaskProtocol, TaskRecord, TaskStatus, UpstreamTaskRef } from "./contract.js";
+import type { InputRequest, NewTask, StreamPosition, TaskChange, TaskOutcome, TaskProtocol, TaskRecord, UpstreamTaskRef } from "./contract.js";
 import { TRANSITION_RULES } from "./task-rules.js";
 import { TASKS_2025_VERSION } from "../jsonrpc/versions.js";
 
@@ -134,14 +134,14 @@ class MalformedTask extends Error {
 const INT = /^-?\d+$/;
 const STATUSES: ReadonlySet<string> = new Set(["working", "input_required", "completed", "failed", "cancelled"]);
 
-function text(raw: Record<string, string | undefined>, field: string): string {
-  const value = raw[field];
+function text(fields: TaskFields, field: string): string {
+  const value = fields.get(field);
   if (value === undefined) throw new MalformedTask(field, value);
   return value;
 }
 
-function int(raw: Record<string, string | undefined>, field: string): number {
-  const value = raw[field];
+function int(fields: TaskFields, field: string): number {
+  const value = fields.get(field);
   if (value === undefined || !INT.test(value)) throw new MalformedTask(field, value);
   return Number(value);
 }
@@ -177,43 +177,43 @@ function outcomeOf(json: string): TaskOutcome {
  * than by a schema: every poll reads a task, and a schema copied each field on every read.
  */
 export function decodeTask(fields: TaskFields, outcome: string | null | undefined): TaskRecord {
-  const raw: Record<string, string | undefined> = Object.create(null);
-  for (const [field, value] of fields) raw[field] = value;
-  const code = raw[PROTOCOL_FIELD];
+  const code = fields.get(PROTOCOL_FIELD);
   const taskProtocol = code === "A" || code === "B" || code === "U" ? PROTOCOL_OF_CODE[code] : undefined;
   if (taskProtocol === undefined) throw new MalformedTask(PROTOCOL_FIELD, code);
-  const status = raw.status;
+  const status = fields.get("status");
   if (status === undefined || !STATUSES.has(status)) throw new MalformedTask("status", status);
-  const cancelRequested = raw.cancelRequested;
+  const cancelRequested = fields.get("cancelRequested");
   if (cancelRequested !== "0" && cancelRequested !== "1") throw new MalformedTask("cancelRequested", cancelRequested);
-  if (raw.parked !== undefined && raw.parked !== "1") throw new MalformedTask("parked", raw.parked);
+  const parked = fields.get("parked");
+  if (parked !== undefined && parked !== "1") throw new MalformedTask("parked", parked);
   // Fields in one order, optional ones only when stored: every record read has the same shape.
-  const task: TaskRecord = {
-    id: text(raw, "id"),
-    principal: text(raw, "principal"),
+  const task = {
+    id: text(fields, "id"),
+    principal: text(fields, "principal"),
     taskProtocol,
-    upstream: text(raw, "upstream"),
-    tool: text(raw, "tool"),
-    status: status as TaskStatus,
+    upstream: text(fields, "upstream"),
+    tool: text(fields, "tool"),
+    status,
   } as TaskRecord;
-  if (raw.statusMessage !== undefined) task.statusMessage = raw.statusMessage;
-  task.createdAt = int(raw, "createdAt");
-  task.lastUpdatedAt = int(raw, "lastUpdatedAt");
-  task.ttlMs = int(raw, "ttlMs");
-  task.pollIntervalMs = int(raw, "pollIntervalMs");
-  task.revision = int(raw, "revision");
-  task.owner = text(raw, "owner");
-  if (raw.upstreamRequestId !== undefined) task.upstreamRequestId = raw.upstreamRequestId;
-  if (raw.frontSession !== undefined) task.frontSession = raw.frontSession;
+  optional(task, fields, "statusMessage");
+  task.createdAt = int(fields, "createdAt");
+  task.lastUpdatedAt = int(fields, "lastUpdatedAt");
+  task.ttlMs = int(fields, "ttlMs");
+  task.pollIntervalMs = int(fields, "pollIntervalMs");
+  task.revision = int(fields, "revision");
+  task.owner = text(fields, "owner");
+  optional(task, fields, "upstreamRequestId");
+  optional(task, fields, "frontSession");
   task.cancelRequested = cancelRequested === "1";
-  task.parked = raw.parked === "1";
-  task.clientCapabilities = objectJson("clientCapabilities", text(raw, "clientCapabilities"));
+  task.parked = parked === "1";
+  task.clientCapabilities = objectJson("clientCapabilities", text(fields, "clientCapabilities"));
   // Tasks written before attempts were counted read as the first.
-  task.attempt = raw.attempt === undefined ? 1 : int(raw, "attempt");
-  if (raw.requestParams !== undefined) task.requestParams = objectJson("requestParams", raw.requestParams);
-  if (raw.upstreamTaskId !== undefined) task.upstreamTaskId = raw.upstreamTaskId;
-  if (raw.upstreamSession !== undefined) task.upstreamSession = raw.upstreamSession;
-  if (raw.lastEventId !== undefined) task.lastEventId = raw.lastEventId;
+  task.attempt = fields.has("attempt") ? int(fields, "attempt") : 1;
+  const requestParams = fields.get("requestParams");
+  if (requestParams !== undefined) task.requestParams = objectJson("requestParams", requestParams);
+  optional(task, fields, "upstreamTaskId");
+  optional(task, fields, "upstreamSession");
+  optional(task, fields, "lastEventId");
   task.inputRequests = {};
   task.inputResponses = {};
   for (const [field, value] of fields) {
@@ -222,4 +222,11 @@ export function decodeTask(fields: TaskFields, outcome: string | null | undefine
   }
   if (outcome !== null && outcome !== undefined) task.outcome = outcomeOf(outcome);
   return task;
+}
+
+type OptionalText = "statusMessage" | "upstreamRequestId" | "frontSession" | "upstreamTaskId" | "upstreamSession" | "lastEventId";
+
+function optional(task: TaskRecord, fields: TaskFields, field: OptionalText): void {
+  const value = fields.get(field);
+  if (value !== undefined) task[field] = value;
 }
