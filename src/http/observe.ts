@@ -40,33 +40,36 @@ export function observeRequests(
   sseMaxBufferedBytes: number,
 ): <E extends ObservedEnv>(request: Context<E>, serve: () => Promise<Response>) => Promise<Response> {
   const follow = logger.isLevelEnabled("info");
-  return async (request, serve) => {
+  return (request, serve) => {
     const c = request as unknown as Context<ObservedEnv>;
     const given = c.req.header("x-request-id");
     const context: LogContext = { reqId: given && REQUEST_ID.test(given) ? given : randomUUID() };
     c.set("logContext", context);
     const started = performance.now();
     const spanned = tracingEnabled() ? () => inFrontSpan(c, upstream, serve) : serve;
-    let response = await (follow ? withLogContext(context, spanned) : spanned());
-    const seconds = (performance.now() - started) / 1000;
-    if (context.method === "tasks/get") metrics.tasksGet(upstream, seconds);
-    const tag = replyTag(response) ?? c.get("reply");
-    recordOperation(metrics, upstream, c.req.method, c.req.raw.headers, context, tag, response.status, started);
-    setRequestId(c, response, context.reqId);
-    // A reply tagged with its message or error is a plain body: its headers need not be read.
-    if ((tag === undefined || tag instanceof Promise) && isEventStream(response)) {
-      metrics.sseOpened();
-      const reqId = context.reqId;
-      const overflowed = () =>
-        logger.warn({ reqId, upstream, sseMaxBufferedBytes }, "closed an SSE stream whose reader fell behind (http.sseMaxBufferedBytes)");
-      response = withSendBudget(
-        whenStreamEnds(response, () => metrics.sseClosed()),
-        sseMaxBufferedBytes,
-        overflowed,
-      );
-    }
-    logger.debug({ ...context, upstream, status: response.status, ms: Math.round(seconds * 1000) }, "request");
-    return response;
+    // A then rather than an async function: with the log context on, an await costs a promise more.
+    return (follow ? withLogContext(context, spanned) : spanned()).then((served) => {
+      let response = served;
+      const seconds = (performance.now() - started) / 1000;
+      if (context.method === "tasks/get") metrics.tasksGet(upstream, seconds);
+      const tag = replyTag(response) ?? c.get("reply");
+      recordOperation(metrics, upstream, c.req.method, c.req.raw.headers, context, tag, response.status, started);
+      setRequestId(c, response, context.reqId);
+      // A reply tagged with its message or error is a plain body: its headers need not be read.
+      if ((tag === undefined || tag instanceof Promise) && isEventStream(response)) {
+        metrics.sseOpened();
+        const reqId = context.reqId;
+        const overflowed = () =>
+          logger.warn({ reqId, upstream, sseMaxBufferedBytes }, "closed an SSE stream whose reader fell behind (http.sseMaxBufferedBytes)");
+        response = withSendBudget(
+          whenStreamEnds(response, () => metrics.sseClosed()),
+          sseMaxBufferedBytes,
+          overflowed,
+        );
+      }
+      logger.debug({ ...context, upstream, status: response.status, ms: Math.round(seconds * 1000) }, "request");
+      return response;
+    });
   };
 }
 

@@ -132,20 +132,17 @@ function mount(
   const authenticate = authGuard(security.auth, security.realm, security.audit, { resource, requiredScopes: scopes.required });
   const withinSize = bodySizeLimit(options.maxBodyBytes, tooLarge);
   const post = postMessage(endpoint, options, logger, security, health, resource);
-  const byMethod = async (c: Context<CallerEnv>): Promise<Response> => {
-    const authenticating = authenticate(c);
-    const refused = authenticating instanceof Promise ? await authenticating : authenticating;
-    if (refused) return refused;
+  const byMethod = (c: Context<CallerEnv>): Response | Promise<Response> => {
     switch (c.req.method) {
       case "POST":
-        return jsonContentType(c) ?? (await withinSize(c, () => post(c)));
+        return jsonContentType(c) ?? withinSize(c, () => post(c));
       // hono serves HEAD with the GET route's response, without its body.
       case "GET":
       case "HEAD": {
         const [principal, session] = [c.get("principal"), c.req.header("mcp-session-id")];
         const key = limitKey(principal, session);
         limits.checkStreams(key);
-        return limits.track(key, await front.get(parseAccept(c.req.header("accept")), session, c.req.header("mcp-protocol-version"), principal));
+        return front.get(parseAccept(c.req.header("accept")), session, c.req.header("mcp-protocol-version"), principal).then((r) => limits.track(key, r));
       }
       case "DELETE":
         return front.delete(c.req.header("mcp-session-id"), c.req.header("mcp-protocol-version"), c.get("principal"));
@@ -153,14 +150,29 @@ function mount(
         return new GatewayError("method_not_allowed").toResponse(null, { allow: "GET, POST, DELETE" });
     }
   };
+  const authenticated = (c: Context<CallerEnv>): Response | Promise<Response> => {
+    const authenticating = authenticate(c);
+    if (authenticating instanceof Promise) return authenticating.then((refused) => refused ?? byMethod(c));
+    return authenticating ?? byMethod(c);
+  };
   // A step that throws is answered here, inside the observer, as hono answers a thrown error.
-  const answer = (c: Context<CallerEnv>) => byMethod(c).catch((err: unknown) => failed(err, c));
+  // Plain functions and one catch rather than async ones: with the log context on, every await
+  // costs a promise more.
+  const answer = (c: Context<CallerEnv>): Promise<Response> => {
+    try {
+      const response = authenticated(c);
+      return response instanceof Promise ? response.catch((err: unknown) => failed(err, c)) : Promise.resolve(response);
+    } catch (err) {
+      return Promise.resolve(failed(err, c));
+    }
+  };
   app.all(path, (c) =>
-    observe(c, async () => {
+    observe(c, () => {
       try {
-        return checkHost(c) ?? checkOrigin(c) ?? (await cors(c, () => answer(c)));
+        const refused = checkHost(c) ?? checkOrigin(c);
+        return refused ? Promise.resolve(refused) : cors(c, () => answer(c));
       } catch (err) {
-        return failed(err, c);
+        return Promise.resolve(failed(err, c));
       }
     }),
   );

@@ -52,17 +52,22 @@ export class ModernFront {
     private readonly toolHeaders?: ToolHeaders,
   ) {}
 
-  async post(req: ModernRequest): Promise<Response> {
+  /** Refusals of the request itself are thrown at once; what the method answers comes as the promise. */
+  post(req: ModernRequest): Promise<Response> {
     const { message } = req;
     // Notifications carry nothing taskgate acts on here (on HTTP, closing a stream is the cancel signal).
     if (!isRequest(message)) {
-      if ("method" in message) return new Response(null, { status: 202 });
+      if ("method" in message) return Promise.resolve(new Response(null, { status: 202 }));
       throw new GatewayError("invalid_request", "there are no server-to-client requests to answer on protocol 2026-07-28");
     }
     const capabilities = validateModernRequest(message, req.headers);
     // Answered from memory: no call (client id, upstream copy of the request) is built for it.
-    if (message.method === "server/discover") return this.discover(message);
-    if (message.method === "tools/call") await this.checkToolHeaders(message, req.header);
+    if (message.method === "server/discover") return Promise.resolve(this.discover(message));
+    if (message.method === "tools/call") return this.checkToolHeaders(message, req.header).then(() => this.handle(req, message, capabilities));
+    return this.handle(req, message, capabilities);
+  }
+
+  private handle(req: ModernRequest, message: JsonRpcRequest, capabilities: Record<string, unknown>): Promise<Response> {
     let upstreamRequest: JsonRpcRequest | undefined;
     const call: ModernCall = {
       request: message,

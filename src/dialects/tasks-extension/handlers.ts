@@ -47,10 +47,9 @@ async function update(deps: TasksExtensionDeps, taskId: string, request: JsonRpc
 }
 
 /** Every tasks/* request must itself declare the extension (the tasks extension, https://github.com/modelcontextprotocol/ext-tasks/blob/main/specification/draft/tasks.md), and name a task. */
-async function withTask(call: ModernCall, op: (taskId: string) => Promise<Record<string, unknown>>): Promise<Response> {
+function withTask(call: ModernCall, op: (taskId: string) => Promise<Record<string, unknown>>): Promise<Response> {
   if (!declaresTasks(call.client.capabilities))
     throw new GatewayError("missing_capability", `${call.request.method} needs the ${TASKS_EXTENSION} extension declared`, REQUIRED_CAPABILITIES);
   const taskId = taskIdOf(call.request);
-  const result = await storeCall(() => op(taskId));
-  return jsonReply(success(call.request.id, result));
+  return storeCall(() => op(taskId)).then((result) => jsonReply(success(call.request.id, result)));
 }
