@@ -62,8 +62,13 @@ export class ScriptRunner {
   }
 
   /** Rejects with StoreUnavailableError when Redis does not answer; a script error keeps its message. */
-  async run(script: LuaScript, keys: readonly string[], args: readonly (string | number)[]): Promise<unknown> {
-    const loaded = this.check(script, [{ keys, args }]);
+  run(script: LuaScript, keys: readonly string[], args: readonly (string | number)[]): Promise<unknown> {
+    let loaded: Loaded;
+    try {
+      loaded = this.check(script, [{ keys, args }]);
+    } catch (err) {
+      return Promise.reject(err);
+    }
     return this.connection.command((client) =>
       this.firstSend(script) ? client.eval(loaded.lua, loaded.numberOfKeys, ...keys, ...args) : evalScript(client as Target, loaded, keys, args),
     );
