@@ -9,8 +9,11 @@ export function taskIdOf(request: JsonRpcRequest): string {
 }
 
 /** Unknown, expired and another principal's task: one answer, from one lookup (design: Security). */
-export async function found<T>(value: Promise<T | undefined>): Promise<T> {
-  const v = await value;
+export function found<T>(value: Promise<T | undefined>): Promise<T> {
+  return value.then(present);
+}
+
+function present<T>(v: T | undefined): T {
   if (v === undefined) throw new GatewayError("task_not_found");
   return v;
 }

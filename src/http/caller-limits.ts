@@ -2,6 +2,7 @@ import type { LimitsConfig } from "../config/security-schema.js";
 import type { Audit } from "../observability/audit.js";
 import { GatewayError } from "../wire/errors.js";
 import { isEventStream, whenStreamEnds } from "./sse-lifetime.js";
+import { replyTag } from "../wire/reply-outcome.js";
 
 /** Keys the rate limiter keeps a bucket for; the least recently used goes first beyond it. */
 const MAX_BUCKETS = 10_000;
@@ -58,7 +59,9 @@ export class CallerLimits {
 
   /** Counts an SSE response against `key` until its body ends or the client goes away. */
   track(key: string, response: Response): Response {
-    if (!isEventStream(response)) return response;
+    // A reply tagged with its message or error is a plain body: its headers need not be read.
+    const tag = replyTag(response);
+    if ((tag !== undefined && !(tag instanceof Promise)) || !isEventStream(response)) return response;
     this.streams.set(key, (this.streams.get(key) ?? 0) + 1);
     return whenStreamEnds(response, () => {
       const left = (this.streams.get(key) ?? 1) - 1;

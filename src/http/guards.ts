@@ -1,11 +1,18 @@
-import type { MiddlewareHandler } from "hono";
+import type { Context } from "hono";
 import { GatewayError } from "../wire/errors.js";
 
+/**
+ * A step of an endpoint's request handling (routes.ts): a refusal to answer with, or undefined to
+ * go on. Plain functions run in order by the endpoint, not middleware awaiting `next()`: each
+ * `async` layer cost every request a promise and a turn of the microtask queue.
+ */
+export type Check = (c: Context) => Response | undefined;
+
 /** POST bodies must be JSON (Streamable HTTP: the body is a JSON-RPC message). */
-export const jsonContentType: MiddlewareHandler = async (c, next) => {
+export const jsonContentType: Check = (c) => {
   const type = (c.req.header("content-type") ?? "").split(";")[0]!.trim().toLowerCase();
   if (type !== "application/json") return new GatewayError("unsupported_media_type").toResponse();
-  await next();
+  return undefined;
 };
 
 /** Listen addresses that are loopback: the defaults for Host and Origin depend on it. */
@@ -18,15 +25,14 @@ const LOOPBACK_NAMES = ["localhost", "127.0.0.1", "[::1]"];
  * explicit `http.allowedHosts` only those pass; else, bound to loopback, only loopback names do.
  * Bound elsewhere with no list, every Host passes (a proxy or load balancer picks the name).
  */
-export function hostGuard(allowedHosts: readonly string[], listenHost: string): MiddlewareHandler {
+export function hostGuard(allowedHosts: readonly string[], listenHost: string): Check {
   const names = allowedHosts.length > 0 ? allowedHosts : LOOPBACK_LISTEN.has(listenHost) ? LOOPBACK_NAMES : [];
   const allowed = new Set(names.map((h) => h.toLowerCase()));
-  return async (c, next) => {
-    if (allowed.size > 0) {
-      const host = c.req.header("host")?.toLowerCase() ?? "";
-      if (!allowed.has(host) && !allowed.has(withoutPort(host))) return new GatewayError("host_forbidden", host.slice(0, 200)).toResponse();
-    }
-    await next();
+  return (c) => {
+    if (allowed.size === 0) return undefined;
+    const host = c.req.header("host")?.toLowerCase() ?? "";
+    if (!allowed.has(host) && !allowed.has(withoutPort(host))) return new GatewayError("host_forbidden", host.slice(0, 200)).toResponse();
+    return undefined;
   };
 }
 

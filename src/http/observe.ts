@@ -1,10 +1,10 @@
 import { randomUUID } from "node:crypto";
-import type { Context, MiddlewareHandler } from "hono";
+import type { Context } from "hono";
 import { withLogContext, type LogContext } from "../observability/log-context.js";
 import type { Logger } from "../observability/logger.js";
 import type { Metrics } from "../observability/metrics.js";
 import type { Wire } from "../observability/request-outcome.js";
-import { activeSpan, withFrontSpan } from "../observability/tracing.js";
+import { activeSpan, tracingEnabled, withFrontSpan } from "../observability/tracing.js";
 import type { JsonRpcMessage } from "../jsonrpc/message.js";
 import { isLegacyVersion } from "../dialects/legacy/versions.js";
 import { isModernVersion } from "../dialects/modern/wire.js";
@@ -33,51 +33,66 @@ export type ObservedEnv = { Variables: { logContext: LogContext; reply?: ReplyTa
  * for every promise of the process, about a quarter of the CPU of a request answered from memory;
  * at warn and above the routes put the request id on their own error lines instead (docs/reference/logs-and-traces.md).
  */
-export function observeRequests(upstream: string, metrics: Metrics, logger: Logger, sseMaxBufferedBytes: number): MiddlewareHandler<ObservedEnv> {
+export function observeRequests(
+  upstream: string,
+  metrics: Metrics,
+  logger: Logger,
+  sseMaxBufferedBytes: number,
+): <E extends ObservedEnv>(request: Context<E>, serve: () => Promise<Response>) => Promise<Response> {
   const follow = logger.isLevelEnabled("info");
-  return async (c, next) => {
+  return (request, serve) => {
+    const c = request as unknown as Context<ObservedEnv>;
     const given = c.req.header("x-request-id");
     const context: LogContext = { reqId: given && REQUEST_ID.test(given) ? given : randomUUID() };
     c.set("logContext", context);
     const started = performance.now();
-    const attributes = { "http.request.method": c.req.method, "url.path": c.req.path, "taskgate.upstream": upstream };
-    const serve = () =>
-      withFrontSpan(`${c.req.method} ${c.req.path}`, c.req.raw.headers, attributes, async (span) => {
-        await next();
-        span.setAttribute("http.response.status_code", c.res.status);
-      });
-    await (follow ? withLogContext(context, serve) : serve());
-    const seconds = (performance.now() - started) / 1000;
-    if (context.method === "tasks/get") metrics.tasksGet(upstream, seconds);
-    const tag = replyTag(c.res) ?? c.get("reply");
-    recordOperation(metrics, upstream, c.req.method, c.req.raw.headers, context, tag, c.res.status, started);
-    setRequestId(c, context.reqId);
-    // A reply tagged with its message or error is a plain body: its headers need not be read.
-    if ((tag === undefined || tag instanceof Promise) && isEventStream(c.res)) {
-      metrics.sseOpened();
-      const reqId = context.reqId;
-      const overflowed = () =>
-        logger.warn({ reqId, upstream, sseMaxBufferedBytes }, "closed an SSE stream whose reader fell behind (http.sseMaxBufferedBytes)");
-      c.res = withSendBudget(
-        whenStreamEnds(c.res, () => metrics.sseClosed()),
-        sseMaxBufferedBytes,
-        overflowed,
-      );
-    }
-    logger.debug({ ...context, upstream, status: c.res.status, ms: Math.round(seconds * 1000) }, "request");
+    const spanned = tracingEnabled() ? () => inFrontSpan(c, upstream, serve) : serve;
+    // A then rather than an async function: with the log context on, an await costs a promise more.
+    return (follow ? withLogContext(context, spanned) : spanned()).then((served) => {
+      let response = served;
+      const seconds = (performance.now() - started) / 1000;
+      if (context.method === "tasks/get") metrics.tasksGet(upstream, seconds);
+      const tag = replyTag(response) ?? c.get("reply");
+      recordOperation(metrics, upstream, c.req.method, c.req.raw.headers, context, tag, response.status, started);
+      setRequestId(c, response, context.reqId);
+      // A reply tagged with its message or error is a plain body: its headers need not be read.
+      if ((tag === undefined || tag instanceof Promise) && isEventStream(response)) {
+        metrics.sseOpened();
+        const reqId = context.reqId;
+        const overflowed = () =>
+          logger.warn({ reqId, upstream, sseMaxBufferedBytes }, "closed an SSE stream whose reader fell behind (http.sseMaxBufferedBytes)");
+        response = withSendBudget(
+          whenStreamEnds(response, () => metrics.sseClosed()),
+          sseMaxBufferedBytes,
+          overflowed,
+        );
+      }
+      logger.debug({ ...context, upstream, status: response.status, ms: Math.round(seconds * 1000) }, "request");
+      return response;
+    });
   };
+}
+
+/** The request in a server span continuing the caller's trace; only with a tracing SDK registered. */
+function inFrontSpan(c: Context, upstream: string, serve: () => Promise<Response>): Promise<Response> {
+  const attributes = { "http.request.method": c.req.method, "url.path": c.req.path, "taskgate.upstream": upstream };
+  return withFrontSpan(`${c.req.method} ${c.req.path}`, c.req.raw.headers, attributes, async (span) => {
+    const response = await serve();
+    span.setAttribute("http.response.status_code", response.status);
+    return response;
+  });
 }
 
 /**
  * X-Request-Id on the reply. Served by @hono/node-server, it goes on the Node response, which
- * merges it with the headers the reply is written with: reading `c.res.headers` would turn the
- * reply's plain header object into a WHATWG Headers and back on every request. Elsewhere
- * (app.request in tests) on the Response itself.
+ * merges it with the headers the reply is written with: reading the reply's `headers` would turn
+ * its plain header object into a WHATWG Headers and back on every request. Elsewhere (app.request
+ * in tests) on the Response itself.
  */
-function setRequestId(c: Context, reqId: string): void {
+function setRequestId(c: Context, response: Response, reqId: string): void {
   const outgoing = (c.env as { outgoing?: { setHeader?: (name: string, value: string) => void; headersSent?: boolean } } | undefined)?.outgoing;
   if (outgoing?.setHeader && !outgoing.headersSent) outgoing.setHeader("x-request-id", reqId);
-  else c.res.headers.set("x-request-id", reqId);
+  else response.headers.set("x-request-id", reqId);
 }
 
 /**

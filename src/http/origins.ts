@@ -1,7 +1,7 @@
-import type { MiddlewareHandler } from "hono";
+import type { Context, MiddlewareHandler } from "hono";
 import { cors } from "hono/cors";
 import { GatewayError } from "../wire/errors.js";
-import { LOOPBACK_LISTEN } from "./guards.js";
+import { LOOPBACK_LISTEN, type Check } from "./guards.js";
 
 const LOOPBACK_ORIGIN_HOSTS = new Set(["localhost", "127.0.0.1", "[::1]"]);
 
@@ -43,11 +43,11 @@ function isLoopbackOrigin(origin: string): boolean {
 }
 
 /** Requests without Origin (non-browser clients) pass; an Origin the policy refuses gets 403. */
-export function originGuard(policy: OriginPolicy): MiddlewareHandler {
-  return async (c, next) => {
+export function originGuard(policy: OriginPolicy): Check {
+  return (c) => {
     const origin = c.req.header("origin");
     if (origin !== undefined && !policy.allows(origin)) return new GatewayError("origin_forbidden", policy.refusal(origin)).toResponse();
-    await next();
+    return undefined;
   };
 }
 
@@ -62,10 +62,18 @@ const EXPOSED = ["Mcp-Session-Id", "MCP-Protocol-Version", "WWW-Authenticate", "
  * every response, SSE included, carries the origin echoed with `Vary: Origin` and exposes the
  * headers above. Requests without Origin skip it, so non-browser clients pay nothing for it.
  */
-export function corsForAllowed(methods: readonly string[]): MiddlewareHandler {
+export function corsForAllowed(methods: readonly string[]): (c: Context, serve: () => Promise<Response>) => Promise<Response> {
   const handler = cors({ origin: (origin) => origin || null, allowMethods: [...methods], exposeHeaders: EXPOSED, maxAge: 600 });
-  return async (c, next) => {
-    if (c.req.header("origin") === undefined) return next();
-    return handler(c, next);
+  return (c, serve) => {
+    if (c.req.header("origin") === undefined) return serve();
+    return corsAround(handler, c, serve);
   };
+}
+
+/** hono's cors step around `serve`: a preflight answered by it, else the response with its headers added. */
+async function corsAround(handler: MiddlewareHandler, c: Context, serve: () => Promise<Response>): Promise<Response> {
+  const preflight = await handler(c, async () => {
+    c.res = await serve();
+  });
+  return preflight instanceof Response ? preflight : c.res;
 }

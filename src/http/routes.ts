@@ -1,4 +1,4 @@
-import { Hono } from "hono";
+import { Hono, type Context } from "hono";
 import { decodeMessage } from "../jsonrpc/decode.js";
 import type { JsonRpcId } from "../jsonrpc/message.js";
 import type { Logger } from "../observability/logger.js";
@@ -16,8 +16,8 @@ import { hostGuard, jsonContentType } from "./guards.js";
 import { corsForAllowed, originGuard, originPolicy } from "./origins.js";
 import { keepReply, noteRequest, observeRequests } from "./observe.js";
 import { parseAccept } from "../wire/reply.js";
-import type { ProtectedResources } from "./resource-metadata.js";
-import { insufficientScope, NO_SCOPES, scopesFor, type ScopePolicy } from "./scope-guard.js";
+import type { ProtectedResources, ResourceChallenge } from "./resource-metadata.js";
+import { hasScopes, insufficientScope, NO_SCOPES, scopesFor, type ScopePolicy } from "./scope-guard.js";
 
 export interface HttpOptions {
   maxBodyBytes: number;
@@ -93,56 +93,119 @@ export function buildHttpApp(
     app,
     endpoints.map((e) => e.path),
   );
-  for (const endpoint of endpoints) {
-    app.use(endpoint.path, observeRequests(endpoint.name, metrics, logger, options.sseMaxBufferedBytes));
-    mount(app, endpoint, options, logger, security, health);
-  }
-  app.onError((err, c) => {
+  const failed = (err: unknown, c: Context<CallerEnv>): Response => {
     if (err instanceof GatewayError) return err.toResponse();
     logger.error({ err, path: c.req.path, ...c.get("logContext") }, "unexpected error while handling a request");
     return new GatewayError("internal").toResponse();
-  });
+  };
+  for (const endpoint of endpoints) mount(app, endpoint, options, logger, metrics, security, health, failed);
+  app.onError(failed);
   return app;
 }
 
 /**
- * Steps in order: Host, Origin, CORS, authentication (the principal), then per method. Every entry point
- * below receives `principal` from the one auth step; a new one binds by passing it on.
+ * Steps in order: observe, Host, Origin, CORS, authentication (the principal), then per method.
+ * One handler per path that runs them as plain functions: hono answers a path with a single
+ * handler without composing middleware, so a request pays for no `next()` chain. Every entry
+ * point below receives `principal` from the one auth step; a new one binds by passing it on.
  */
 function mount(
   app: Hono<CallerEnv>,
-  { path, front, forwardAuthorizationTo, scopes = NO_SCOPES }: Endpoint,
+  endpoint: Endpoint,
+  options: HttpOptions,
+  logger: Logger,
+  metrics: Metrics,
+  security: Security,
+  health: Health,
+  failed: (err: unknown, c: Context<CallerEnv>) => Response,
+): void {
+  const { path, front, scopes = NO_SCOPES } = endpoint;
+  const tooLarge = () => new GatewayError("payload_too_large", `the limit is ${options.maxBodyBytes} bytes`).toResponse();
+  const { limits } = security;
+  const resource = security.resources?.challengeFor(path);
+  const observe = observeRequests(endpoint.name, metrics, logger, options.sseMaxBufferedBytes);
+  const checkHost = hostGuard(options.allowedHosts, security.listenHost);
+  const checkOrigin = originGuard(originPolicy(options.allowedOrigins, security.listenHost));
+  // After the Origin check, before auth: a preflight carries no credentials, and a 401's
+  // WWW-Authenticate must be readable by the page.
+  const cors = corsForAllowed(["GET", "POST", "DELETE"]);
+  const authenticate = authGuard(security.auth, security.realm, security.audit, { resource, requiredScopes: scopes.required });
+  const withinSize = bodySizeLimit(options.maxBodyBytes, tooLarge);
+  const post = postMessage(endpoint, options, logger, security, health, resource);
+  const byMethod = (c: Context<CallerEnv>): Response | Promise<Response> => {
+    switch (c.req.method) {
+      case "POST":
+        return jsonContentType(c) ?? withinSize(c, () => post(c));
+      // hono serves HEAD with the GET route's response, without its body.
+      case "GET":
+      case "HEAD": {
+        const [principal, session] = [c.get("principal"), c.req.header("mcp-session-id")];
+        const key = limitKey(principal, session);
+        limits.checkStreams(key);
+        return front.get(parseAccept(c.req.header("accept")), session, c.req.header("mcp-protocol-version"), principal).then((r) => limits.track(key, r));
+      }
+      case "DELETE":
+        return front.delete(c.req.header("mcp-session-id"), c.req.header("mcp-protocol-version"), c.get("principal"));
+      default:
+        return new GatewayError("method_not_allowed").toResponse(null, { allow: "GET, POST, DELETE" });
+    }
+  };
+  const authenticated = (c: Context<CallerEnv>): Response | Promise<Response> => {
+    const authenticating = authenticate(c);
+    if (authenticating instanceof Promise) return authenticating.then((refused) => refused ?? byMethod(c));
+    return authenticating ?? byMethod(c);
+  };
+  // A step that throws is answered here, inside the observer, as hono answers a thrown error.
+  // Plain functions and one catch rather than async ones: with the log context on, every await
+  // costs a promise more.
+  const answer = (c: Context<CallerEnv>): Promise<Response> => {
+    try {
+      const response = authenticated(c);
+      return response instanceof Promise ? response.catch((err: unknown) => failed(err, c)) : Promise.resolve(response);
+    } catch (err) {
+      return Promise.resolve(failed(err, c));
+    }
+  };
+  app.all(path, (c) =>
+    observe(c, () => {
+      try {
+        const refused = checkHost(c) ?? checkOrigin(c);
+        return refused ? Promise.resolve(refused) : cors(c, () => answer(c));
+      } catch (err) {
+        return Promise.resolve(failed(err, c));
+      }
+    }),
+  );
+}
+
+/** A POST: one JSON-RPC message, decoded, checked against scopes and limits, then handed to the front. */
+function postMessage(
+  { front, forwardAuthorizationTo, scopes = NO_SCOPES }: Endpoint,
   options: HttpOptions,
   logger: Logger,
   security: Security,
   health: Health,
-): void {
-  const tooLarge = () => new GatewayError("payload_too_large", `the limit is ${options.maxBodyBytes} bytes`).toResponse();
+  resource: ResourceChallenge | undefined,
+): (c: Context<CallerEnv>) => Promise<Response> {
   const { limits } = security;
-  const resource = security.resources?.challengeFor(path);
-  app.use(path, hostGuard(options.allowedHosts, security.listenHost));
-  app.use(path, originGuard(originPolicy(options.allowedOrigins, security.listenHost)));
-  // After the Origin check, before auth: a preflight carries no credentials, and a 401's
-  // WWW-Authenticate must be readable by the page.
-  app.use(path, corsForAllowed(["GET", "POST", "DELETE"]));
-  app.use(path, authGuard(security.auth, security.realm, security.audit, { resource, requiredScopes: scopes.required }));
-  app.post(path, jsonContentType, bodySizeLimit(options.maxBodyBytes, tooLarge), async (c) => {
+  // Without configured scopes no message can lack one: nothing to work out per request.
+  const scoped = hasScopes(scopes);
+  return async (c) => {
     const accepts = parseAccept(c.req.header("accept"));
     if (!accepts.json && !accepts.sse) return new GatewayError("not_acceptable", "Accept must include application/json or text/event-stream").toResponse();
     const decoded = decodeMessage(await c.req.text(), { maxDepth: options.maxJsonDepth });
     if (!decoded.ok) return new GatewayError(decoded.kind, decoded.detail).toResponse(decoded.id);
     const id: JsonRpcId | null = "id" in decoded.message ? decoded.message.id : null;
     const principal = c.get("principal");
-    const key = limitKey(principal, c.req.header("mcp-session-id"));
+    const sessionId = c.req.header("mcp-session-id");
+    const protocolVersion = c.req.header("mcp-protocol-version");
+    const key = limitKey(principal, sessionId);
     const method = "method" in decoded.message ? decoded.message.method : "";
-    noteRequest(
-      c.get("logContext"),
-      decoded.message,
-      wireOf(decoded.message, c.req.header("mcp-session-id"), c.req.header("mcp-protocol-version")),
-      c.req.header("mcp-session-id"),
-    );
+    noteRequest(c.get("logContext"), decoded.message, wireOf(decoded.message, sessionId, protocolVersion), sessionId);
     // Per method and per tool, before anything reaches the upstream or the task store.
-    const refused = insufficientScope(scopesFor(scopes, decoded.message, c.req.header("mcp-name")), c.get("scopes"), security.realm, resource);
+    const refused = scoped
+      ? insufficientScope(scopesFor(scopes, decoded.message, c.req.header("mcp-name")), c.get("scopes"), security.realm, resource)
+      : undefined;
     if (refused) {
       security.audit.record("auth.failed", principal, { mode: security.auth.mode, reason: "insufficient scope", method });
       return refused.toResponse(id);
@@ -160,8 +223,8 @@ function mount(
           await front.post({
             message: decoded.message,
             accepts,
-            sessionId: c.req.header("mcp-session-id"),
-            protocolVersion: c.req.header("mcp-protocol-version"),
+            sessionId,
+            protocolVersion,
             mcpMethod: c.req.header("mcp-method"),
             mcpName: c.req.header("mcp-name"),
             header: (name) => c.req.header(name),
@@ -185,15 +248,7 @@ function mount(
       logger.error({ err, ...c.get("logContext") }, "unexpected error while relaying a message");
       return new GatewayError("internal").toResponse(id);
     }
-  });
-  app.get(path, async (c) => {
-    const [principal, session] = [c.get("principal"), c.req.header("mcp-session-id")];
-    const key = limitKey(principal, session);
-    limits.checkStreams(key);
-    return limits.track(key, await front.get(parseAccept(c.req.header("accept")), session, c.req.header("mcp-protocol-version"), principal));
-  });
-  app.delete(path, (c) => front.delete(c.req.header("mcp-session-id"), c.req.header("mcp-protocol-version"), c.get("principal")));
-  app.all(path, () => new GatewayError("method_not_allowed").toResponse(null, { allow: "GET, POST, DELETE" }));
+  };
 }
 
 /** Limits count per principal; without auth per legacy session, and all modern callers as one. */

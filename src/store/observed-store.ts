@@ -1,4 +1,4 @@
-import { activeSpan, traced } from "../observability/tracing.js";
+import { activeSpan, traced, tracingEnabled } from "../observability/tracing.js";
 import type { Store } from "./contract.js";
 
 export interface StoreObserver {
@@ -15,22 +15,30 @@ const UNOBSERVED = new Set<PropertyKey>(["ping", "close", "bus", "kind", "constr
  * loop) open no span: a root trace every few seconds would bury the ones that matter.
  */
 export function observeStore<S extends Store>(store: S, observer: StoreObserver): S {
+  // One wrapper per operation, made again only if the operation is replaced: a poll's store call
+  // then builds no closures of its own.
+  const wrappers = new Map<string, { method: unknown; wrapper: unknown }>();
   return new Proxy(store, {
     get(target, prop) {
       const value: unknown = Reflect.get(target, prop, target);
       if (typeof value !== "function") return value;
       const method = value as (...args: unknown[]) => unknown;
       if (UNOBSERVED.has(prop) || typeof prop !== "string") return method.bind(target);
-      return (...args: unknown[]) => {
+      const known = wrappers.get(prop);
+      if (known?.method === method) return known.wrapper;
+      const wrapper = (...args: unknown[]) => {
+        const inTrace = tracingEnabled() && activeSpan() !== undefined;
         // The request (or task) span that creates a task names it, for finding its trace by task id.
-        if (prop === "createTask") activeSpan()?.setAttribute("taskgate.task.id", (args[0] as { id: string }).id);
+        if (inTrace && prop === "createTask") activeSpan()?.setAttribute("taskgate.task.id", (args[0] as { id: string }).id);
         const run = () => Promise.resolve(method.apply(target, args));
-        const work = activeSpan() ? traced(`store ${prop}`, { "db.system": target.kind, "db.operation": prop }, run) : run();
+        const work = inTrace ? traced(`store ${prop}`, { "db.system": target.kind, "db.operation": prop }, run) : run();
         return work.catch((err: unknown) => {
           observer.storeError(prop);
           throw err;
         });
       };
+      wrappers.set(prop, { method, wrapper });
+      return wrapper;
     },
   });
 }

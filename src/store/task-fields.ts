@@ -1,4 +1,3 @@
-import { z } from "zod";
 import type { InputRequest, NewTask, StreamPosition, TaskChange, TaskOutcome, TaskProtocol, TaskRecord, UpstreamTaskRef } from "./contract.js";
 import { TRANSITION_RULES } from "./task-rules.js";
 import { TASKS_2025_VERSION } from "../jsonrpc/versions.js";
@@ -124,66 +123,110 @@ export function encodeAnswer(value: unknown): string {
   return JSON.stringify(value ?? null);
 }
 
-const int = z
-  .string()
-  .regex(/^-?\d+$/)
-  .transform(Number);
-// Built once: a schema built inside a transform would be rebuilt on every read of a task.
-const CapabilitiesJson = z.record(z.string(), z.unknown());
-const Scalars = z.object({
-  id: z.string(),
-  principal: z.string(),
-  taskProtocol: z.enum(["A", "B", "U"]).transform((code) => PROTOCOL_OF_CODE[code]),
-  upstream: z.string(),
-  tool: z.string(),
-  status: z.enum(["working", "input_required", "completed", "failed", "cancelled"]),
-  statusMessage: z.string().optional(),
-  createdAt: int,
-  lastUpdatedAt: int,
-  ttlMs: int,
-  pollIntervalMs: int,
-  revision: int,
-  owner: z.string(),
-  upstreamRequestId: z.string().optional(),
-  frontSession: z.string().optional(),
-  cancelRequested: z.enum(["0", "1"]).transform((v) => v === "1"),
-  parked: z
-    .literal("1")
-    .optional()
-    .transform((v) => v === "1"),
-  clientCapabilities: z.string().transform((json) => CapabilitiesJson.parse(JSON.parse(json))),
-  // Tasks written before attempts were counted read as the first.
-  attempt: int.default(1),
-  requestParams: z
-    .string()
-    .transform((json) => CapabilitiesJson.parse(JSON.parse(json)))
-    .optional(),
-  upstreamTaskId: z.string().optional(),
-  upstreamSession: z.string().optional(),
-  lastEventId: z.string().optional(),
-});
-const InputRequestJson = z.object({ method: z.string(), params: z.record(z.string(), z.unknown()).optional() }) satisfies z.ZodType<InputRequest>;
-const OutcomeJson = z.union([
-  z.object({ result: z.record(z.string(), z.unknown()) }),
-  z.object({ error: z.object({ code: z.number(), message: z.string(), data: z.unknown().optional() }) }),
-]) satisfies z.ZodType<TaskOutcome>;
+/** A stored field read back: each reader names the field, so a malformed task says which part. */
+class MalformedTask extends Error {
+  constructor(field: string, value: unknown) {
+    super(`malformed task field ${field}: ${JSON.stringify(value)?.slice(0, 100)}`);
+    this.name = "MalformedTask";
+  }
+}
+
+const INT = /^-?\d+$/;
+const STATUSES: ReadonlySet<string> = new Set(["working", "input_required", "completed", "failed", "cancelled"]);
+
+function text(fields: TaskFields, field: string): string {
+  const value = fields.get(field);
+  if (value === undefined) throw new MalformedTask(field, value);
+  return value;
+}
+
+function int(fields: TaskFields, field: string): number {
+  const value = fields.get(field);
+  if (value === undefined || !INT.test(value)) throw new MalformedTask(field, value);
+  return Number(value);
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+function objectJson(field: string, json: string): Record<string, unknown> {
+  const value: unknown = JSON.parse(json);
+  if (!isObject(value)) throw new MalformedTask(field, value);
+  return value;
+}
+
+function inputRequest(field: string, json: string): InputRequest {
+  const value: unknown = JSON.parse(json);
+  if (!isObject(value) || typeof value.method !== "string" || (value.params !== undefined && !isObject(value.params))) throw new MalformedTask(field, value);
+  return value.params === undefined ? { method: value.method } : { method: value.method, params: value.params };
+}
+
+/** `{result}` (an object), else `{error}` (code, message, data): fields beyond these are dropped. */
+function outcomeOf(json: string): TaskOutcome {
+  const value: unknown = JSON.parse(json);
+  if (isObject(value) && isObject(value.result)) return { result: value.result };
+  const error = isObject(value) ? value.error : undefined;
+  if (!isObject(error) || typeof error.code !== "number" || typeof error.message !== "string") throw new MalformedTask("outcome", value);
+  return { error: "data" in error ? { code: error.code, message: error.message, data: error.data } : { code: error.code, message: error.message } };
+}
 
 /**
  * Reading validates: another replica running a different version may have written the task.
- * Throws on a malformed one: that is a defect to see, not an absent task.
+ * Throws on a malformed one: that is a defect to see, not an absent task. Checked by hand rather
+ * than by a schema: every poll reads a task, and a schema copied each field on every read.
  */
 export function decodeTask(fields: TaskFields, outcome: string | null | undefined): TaskRecord {
-  const raw: Record<string, string | undefined> = Object.fromEntries(fields);
-  // The stored code under its stored name; Scalars keeps only the fields it names.
-  raw.taskProtocol = raw[PROTOCOL_FIELD];
-  const scalars = Scalars.parse(raw);
-  // Object.assign, not a spread: on Node 20 (V8 11.3) spreading an object this wide gives every
-  // copy a map of its own (about 450 bytes per record held, and more GC work per read).
-  const task: TaskRecord = Object.assign({}, scalars, { inputRequests: {}, inputResponses: {} });
+  const code = fields.get(PROTOCOL_FIELD);
+  const taskProtocol = code === "A" || code === "B" || code === "U" ? PROTOCOL_OF_CODE[code] : undefined;
+  if (taskProtocol === undefined) throw new MalformedTask(PROTOCOL_FIELD, code);
+  const status = fields.get("status");
+  if (status === undefined || !STATUSES.has(status)) throw new MalformedTask("status", status);
+  const cancelRequested = fields.get("cancelRequested");
+  if (cancelRequested !== "0" && cancelRequested !== "1") throw new MalformedTask("cancelRequested", cancelRequested);
+  const parked = fields.get("parked");
+  if (parked !== undefined && parked !== "1") throw new MalformedTask("parked", parked);
+  // Fields in one order, optional ones only when stored: every record read has the same shape.
+  const task = {
+    id: text(fields, "id"),
+    principal: text(fields, "principal"),
+    taskProtocol,
+    upstream: text(fields, "upstream"),
+    tool: text(fields, "tool"),
+    status,
+  } as TaskRecord;
+  optional(task, fields, "statusMessage");
+  task.createdAt = int(fields, "createdAt");
+  task.lastUpdatedAt = int(fields, "lastUpdatedAt");
+  task.ttlMs = int(fields, "ttlMs");
+  task.pollIntervalMs = int(fields, "pollIntervalMs");
+  task.revision = int(fields, "revision");
+  task.owner = text(fields, "owner");
+  optional(task, fields, "upstreamRequestId");
+  optional(task, fields, "frontSession");
+  task.cancelRequested = cancelRequested === "1";
+  task.parked = parked === "1";
+  task.clientCapabilities = objectJson("clientCapabilities", text(fields, "clientCapabilities"));
+  // Tasks written before attempts were counted read as the first.
+  task.attempt = fields.has("attempt") ? int(fields, "attempt") : 1;
+  const requestParams = fields.get("requestParams");
+  if (requestParams !== undefined) task.requestParams = objectJson("requestParams", requestParams);
+  optional(task, fields, "upstreamTaskId");
+  optional(task, fields, "upstreamSession");
+  optional(task, fields, "lastEventId");
+  task.inputRequests = {};
+  task.inputResponses = {};
   for (const [field, value] of fields) {
-    if (field.startsWith("in:")) task.inputRequests[field.slice(3)] = InputRequestJson.parse(JSON.parse(value));
+    if (field.startsWith("in:")) task.inputRequests[field.slice(3)] = inputRequest(field, value);
     else if (field.startsWith("ans:")) task.inputResponses[field.slice(4)] = JSON.parse(value) as unknown;
   }
-  if (outcome !== null && outcome !== undefined) task.outcome = OutcomeJson.parse(JSON.parse(outcome));
+  if (outcome !== null && outcome !== undefined) task.outcome = outcomeOf(outcome);
   return task;
+}
+
+type OptionalText = "statusMessage" | "upstreamRequestId" | "frontSession" | "upstreamTaskId" | "upstreamSession" | "lastEventId";
+
+function optional(task: TaskRecord, fields: TaskFields, field: OptionalText): void {
+  const value = fields.get(field);
+  if (value !== undefined) task[field] = value;
 }

@@ -118,9 +118,9 @@ export class TaskEngine {
    * A client's lookup; a miss (unknown, expired or another principal's: one answer) is audited.
    * A parked call (an MRTR round, not yet detached) is no task of the client's: undefined.
    */
-  async get(taskId: string, principal: string | null): Promise<TaskRecord | undefined> {
-    const task = await this.deps.store.getTask(taskId, principal);
-    return this.audited(taskId, principal, task?.parked ? undefined : task);
+  get(taskId: string, principal: string | null): Promise<TaskRecord | undefined> {
+    // A then, not an async function: every poll comes through here.
+    return this.deps.store.getTask(taskId, principal).then((task) => this.audited(taskId, principal, task?.parked ? undefined : task));
   }
 
   list(principal: string, page: { cursor?: string; limit: number }) {

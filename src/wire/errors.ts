@@ -146,10 +146,15 @@ export function isUnexpected(err: unknown): boolean {
  * Run a store operation; the store not answering becomes "task store unavailable" (-32603, 503),
  * and a full task quota "too many active tasks" (-32000, 429) — `wireError`.
  */
-export async function storeCall<T>(op: () => Promise<T>): Promise<T> {
+export function storeCall<T>(op: () => Promise<T>): Promise<T> {
+  // Not an async function: a poll passes through here, and each async layer is one more promise.
   try {
-    return await op();
+    return op().catch(asWireError);
   } catch (err) {
-    throw isUnexpected(err) ? err : wireError(err);
+    return Promise.reject(isUnexpected(err) ? err : wireError(err));
   }
+}
+
+function asWireError(err: unknown): never {
+  throw isUnexpected(err) ? err : wireError(err);
 }

@@ -31,6 +31,14 @@ export function failureResponse(message: JsonRpcMessage): Response {
   return tagReply(Response.json(message), message);
 }
 
+/**
+ * A JSON-RPC message answered as a plain JSON body, tagged with itself: the request observer and
+ * the stream limits then know it is no stream without reading the response's headers back.
+ */
+export function jsonReply(message: JsonRpcMessage): Response {
+  return tagReply(Response.json(message), message);
+}
+
 export interface ReplyOutcome {
   outcome: Outcome;
   /** OpenTelemetry `error.type`: the JSON-RPC code as a string, "tool_error", or "" when it went well. */

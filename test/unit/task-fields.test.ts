@@ -31,3 +31,30 @@ describe("a task's protocol in the store", () => {
     expect(() => decodeTask(fields, null)).toThrow();
   });
 });
+
+describe("reading a stored task", () => {
+  it("refuses a task whose counters are not integers", () => {
+    const fields = new Map(newTaskFields(newTask()));
+    fields.set("createdAt", "12.5");
+    expect(() => decodeTask(fields, null)).toThrow(/createdAt/);
+  });
+
+  it("refuses an outcome that is neither a result object nor an error", () => {
+    const fields = new Map(newTaskFields(newTask()));
+    expect(() => decodeTask(fields, JSON.stringify({ result: [1] }))).toThrow(/outcome/);
+    expect(() => decodeTask(fields, JSON.stringify({ error: { code: "x", message: "m" } }))).toThrow(/outcome/);
+  });
+
+  it("keeps a stored outcome's result or error and nothing beside it", () => {
+    const fields = new Map(newTaskFields(newTask()));
+    expect(decodeTask(fields, JSON.stringify({ result: { content: [] }, extra: 1 })).outcome).toStrictEqual({ result: { content: [] } });
+    const failed = decodeTask(fields, JSON.stringify({ error: { code: -32000, message: "m", data: null, extra: 1 } })).outcome;
+    expect(failed).toStrictEqual({ error: { code: -32000, message: "m", data: null } });
+  });
+
+  it("reads a task written before attempts were counted as its first attempt", () => {
+    const fields = new Map(newTaskFields(newTask()));
+    fields.delete("attempt");
+    expect(decodeTask(fields, null).attempt).toBe(1);
+  });
+});

@@ -8,6 +8,7 @@ import { callClientId } from "../passthrough/client-id.js";
 import type { Relay } from "../../upstream/mux/relay.js";
 import { modernResult, discoverResult, upstreamParams } from "./shape.js";
 import { checkParamHeaders } from "./param-headers.js";
+import { jsonReply } from "../../wire/reply-outcome.js";
 import type { ToolHeaders } from "./tool-headers.js";
 import { MODERN_VERSIONS, validateModernRequest, type ModernHeaders } from "./wire.js";
 
@@ -51,20 +52,30 @@ export class ModernFront {
     private readonly toolHeaders?: ToolHeaders,
   ) {}
 
-  async post(req: ModernRequest): Promise<Response> {
+  /** Refusals of the request itself are thrown at once; what the method answers comes as the promise. */
+  post(req: ModernRequest): Promise<Response> {
     const { message } = req;
     // Notifications carry nothing taskgate acts on here (on HTTP, closing a stream is the cancel signal).
     if (!isRequest(message)) {
-      if ("method" in message) return new Response(null, { status: 202 });
+      if ("method" in message) return Promise.resolve(new Response(null, { status: 202 }));
       throw new GatewayError("invalid_request", "there are no server-to-client requests to answer on protocol 2026-07-28");
     }
     const capabilities = validateModernRequest(message, req.headers);
     // Answered from memory: no call (client id, upstream copy of the request) is built for it.
-    if (message.method === "server/discover") return this.discover(message);
-    if (message.method === "tools/call") await this.checkToolHeaders(message, req.header);
+    if (message.method === "server/discover") return Promise.resolve(this.discover(message));
+    if (message.method === "tools/call") return this.checkToolHeaders(message, req.header).then(() => this.handle(req, message, capabilities));
+    return this.handle(req, message, capabilities);
+  }
+
+  private handle(req: ModernRequest, message: JsonRpcRequest, capabilities: Record<string, unknown>): Promise<Response> {
+    let upstreamRequest: JsonRpcRequest | undefined;
     const call: ModernCall = {
       request: message,
-      upstreamRequest: { ...message, params: upstreamParams(message.method, message.params) },
+      // Made on first use: the task methods answered from the store never send anything upstream.
+      get upstreamRequest() {
+        upstreamRequest ??= { ...message, params: upstreamParams(message.method, message.params) };
+        return upstreamRequest;
+      },
       client: { sessionId: callClientId("m:"), capabilities, ...forwardedAuthorization(req.authorization) },
       accepts: req.accepts,
       principal: req.principal ?? ANONYMOUS,
@@ -97,7 +108,7 @@ export class ModernFront {
   private discover(request: JsonRpcRequest): Response {
     const init = this.relay.connector.initializeResult();
     if (!init) throw new GatewayError("upstream_unavailable", this.relay.connector.lastError() ?? `'${this.relay.connector.name}' is not initialized`);
-    return Response.json({ jsonrpc: "2.0", id: request.id, result: discoverResult(init, MODERN_VERSIONS) });
+    return jsonReply({ jsonrpc: "2.0", id: request.id, result: discoverResult(init, MODERN_VERSIONS) });
   }
 }
 

@@ -1,7 +1,7 @@
 import type { CallDeps } from "../call-deps.js";
 import { GatewayError, isUnexpected, wireError } from "../../wire/errors.js";
 import { CallReply, type Accepts } from "../../wire/reply.js";
-import { failureResponse } from "../../wire/reply-outcome.js";
+import { failureResponse, jsonReply } from "../../wire/reply-outcome.js";
 import { failure, success, type JsonRpcRequest, type JsonRpcResponse } from "../../jsonrpc/message.js";
 import type { MessageSink } from "../../jsonrpc/sink.js";
 import { callClientId, sessionClient } from "../passthrough/client-id.js";
@@ -51,7 +51,7 @@ export class Tasks2025Handlers {
         case "tasks/result":
           return await this.result(session, request, accepts, signal);
         default:
-          return Response.json(success(request.id, await this.taskMethod(session, request)));
+          return jsonReply(success(request.id, await this.taskMethod(session, request)));
       }
     } catch (err) {
       throw isUnexpected(err) ? err : wireError(err);

@@ -10,6 +10,7 @@ import { promptOrResource } from "./prompt-or-resource.js";
 import { toolsCall } from "./tools-call.js";
 import { listModern } from "../unaware/modern.js";
 import { found, taskIdOf } from "../task-lookup.js";
+import { jsonReply } from "../../wire/reply-outcome.js";
 
 export type { TasksExtensionDeps } from "./deps.js";
 
@@ -29,7 +30,7 @@ export function tasksExtensionHandlers(deps: TasksExtensionDeps): Map<string, Me
     ],
     ["prompts/get", (call, front) => getPrompt(deps, call, front)],
     ["resources/read", (call, front) => readResource(deps, call, front)],
-    ["tasks/get", (call) => withTask(call, async (id) => getTaskResult(await found(deps.engine.get(id, call.principal))))],
+    ["tasks/get", (call) => withTask(call, (id) => found(deps.engine.get(id, call.principal)).then(getTaskResult))],
     ["tasks/cancel", (call) => withTask(call, async (id) => (await found(deps.engine.requestCancel(id, call.principal)), { resultType: "complete" }))],
     ["tasks/update", (call) => withTask(call, (id) => update(deps, id, call.request, call.principal))],
     ["subscriptions/listen", (call, front) => listen(deps, call, front)],
@@ -46,10 +47,9 @@ async function update(deps: TasksExtensionDeps, taskId: string, request: JsonRpc
 }
 
 /** Every tasks/* request must itself declare the extension (the tasks extension, https://github.com/modelcontextprotocol/ext-tasks/blob/main/specification/draft/tasks.md), and name a task. */
-async function withTask(call: ModernCall, op: (taskId: string) => Promise<Record<string, unknown>>): Promise<Response> {
+function withTask(call: ModernCall, op: (taskId: string) => Promise<Record<string, unknown>>): Promise<Response> {
   if (!declaresTasks(call.client.capabilities))
     throw new GatewayError("missing_capability", `${call.request.method} needs the ${TASKS_EXTENSION} extension declared`, REQUIRED_CAPABILITIES);
   const taskId = taskIdOf(call.request);
-  const result = await storeCall(() => op(taskId));
-  return Response.json(success(call.request.id, result));
+  return storeCall(() => op(taskId)).then((result) => jsonReply(success(call.request.id, result)));
 }

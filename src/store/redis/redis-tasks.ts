@@ -15,6 +15,13 @@ import { RedisTaskIndex } from "./task-index.js";
 import { transitionCall } from "./task-changes.js";
 import { answersOf, array, readCode, taskOf, transitionResult } from "./task-replies.js";
 
+/** get-task-2's reply: the task, or undefined when it is missing or another principal's. */
+function readTask(reply: unknown): TaskRecord | undefined {
+  if (readCode(getTask.name, reply, ["ok", "not_found"]) === "not_found") return undefined;
+  const [, pairs, outcome] = array(reply);
+  return taskOf(pairs, outcome);
+}
+
 /** Tasks in Redis: every change one Lua script (lua/), every read one round trip. */
 export class RedisTasks implements TaskStore {
   private readonly index: RedisTaskIndex;
@@ -48,13 +55,15 @@ export class RedisTasks implements TaskStore {
     return decodeTask(new Map(pairs), null);
   }
 
-  async getTask(id: string, principal: string | null): Promise<TaskRecord | undefined> {
-    assertPrincipal(principal);
+  /** Not an async function: every poll comes through here, and each async layer is one more promise. */
+  getTask(id: string, principal: string | null): Promise<TaskRecord | undefined> {
+    try {
+      assertPrincipal(principal);
+    } catch (err) {
+      return Promise.reject(err);
+    }
     const k = this.keys.taskKeys(id);
-    const reply = await this.scripts.run(getTask, [k.hash, k.outcome], [principal ?? ""]);
-    if (readCode(getTask.name, reply, ["ok", "not_found"]) === "not_found") return undefined;
-    const [, pairs, outcome] = array(reply);
-    return taskOf(pairs, outcome);
+    return this.scripts.run(getTask, [k.hash, k.outcome], [principal ?? ""]).then(readTask);
   }
 
   /** The named transition's own script (lua/transitions.ts), which checks whether it may run. */

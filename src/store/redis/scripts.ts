@@ -1,3 +1,5 @@
+import { createHash } from "node:crypto";
+import type { Redis } from "ioredis";
 import { StoreUnavailableError } from "../contract.js";
 import type { RedisConnection } from "./connection.js";
 
@@ -19,20 +21,34 @@ import type { RedisConnection } from "./connection.js";
  * `transitionLua` (lua/common.ts, which checks the rule inside Lua) and listed in lua/transitions.ts,
  * its ARGV in task-changes.ts, and it gets a case in test/contract/redis-transition-scripts.test.ts.
  *
- * Scripts are registered with `defineCommand`: EVALSHA, falling back to EVAL (which also loads
- * it) when the server does not know the script yet, e.g. after a restart or SCRIPT FLUSH.
+ * Scripts are sent as EVALSHA, falling back to EVAL (which also loads it) when the server does not
+ * know the script yet, e.g. after a restart or SCRIPT FLUSH. Not ioredis's `defineCommand`: every
+ * pipeline ioredis makes (one per event-loop turn with auto-pipelining, so about one per poll)
+ * copies each defined command onto itself, which cost a poll more than its own script call.
  */
 export interface LuaScript {
-  /** Also the ioredis command name: letters and digits, camelCase. */
+  /** The name errors give it: letters and digits, camelCase. */
   readonly name: string;
   readonly numberOfKeys: number;
   readonly lua: string;
 }
 
-type ScriptCommand = (...keysThenArgs: (string | number)[]) => Promise<unknown>;
+/** A script as sent: its SHA-1 for EVALSHA, its source for the EVAL that loads it. */
+interface Loaded {
+  readonly sha: string;
+  readonly lua: string;
+  readonly numberOfKeys: number;
+}
+
+type Target = Pick<Redis, "evalsha" | "eval">;
 
 export class ScriptRunner {
-  private readonly defined = new Set<string>();
+  private readonly defined = new Map<string, Loaded>();
+  /**
+   * Scripts sent since the connection was last (re)made: the first call of each goes as EVAL,
+   * which loads it, so a fresh connection pays no NOSCRIPT round trip; later calls as EVALSHA.
+   */
+  private readonly sent = new Set<string>();
 
   constructor(
     private readonly connection: RedisConnection,
@@ -41,82 +57,119 @@ export class ScriptRunner {
     for (const script of scripts) {
       if (!/^[A-Za-z][A-Za-z0-9]*$/.test(script.name)) throw new RangeError(`bad script name: ${script.name}`);
       if (this.defined.has(script.name)) throw new RangeError(`script defined twice: ${script.name}`);
-      connection.client.defineCommand(script.name, { numberOfKeys: script.numberOfKeys, lua: script.lua });
-      this.defined.add(script.name);
+      this.defined.set(script.name, { sha: createHash("sha1").update(script.lua).digest("hex"), lua: script.lua, numberOfKeys: script.numberOfKeys });
     }
+    connection.client.on("ready", () => this.sent.clear());
   }
 
   /** Rejects with StoreUnavailableError when Redis does not answer; a script error keeps its message. */
-  async run(script: LuaScript, keys: readonly string[], args: readonly (string | number)[]): Promise<unknown> {
-    this.check(script, [{ keys, args }]);
-    return this.connection.command((client) => commandOf(client, script).call(client, ...keys, ...args));
+  run(script: LuaScript, keys: readonly string[], args: readonly (string | number)[]): Promise<unknown> {
+    let loaded: Loaded;
+    try {
+      loaded = this.check(script, [{ keys, args }]);
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    return this.connection.command((client) =>
+      this.firstSend(script) ? client.eval(loaded.lua, loaded.numberOfKeys, ...keys, ...args) : evalScript(client as Target, loaded, keys, args),
+    );
   }
 
   /**
    * The same script once per call, all in one pipeline: one write, one round trip however many.
-   * A NOSCRIPT reply (after a restart or SCRIPT FLUSH) is resent as EVAL by ioredis, per command,
-   * so the pipeline still settles with every reply. The first failed call rejects the whole batch.
+   * A NOSCRIPT reply (after a restart or SCRIPT FLUSH) is sent again as EVAL, per command, so the
+   * batch still settles with every reply. The first failed call rejects the whole batch.
    */
   async runEach(script: LuaScript, calls: readonly ScriptCall[]): Promise<unknown[]> {
-    this.check(script, calls);
+    const loaded = this.check(script, calls);
     if (calls.length === 0) return [];
     // In a cluster the calls go out one by one and auto-pipelining batches them per node.
     if (this.connection.isCluster) return Promise.all(calls.map(({ keys, args }) => this.run(script, keys, args)));
     return this.connection.call(async (client) => {
       const pipeline = client.pipeline();
-      const command = commandOf(pipeline, script);
-      for (const { keys, args } of calls) void command.call(pipeline, ...keys, ...args);
+      for (const { keys, args } of calls) {
+        if (this.firstSend(script)) void pipeline.eval(loaded.lua, loaded.numberOfKeys, ...keys, ...args);
+        else void pipeline.evalsha(loaded.sha, loaded.numberOfKeys, ...keys, ...args);
+      }
       const replies = (await pipeline.exec()) ?? [];
-      return replies.map(([err, reply]) => {
-        if (err) throw err;
-        return reply;
-      });
+      return Promise.all(
+        replies.map(([err, reply], i) => {
+          if (!err) return reply;
+          if (!isNoScript(err)) throw err;
+          const { keys, args } = calls[i]!;
+          return client.eval(loaded.lua, loaded.numberOfKeys, ...keys, ...args);
+        }),
+      );
     });
   }
 
   /**
    * Calls of several scripts, in one pipeline (in a cluster each goes out alone and
    * auto-pipelining batches them per node). Each reply, or its error, comes back in order: one
-   * failed call fails only itself.
+   * failed call fails only itself; the store not answering fails the batch.
    */
   async runBatch(calls: ReadonlyArray<ScriptCall & { script: LuaScript }>): Promise<unknown[]> {
-    for (const call of calls) this.check(call.script, [call]);
+    const loaded = calls.map((call) => this.check(call.script, [call]));
     if (calls.length === 0) return [];
     if (this.connection.isCluster)
       return Promise.all(
         calls.map(({ script, keys, args }) =>
-          // The store away fails the batch, as one pipeline would; a script's own error fails its call.
           this.run(script, keys, args).catch((err: unknown) => (err instanceof StoreUnavailableError ? Promise.reject(err) : toError(err))),
         ),
       );
     return this.connection.call(async (client) => {
       const pipeline = client.pipeline();
-      for (const { script, keys, args } of calls) void commandOf(pipeline, script).call(pipeline, ...keys, ...args);
+      calls.forEach(({ script, keys, args }, i) => {
+        const { lua, sha, numberOfKeys } = loaded[i]!;
+        if (this.firstSend(script)) void pipeline.eval(lua, numberOfKeys, ...keys, ...args);
+        else void pipeline.evalsha(sha, numberOfKeys, ...keys, ...args);
+      });
       const replies = (await pipeline.exec()) ?? [];
-      return replies.map(([err, reply]) => err ?? reply);
+      return Promise.all(
+        replies.map(([err, reply], i) => {
+          if (!err) return reply;
+          if (!isNoScript(err)) return err;
+          const { keys, args } = calls[i]!;
+          const { lua, numberOfKeys } = loaded[i]!;
+          return client.eval(lua, numberOfKeys, ...keys, ...args).catch(toError);
+        }),
+      );
     });
   }
 
-  private check(script: LuaScript, calls: readonly ScriptCall[]): void {
-    if (!this.defined.has(script.name)) throw new Error(`script not registered: ${script.name}`);
+  private firstSend(script: LuaScript): boolean {
+    if (this.sent.has(script.name)) return false;
+    this.sent.add(script.name);
+    return true;
+  }
+
+  private check(script: LuaScript, calls: readonly ScriptCall[]): Loaded {
+    const loaded = this.defined.get(script.name);
+    if (!loaded) throw new Error(`script not registered: ${script.name}`);
     for (const { keys } of calls) {
       if (keys.length !== script.numberOfKeys) {
         throw new RangeError(`${script.name} takes ${script.numberOfKeys} keys, got ${keys.length}`);
       }
     }
+    return loaded;
   }
+}
+
+/** EVALSHA; EVAL (which loads the script again) if the server does not know it. */
+function evalScript(client: Target, script: Loaded, keys: readonly string[], args: readonly (string | number)[]): Promise<unknown> {
+  return client.evalsha(script.sha, script.numberOfKeys, ...keys, ...args).catch((err: unknown) => {
+    if (!isNoScript(err)) throw err;
+    return client.eval(script.lua, script.numberOfKeys, ...keys, ...args);
+  });
+}
+
+function isNoScript(err: unknown): boolean {
+  return err instanceof Error && err.message.includes("NOSCRIPT");
 }
 
 export interface ScriptCall {
   keys: readonly string[];
   args: readonly (string | number)[];
-}
-
-/** The command defineCommand added, on a client or on one of its pipelines. */
-function commandOf(target: object, script: LuaScript): ScriptCommand {
-  const command = (target as Record<string, ScriptCommand | undefined>)[script.name];
-  if (!command) throw new Error(`script not defined on this connection: ${script.name}`);
-  return command;
 }
 
 function toError(err: unknown): Error {
