@@ -146,7 +146,11 @@ describe("Streamable HTTP connector against the blocking fixture", () => {
   });
 
   it("gives up after requestTimeoutMs with 'timeout' and stays usable", async () => {
-    const { c } = await started({ requestTimeoutMs: 300 });
+    // A connector without the deadline first: the fixture's first initialize, in a cold process on a
+    // loaded machine, can take longer than the deadline tested here, which bounds initialize too.
+    const { s } = await started();
+    const c = connector(s.url, { requestTimeoutMs: 1_000 });
+    await c.start();
     await expect(call(c, "hang").response).rejects.toMatchObject({ name: "UpstreamError", reason: "timeout" });
     expect(textOf(await call(c, "echo", { message: "after timeout" }).response)).toBe("Echo: after timeout");
   });
