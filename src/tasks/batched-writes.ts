@@ -17,7 +17,8 @@ interface Pending {
  * before its outcome). Ten thousand calls ending in the same second, each with a last progress
  * and its outcome, are then a few dozen pipelines, each answered well inside the store's deadline,
  * instead of twenty thousand scripts in flight at once, the last of which miss it. What waits here
- * is bounded by the calls this replica owns: each has at most one write of each kind waiting.
+ * is bounded by the calls this replica owns: each has at most one write of each kind waiting
+ * (OwnedCall holds back a status message while its last one is still in flight).
  */
 export class BatchedWrites {
   private queue: Pending[] = [];

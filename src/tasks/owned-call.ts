@@ -64,6 +64,8 @@ export class OwnedCall implements MessageSink {
   private ttlMs: number;
   /** The call's response stream can be resumed by another replica, and the task says from where. */
   resumable = false;
+  /** A status write is in flight (null), with the newest message to write after it (a string). */
+  private statusNext?: string | null;
 
   constructor(
     record: TaskRecord,
@@ -277,12 +279,26 @@ export class OwnedCall implements MessageSink {
       : { to: "completed", outcome: { result: response.result }, statusMessage: progress };
   }
 
+  /**
+   * One status write of this call waits at a time: while the store is slow, the newest message
+   * waits here in its place (`statusNext`), so what is queued for the store is bounded by the
+   * calls owned, whatever the upstream's progress rate. Once the call ends, its outcome write
+   * carries the last message and nothing more is written here.
+   */
   private async writeStatus(statusMessage: string): Promise<void> {
-    if (this.lost) return;
+    if (this.lost || this.ending) return;
+    if (this.statusNext !== undefined) {
+      this.statusNext = statusMessage;
+      return;
+    }
+    this.statusNext = null;
     const change = { kind: "set-status-message" as const, statusMessage, leaseToken: this.token, now: this.deps.clock() };
     await this.deps.writes.write(this.task.id, change).catch((err: unknown) => {
       this.deps.logger.debug({ err, taskId: this.task.id }, "statusMessage write failed");
     });
+    const next = this.statusNext;
+    this.statusNext = undefined;
+    if (typeof next === "string") await this.writeStatus(next);
   }
 
   /**

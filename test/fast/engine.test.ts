@@ -165,6 +165,33 @@ describe("the task engine on the memory store, with a fake clock", () => {
     expect(most).toBe(1);
   });
 
+  it("keeps one status write of a call waiting while the store is slow, and writes the newest after it", async () => {
+    const store = new MemoryStore({ now: () => Date.now() });
+    const write = store.transitionTasks.bind(store);
+    let waiting = 0;
+    let most = 0;
+    // A store that takes 2 s for every batch of writes, 20 times the status write interval.
+    store.transitionTasks = async (changes) => {
+      const statuses = changes.filter((c) => c.change.kind === "set-status-message").length;
+      waiting += statuses;
+      most = Math.max(most, waiting);
+      await new Promise((r) => setTimeout(r, 2_000));
+      waiting -= statuses;
+      return write(changes);
+    };
+    const { engine } = await started({ statusWriteIntervalMs: 100 }, store);
+    const caller = new ScriptedCaller();
+    const task = await engine.detachNow(toolCall(caller));
+    const [, running] = [...caller.calls][0]!;
+    for (let i = 1; i <= 50; i++) {
+      running.sink.send({ jsonrpc: "2.0", method: "notifications/progress", params: { progressToken: "p", progress: i, total: 50 } });
+      await vi.advanceTimersByTimeAsync(100);
+    }
+    await vi.advanceTimersByTimeAsync(5_000);
+    expect(most).toBe(1);
+    expect((await store.getTask(task.id, null))?.statusMessage).toBe("Progress 50/50");
+  });
+
   it("cancels cooperatively first, and abandons the call after cancelGraceMs", async () => {
     const { engine } = await started();
     const caller = new ScriptedCaller();
