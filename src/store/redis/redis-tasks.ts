@@ -113,14 +113,15 @@ export class RedisTasks implements TaskStore {
     return { ok: true as const, responses: answersOf(taken), task: taskOf(fields, outcome) };
   }
 
-  /** An owner's write that finds its task ended or gone: the task leaves the set of its lease token. */
+  /**
+   * An owner's write that finds its task ended, gone or held under another lease: the task leaves
+   * the set of the writer's lease token.
+   */
   private owned(id: string, change: TaskChange, result: TransitionResult): TransitionResult {
     const token = change.leaseToken;
-    if (
-      token !== undefined &&
-      (!result.ok ? result.reason === "not_found" || (result.reason === "wrong_status" && isTerminal(result.task.status)) : isTerminal(result.task.status))
-    )
-      this.held.forget(token, id);
+    if (token === undefined) return result;
+    const stillMine = (result.ok || result.reason === "wrong_status") && !isTerminal(result.task.status);
+    if (!stillMine) this.held.forget(token, id);
     return result;
   }
 

@@ -76,37 +76,22 @@ export class ScriptRunner {
   }
 
   /**
-   * The same script once per call, all in one pipeline: one write, one round trip however many.
-   * A NOSCRIPT reply (after a restart or SCRIPT FLUSH) is sent again as EVAL, per command, so the
-   * batch still settles with every reply. The first failed call rejects the whole batch.
+   * The same script once per call, all in one pipeline: one write, one round trip however many
+   * (`runBatch`). The first failed call rejects the whole batch.
    */
   async runEach(script: LuaScript, calls: readonly ScriptCall[]): Promise<unknown[]> {
-    const loaded = this.check(script, calls);
-    if (calls.length === 0) return [];
-    // In a cluster the calls go out one by one and auto-pipelining batches them per node.
-    if (this.connection.isCluster) return Promise.all(calls.map(({ keys, args }) => this.run(script, keys, args)));
-    return this.connection.call(async (client) => {
-      const pipeline = client.pipeline();
-      for (const { keys, args } of calls) {
-        if (this.firstSend(script)) void pipeline.eval(loaded.lua, loaded.numberOfKeys, ...keys, ...args);
-        else void pipeline.evalsha(loaded.sha, loaded.numberOfKeys, ...keys, ...args);
-      }
-      const replies = (await pipeline.exec()) ?? [];
-      return Promise.all(
-        replies.map(([err, reply], i) => {
-          if (!err) return reply;
-          if (!isNoScript(err)) throw err;
-          const { keys, args } = calls[i]!;
-          return client.eval(loaded.lua, loaded.numberOfKeys, ...keys, ...args);
-        }),
-      );
-    });
+    const replies = await this.runBatch(calls.map((call) => ({ ...call, script })));
+    const failed = replies.find((reply) => reply instanceof Error);
+    if (failed) throw failed;
+    return replies;
   }
 
   /**
    * Calls of several scripts, in one pipeline (in a cluster each goes out alone and
-   * auto-pipelining batches them per node). Each reply, or its error, comes back in order: one
-   * failed call fails only itself; the store not answering fails the batch.
+   * auto-pipelining batches them per node). A NOSCRIPT reply (after a restart or SCRIPT FLUSH) is
+   * sent again as EVAL, per call, so the batch still settles with every reply. Each reply, or its
+   * error, comes back in order: one failed call fails only itself; the store not answering fails
+   * the batch.
    */
   async runBatch(calls: ReadonlyArray<ScriptCall & { script: LuaScript }>): Promise<unknown[]> {
     const loaded = calls.map((call) => this.check(call.script, [call]));
