@@ -1,9 +1,11 @@
 import { randomBytes } from "node:crypto";
 import type { AddressInfo } from "node:net";
+import { createServer, type ServerOptions } from "node:http";
 import { serve, type ServerType } from "@hono/node-server";
 import type { Hono } from "hono";
 import type { Config, UpstreamConfig } from "./config/schema.js";
 import { startAdmin } from "./admin/server.js";
+import { pollPath, type Listener } from "./http/poll-path.js";
 import { Front } from "./dialects/front.js";
 import { LegacyFront } from "./dialects/legacy/legacy-front.js";
 import { ModernFront } from "./dialects/modern/modern-front.js";
@@ -135,7 +137,7 @@ export async function startGateway(config: Config, logger: Logger, parts: Gatewa
     draining: () => engine.isDraining,
   };
   const app = buildHttpApp(endpoints, health, httpOptions, logger, metrics, security);
-  const server = await listen(app.fetch, config.listen.host, config.listen.port);
+  const server = await listen(app.fetch, pollPath(endpoints, httpOptions, logger, metrics, security), config.listen.host, config.listen.port);
   const port = (server.address() as AddressInfo).port;
   const url = `http://${hostForUrl(config.listen.host)}:${port}`;
   selfUrl = url;
@@ -204,9 +206,16 @@ async function problems(store: Store, connectors: UpstreamConnector[], calls: Up
   return found;
 }
 
-function listen(fetch: (req: Request) => Response | Promise<Response>, hostname: string, port: number): Promise<ServerType> {
+/** The hono app behind the poll path, which takes the modern wire's tasks/get before it (http/poll-path.ts). */
+function listen(
+  fetch: (req: Request) => Response | Promise<Response>,
+  polls: (general: Listener) => Listener,
+  hostname: string,
+  port: number,
+): Promise<ServerType> {
+  const withPolls = ((options: ServerOptions, listener: Listener) => createServer(options, polls(listener))) as unknown as typeof createServer;
   return new Promise((resolve, reject) => {
-    const server = serve({ fetch, hostname, port }, () => resolve(server));
+    const server = serve({ fetch, hostname, port, createServer: withPolls }, () => resolve(server));
     server.once("error", reject);
   });
 }

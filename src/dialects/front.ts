@@ -48,6 +48,25 @@ export class Front {
     return this.legacy.post(req);
   }
 
+  /** Whether answer() serves this message: a modern request whose method has a plain-message answer. */
+  answers(message: JsonRpcMessage, sessionId: string | undefined, protocolVersion: string | undefined): boolean {
+    return "method" in message && isModernMessage(message, sessionId, protocolVersion) && this.modern.answers(message.method);
+  }
+
+  /**
+   * post() for a request answered with one plain message (ModernFront.answer), as the message;
+   * undefined for any other, which post() serves.
+   */
+  answer(req: FrontRequest): Promise<JsonRpcMessage> | undefined {
+    if (!isModern(req)) return undefined;
+    return this.modern.answer({
+      message: req.message,
+      accepts: req.accepts,
+      headers: { protocolVersion: req.protocolVersion, method: req.mcpMethod, name: req.mcpName },
+      principal: req.principal,
+    });
+  }
+
   get(accepts: Accepts, sessionId: string | undefined, protocolVersion: string | undefined, principal?: string): Promise<Response> {
     if (sessionId === undefined && isModernVersion(protocolVersion)) throw new GatewayError("modern_method_not_allowed");
     return this.legacy.get(accepts, sessionId, principal);

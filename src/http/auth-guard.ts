@@ -1,6 +1,6 @@
 import { getConnInfo } from "@hono/node-server/conninfo";
 import type { Context } from "hono";
-import type { Authenticator, AuthResult } from "../auth/index.js";
+import type { Authenticator, AuthRequest, AuthResult } from "../auth/index.js";
 import type { Audit } from "../observability/audit.js";
 import { GatewayError } from "../wire/errors.js";
 import type { ObservedEnv } from "./observe.js";
@@ -31,18 +31,56 @@ export function authGuard(
   audit: Audit,
   endpoint: EndpointChallenge,
 ): (c: Context<CallerEnv>) => Response | undefined | Promise<Response | undefined> {
-  // Mode none names no caller (its principal, scopes and audience stay unset): with no scope
-  // required of every request, nothing to await.
-  if (auth.mode === "none" && endpoint.requiredScopes.length === 0) return () => undefined;
-  return async (c) => {
-    // The peer address is read only by the modes that ask for it: getConnInfo builds objects per call.
-    const result = await auth.authenticate({
+  const check = callerCheck(auth, realm, audit, endpoint);
+  if (!check) return () => undefined;
+  return (c) =>
+    check({
       header: (name) => c.req.header(name),
+      // The peer address is read only by the modes that ask for it: getConnInfo builds objects per call.
       get remoteAddress() {
         return remoteAddress(c);
       },
-      ...(endpoint.resource ? { resource: endpoint.resource.resource() } : {}),
+    }).then((caller) => {
+      if (caller instanceof Response) return caller;
+      c.set("principal", caller.principal);
+      c.set("scopes", caller.scopes);
+      c.set("audience", caller.audience);
+      return undefined;
     });
+}
+
+/** Who the auth step found: what it leaves on the request. */
+export interface Caller {
+  principal: string | undefined;
+  scopes: ReadonlySet<string> | undefined;
+  audience: readonly string[] | undefined;
+}
+
+/**
+ * The auth step on a request's headers and peer: the caller, or the refusal to answer with.
+ * Undefined when there is nothing to check: mode none names no caller (its principal, scopes and
+ * audience stay unset), and with no scope required of every request there is nothing to await.
+ */
+export function callerCheck(
+  auth: Authenticator,
+  realm: string,
+  audit: Audit,
+  endpoint: EndpointChallenge,
+): ((req: Omit<AuthRequest, "resource">) => Promise<Caller | Response>) | undefined {
+  if (auth.mode === "none" && endpoint.requiredScopes.length === 0) return undefined;
+  return async (req) => {
+    const resource = endpoint.resource?.resource();
+    const result = await auth.authenticate(
+      resource === undefined
+        ? req
+        : {
+            header: req.header,
+            get remoteAddress() {
+              return req.remoteAddress;
+            },
+            resource,
+          },
+    );
     if (!result.ok) {
       audit.record("auth.failed", undefined, { mode: auth.mode, reason: result.description });
       if (result.error === "unavailable") return new GatewayError("auth_unavailable").toResponse(null, { "retry-after": "5" });
@@ -53,10 +91,7 @@ export function authGuard(
       audit.record("auth.failed", undefined, { mode: auth.mode, reason: "insufficient scope" });
       return refused.toResponse();
     }
-    c.set("principal", result.principal);
-    c.set("scopes", result.scopes);
-    c.set("audience", result.audience);
-    return undefined;
+    return { principal: result.principal, scopes: result.scopes, audience: result.audience };
   };
 }
 

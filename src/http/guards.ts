@@ -9,11 +9,12 @@ import { GatewayError } from "../wire/errors.js";
 export type Check = (c: Context) => Response | undefined;
 
 /** POST bodies must be JSON (Streamable HTTP: the body is a JSON-RPC message). */
-export const jsonContentType: Check = (c) => {
-  const type = (c.req.header("content-type") ?? "").split(";")[0]!.trim().toLowerCase();
-  if (type !== "application/json") return new GatewayError("unsupported_media_type").toResponse();
-  return undefined;
-};
+export const jsonContentType: Check = (c) =>
+  isJsonContentType(c.req.header("content-type")) ? undefined : new GatewayError("unsupported_media_type").toResponse();
+
+export function isJsonContentType(header: string | undefined): boolean {
+  return (header ?? "").split(";")[0]!.trim().toLowerCase() === "application/json";
+}
 
 /** Listen addresses that are loopback: the defaults for Host and Origin depend on it. */
 export const LOOPBACK_LISTEN = new Set(["127.0.0.1", "::1", "localhost"]);
@@ -26,13 +27,21 @@ const LOOPBACK_NAMES = ["localhost", "127.0.0.1", "[::1]"];
  * Bound elsewhere with no list, every Host passes (a proxy or load balancer picks the name).
  */
 export function hostGuard(allowedHosts: readonly string[], listenHost: string): Check {
+  const allows = hostAllowed(allowedHosts, listenHost);
+  return (c) => {
+    const host = c.req.header("host");
+    return allows(host) ? undefined : new GatewayError("host_forbidden", (host ?? "").toLowerCase().slice(0, 200)).toResponse();
+  };
+}
+
+/** The Host check itself, on the header's value. */
+export function hostAllowed(allowedHosts: readonly string[], listenHost: string): (host: string | undefined) => boolean {
   const names = allowedHosts.length > 0 ? allowedHosts : LOOPBACK_LISTEN.has(listenHost) ? LOOPBACK_NAMES : [];
   const allowed = new Set(names.map((h) => h.toLowerCase()));
-  return (c) => {
-    if (allowed.size === 0) return undefined;
-    const host = c.req.header("host")?.toLowerCase() ?? "";
-    if (!allowed.has(host) && !allowed.has(withoutPort(host))) return new GatewayError("host_forbidden", host.slice(0, 200)).toResponse();
-    return undefined;
+  if (allowed.size === 0) return () => true;
+  return (value) => {
+    const host = value?.toLowerCase() ?? "";
+    return allowed.has(host) || allowed.has(withoutPort(host));
   };
 }
 

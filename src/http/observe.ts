@@ -42,8 +42,7 @@ export function observeRequests(
   const follow = logger.isLevelEnabled("info");
   return (request, serve) => {
     const c = request as unknown as Context<ObservedEnv>;
-    const given = c.req.header("x-request-id");
-    const context: LogContext = { reqId: given && REQUEST_ID.test(given) ? given : randomUUID() };
+    const context: LogContext = { reqId: requestIdOf(c.req.header("x-request-id")) };
     c.set("logContext", context);
     const started = performance.now();
     const spanned = tracingEnabled() ? () => inFrontSpan(c, upstream, serve) : serve;
@@ -73,6 +72,11 @@ export function observeRequests(
   };
 }
 
+/** The caller's X-Request-Id when it is a plain token, else a fresh one. */
+export function requestIdOf(given: string | undefined): string {
+  return given && REQUEST_ID.test(given) ? given : randomUUID();
+}
+
 /** The request in a server span continuing the caller's trace; only with a tracing SDK registered. */
 function inFrontSpan(c: Context, upstream: string, serve: () => Promise<Response>): Promise<Response> {
   const attributes = { "http.request.method": c.req.method, "url.path": c.req.path, "taskgate.upstream": upstream };
@@ -100,11 +104,11 @@ function setRequestId(c: Context, response: Response, reqId: string): void {
  * last message is sent for a streamed one. A request refused before its body was read counts
  * under its HTTP method, on the wire its headers name.
  */
-function recordOperation(
+export function recordOperation(
   metrics: Metrics,
   upstream: string,
   httpMethod: string,
-  headers: Headers,
+  headers: Headers | undefined,
   context: LogContext,
   tag: ReplyTag | undefined,
   status: number,
@@ -112,7 +116,7 @@ function recordOperation(
 ): void {
   const method = context.method ?? httpMethod;
   const tool = context.tool ?? "";
-  const wire = context.wire ?? wireOfHeaders(headers);
+  const wire = context.wire ?? (headers ? wireOfHeaders(headers) : "unknown");
   if (tag instanceof Promise) {
     void tag.then((message) => {
       const { outcome, errorType } = outcomeOf(message, 200);

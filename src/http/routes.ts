@@ -252,6 +252,6 @@ function postMessage(
 }
 
 /** Limits count per principal; without auth per legacy session, and all modern callers as one. */
-function limitKey(principal: string | undefined, sessionId: string | undefined): string {
+export function limitKey(principal: string | undefined, sessionId: string | undefined): string {
   return principal ?? (sessionId ? `session:${sessionId.slice(0, 100)}` : "anonymous");
 }

@@ -40,6 +40,15 @@ export const ANONYMOUS = "anonymous";
 export type MethodHandler = (call: ModernCall, front: ModernFront) => Promise<Response>;
 
 /**
+ * A method answered with one plain message, never a stream nor a call upstream (tasks/get,
+ * tasks/update, tasks/cancel): the poll path (http/poll-path.ts) writes the message itself
+ * rather than a Response built from it.
+ */
+export interface MessageHandler {
+  answer(call: ModernCall): Promise<JsonRpcMessage>;
+}
+
+/**
  * The modern-era (2026-07-28) front side: stateless, every request carries its own `_meta`.
  * Validates the headers and `_meta`, answers `server/discover`, hands task methods to their
  * handlers and relays the rest with `resultType` and caching hints added.
@@ -47,7 +56,7 @@ export type MethodHandler = (call: ModernCall, front: ModernFront) => Promise<Re
 export class ModernFront {
   constructor(
     private readonly relay: Relay,
-    private readonly handlers: ReadonlyMap<string, MethodHandler>,
+    private readonly handlers: ReadonlyMap<string, MethodHandler | MessageHandler>,
     readonly keepAliveMs: number,
     private readonly toolHeaders?: ToolHeaders,
   ) {}
@@ -67,9 +76,34 @@ export class ModernFront {
     return this.handle(req, message, capabilities);
   }
 
+  /** Whether answer() serves this method (it has a MessageHandler). */
+  answers(method: string): boolean {
+    const handler = this.handlers.get(method);
+    return handler !== undefined && typeof handler !== "function";
+  }
+
+  /**
+   * What post() answers for a method with a MessageHandler, as the message; undefined for any other
+   * request, which post() serves. A refusal of the request itself is thrown at once, as by post().
+   */
+  answer(req: ModernRequest): Promise<JsonRpcMessage> | undefined {
+    const { message } = req;
+    if (!isRequest(message)) return undefined;
+    const handler = this.handlers.get(message.method);
+    if (handler === undefined || typeof handler === "function") return undefined;
+    return handler.answer(this.callOf(req, message, validateModernRequest(message, req.headers)));
+  }
+
   private handle(req: ModernRequest, message: JsonRpcRequest, capabilities: Record<string, unknown>): Promise<Response> {
+    const call = this.callOf(req, message, capabilities);
+    const handler = this.handlers.get(message.method);
+    if (handler === undefined) return this.passthrough(call);
+    return typeof handler === "function" ? handler(call, this) : handler.answer(call).then(jsonReply);
+  }
+
+  private callOf(req: ModernRequest, message: JsonRpcRequest, capabilities: Record<string, unknown>): ModernCall {
     let upstreamRequest: JsonRpcRequest | undefined;
-    const call: ModernCall = {
+    return {
       request: message,
       // Made on first use: the task methods answered from the store never send anything upstream.
       get upstreamRequest() {
@@ -80,8 +114,6 @@ export class ModernFront {
       accepts: req.accepts,
       principal: req.principal ?? ANONYMOUS,
     };
-    const handler = this.handlers.get(message.method);
-    return handler ? handler(call, this) : this.passthrough(call);
   }
 
   /** Relay to the upstream; `resultType` and caching hints added to what comes back. */

@@ -1,6 +1,6 @@
 import { GatewayError, storeCall } from "../../wire/errors.js";
-import { success, type JsonRpcRequest } from "../../jsonrpc/message.js";
-import type { ModernCall, MethodHandler } from "../modern/modern-front.js";
+import { success, type JsonRpcMessage, type JsonRpcRequest } from "../../jsonrpc/message.js";
+import type { MessageHandler, ModernCall, MethodHandler } from "../modern/modern-front.js";
 import { declaresTasks, TASKS_EXTENSION } from "../modern/wire.js";
 import { checkInputSize } from "../input-size.js";
 import { REQUIRED_CAPABILITIES, type TasksExtensionDeps } from "./deps.js";
@@ -10,7 +10,6 @@ import { promptOrResource } from "./prompt-or-resource.js";
 import { toolsCall } from "./tools-call.js";
 import { listModern } from "../unaware/modern.js";
 import { found, taskIdOf } from "../task-lookup.js";
-import { jsonReply } from "../../wire/reply-outcome.js";
 
 export type { TasksExtensionDeps } from "./deps.js";
 
@@ -18,10 +17,10 @@ export type { TasksExtensionDeps } from "./deps.js";
  * The tasks extension (io.modelcontextprotocol/tasks, SEP-2663) on the modern wire: tools/call, tasks/*,
  * task notifications, and the MRTR rounds of prompts/get and resources/read.
  */
-export function tasksExtensionHandlers(deps: TasksExtensionDeps): Map<string, MethodHandler> {
+export function tasksExtensionHandlers(deps: TasksExtensionDeps): Map<string, MethodHandler | MessageHandler> {
   const getPrompt = promptOrResource("prompts/get");
   const readResource = promptOrResource("resources/read");
-  return new Map<string, MethodHandler>([
+  return new Map<string, MethodHandler | MessageHandler>([
     ["tools/call", (call, front) => toolsCall(deps, call, front)],
     [
       "tools/list",
@@ -30,9 +29,12 @@ export function tasksExtensionHandlers(deps: TasksExtensionDeps): Map<string, Me
     ],
     ["prompts/get", (call, front) => getPrompt(deps, call, front)],
     ["resources/read", (call, front) => readResource(deps, call, front)],
-    ["tasks/get", (call) => withTask(call, (id) => found(deps.engine.get(id, call.principal)).then(getTaskResult))],
-    ["tasks/cancel", (call) => withTask(call, async (id) => (await found(deps.engine.requestCancel(id, call.principal)), { resultType: "complete" }))],
-    ["tasks/update", (call) => withTask(call, (id) => update(deps, id, call.request, call.principal))],
+    ["tasks/get", { answer: (call) => withTask(call, (id) => found(deps.engine.get(id, call.principal)).then(getTaskResult)) }],
+    [
+      "tasks/cancel",
+      { answer: (call) => withTask(call, async (id) => (await found(deps.engine.requestCancel(id, call.principal)), { resultType: "complete" })) },
+    ],
+    ["tasks/update", { answer: (call) => withTask(call, (id) => update(deps, id, call.request, call.principal)) }],
     ["subscriptions/listen", (call, front) => listen(deps, call, front)],
   ]);
 }
@@ -47,9 +49,9 @@ async function update(deps: TasksExtensionDeps, taskId: string, request: JsonRpc
 }
 
 /** Every tasks/* request must itself declare the extension (the tasks extension, https://github.com/modelcontextprotocol/ext-tasks/blob/main/specification/draft/tasks.md), and name a task. */
-function withTask(call: ModernCall, op: (taskId: string) => Promise<Record<string, unknown>>): Promise<Response> {
+function withTask(call: ModernCall, op: (taskId: string) => Promise<Record<string, unknown>>): Promise<JsonRpcMessage> {
   if (!declaresTasks(call.client.capabilities))
     throw new GatewayError("missing_capability", `${call.request.method} needs the ${TASKS_EXTENSION} extension declared`, REQUIRED_CAPABILITIES);
   const taskId = taskIdOf(call.request);
-  return storeCall(() => op(taskId)).then((result) => jsonReply(success(call.request.id, result)));
+  return storeCall(() => op(taskId)).then((result) => success(call.request.id, result));
 }

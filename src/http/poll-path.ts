@@ -1,0 +1,201 @@
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { decodeMessage } from "../jsonrpc/decode.js";
+import { isRequest, type JsonRpcMessage } from "../jsonrpc/message.js";
+import type { Logger } from "../observability/logger.js";
+import type { Metrics } from "../observability/metrics.js";
+import { withLogContext, type LogContext } from "../observability/log-context.js";
+import { tracingEnabled } from "../observability/tracing.js";
+import { replyTag, type ReplyTag } from "../wire/reply-outcome.js";
+import { parseAccept } from "../wire/reply.js";
+import { GatewayError, isUnexpected, wireError } from "../wire/errors.js";
+import { callerCheck, type Caller } from "./auth-guard.js";
+import { hostAllowed, isJsonContentType } from "./guards.js";
+import { noteRequest, recordOperation, requestIdOf } from "./observe.js";
+import type { Endpoint, HttpOptions, Security } from "./routes.js";
+import { limitKey } from "./routes.js";
+import { hasScopes, insufficientScope, NO_SCOPES, scopesFor } from "./scope-guard.js";
+
+export type Listener = (req: IncomingMessage, res: ServerResponse) => void;
+
+/** Bodies the poll path reads itself; a longer one goes to the general path unread. */
+const MAX_POLL_BYTES = 16 * 1024;
+const NO_CALLER: Caller = { principal: undefined, scopes: undefined, audience: undefined };
+
+/**
+ * The poll path: `tasks/get` on the 2026-07-28 wire (its `Mcp-Method` header names the method,
+ * https://modelcontextprotocol.io/specification/draft/basic/transports#standard-headers) served on
+ * Node's request and response, in front of the hono app (routes.ts) that serves everything else.
+ * A poll is the request a tasks client sends most, and building a web Request and Response for it
+ * cost more than the rest of its work; here it runs the same steps in the same order — Host, auth,
+ * content type, size, Accept, decoding, scopes, rate limit, then ModernFront.answer, the code
+ * routes.ts reaches through Front.post — and writes the message as one JSON body.
+ *
+ * What it is not sure to answer exactly as the general path does goes there untouched, and only
+ * before any step with an effect (audit, rate limit, store): a request with an Origin (browsers:
+ * CORS), chunked or larger bodies, while tracing is on, and, with the body already read (handed
+ * on as `rawBody`, which @hono/node-server reads in place of the stream), any body that is not one
+ * well-formed modern tasks/get request. Refusals from the steps with effects are written from the
+ * same Responses routes.ts returns.
+ */
+export function pollPath(
+  endpoints: readonly Endpoint[],
+  options: HttpOptions,
+  logger: Logger,
+  metrics: Metrics,
+  security: Security,
+): (general: Listener) => Listener {
+  const paths = new Map(endpoints.map((e) => [e.path, endpointPolls(e, options, logger, metrics, security)]));
+  return (general) => (req, res) => {
+    if (req.method !== "POST" || req.headers["mcp-method"] !== "tasks/get") return general(req, res);
+    const polls = paths.get(pathOf(req.url));
+    const length = polls?.takes(req);
+    if (polls === undefined || length === undefined) return general(req, res);
+    readBody(req, length, (body) => polls.serve(req, res, body, general));
+  };
+}
+
+interface EndpointPolls {
+  /** The body's length when the poll path may read it; undefined sends the request on unread. */
+  takes(req: IncomingMessage): number | undefined;
+  serve(req: IncomingMessage, res: ServerResponse, body: Buffer, general: Listener): void;
+}
+
+function endpointPolls(endpoint: Endpoint, options: HttpOptions, logger: Logger, metrics: Metrics, security: Security): EndpointPolls {
+  const { name: upstream, front, scopes = NO_SCOPES } = endpoint;
+  const { limits, audit, realm } = security;
+  const resource = security.resources?.challengeFor(endpoint.path);
+  const allowsHost = hostAllowed(options.allowedHosts, security.listenHost);
+  const check = callerCheck(security.auth, realm, audit, { resource, requiredScopes: scopes.required });
+  const scoped = hasScopes(scopes);
+  const maxBytes = Math.min(options.maxBodyBytes, MAX_POLL_BYTES);
+  const follow = logger.isLevelEnabled("info");
+  const debug = logger.isLevelEnabled("debug");
+
+  const takes = (req: IncomingMessage): number | undefined => {
+    const h = req.headers;
+    if (h.origin !== undefined || h["transfer-encoding"] !== undefined || tracingEnabled()) return undefined;
+    const length = h["content-length"] === undefined ? NaN : Number(h["content-length"]);
+    if (!(length <= maxBytes) || !isJsonContentType(h["content-type"]) || !allowsHost(h.host)) return undefined;
+    const accepts = parseAccept(h.accept);
+    return accepts.json || accepts.sse ? length : undefined;
+  };
+
+  const serve = (req: IncomingMessage, res: ServerResponse, body: Buffer, general: Listener): void => {
+    const h = req.headers;
+    const decoded = decodeMessage(body.toString("utf8"), { maxDepth: options.maxJsonDepth });
+    const sessionId = header(h["mcp-session-id"]);
+    const protocolVersion = header(h["mcp-protocol-version"]);
+    const message = decoded.ok ? decoded.message : undefined;
+    if (!message || !isRequest(message) || message.method !== "tasks/get" || !front.answers(message, sessionId, protocolVersion)) {
+      (req as IncomingMessage & { rawBody?: Buffer }).rawBody = body;
+      return general(req, res);
+    }
+    const started = performance.now();
+    const context: LogContext = { reqId: requestIdOf(header(h["x-request-id"])) };
+    const send = (answered: JsonRpcMessage | Response): Promise<void> => {
+      const tag: ReplyTag | undefined = answered instanceof Response ? replyTag(answered) : answered;
+      const written = answered instanceof Response ? writeResponse(res, answered, context.reqId) : writeMessage(res, answered, context.reqId);
+      return written.then((status) => {
+        const seconds = (performance.now() - started) / 1000;
+        metrics.tasksGet(upstream, seconds);
+        recordOperation(metrics, upstream, "POST", undefined, context, tag, status, started);
+        if (debug) logger.debug({ ...context, upstream, status, ms: Math.round(seconds * 1000) }, "request");
+      });
+    };
+    // As routes.ts answers what a step threw: an error of the table as itself, anything else as internal.
+    const failed = (err: unknown): Promise<void> => {
+      if (!isUnexpected(err)) return send(wireError(err).toResponse(message.id));
+      logger.error({ err, ...context }, "unexpected error while relaying a message");
+      return send(new GatewayError("internal").toResponse(message.id));
+    };
+    const run = (): Promise<void> => {
+      const calling = check?.({
+        header: (name) => header(h[name]),
+        get remoteAddress() {
+          return req.socket.remoteAddress;
+        },
+      });
+      if (calling !== undefined) return calling.then((caller) => (caller instanceof Response ? caller : answer(caller))).then(send, failed);
+      try {
+        const answered = answer(NO_CALLER);
+        return answered instanceof Promise ? answered.then(send, failed) : send(answered);
+      } catch (err) {
+        return failed(err);
+      }
+    };
+    const answer = (caller: Caller): JsonRpcMessage | Response | Promise<JsonRpcMessage> => {
+      noteRequest(context, message, "modern", sessionId);
+      const { principal } = caller;
+      if (scoped) {
+        const refused = insufficientScope(scopesFor(scopes, message, header(h["mcp-name"])), caller.scopes, realm, resource);
+        if (refused) {
+          audit.record("auth.failed", principal, { mode: security.auth.mode, reason: "insufficient scope", method: message.method });
+          return refused.toResponse(message.id);
+        }
+      }
+      const limited = limits.rate(limitKey(principal, sessionId), message.method);
+      if (limited) return limited;
+      const answering = front.answer({
+        message,
+        accepts: parseAccept(h.accept),
+        sessionId,
+        protocolVersion,
+        mcpMethod: header(h["mcp-method"]),
+        mcpName: header(h["mcp-name"]),
+        principal,
+      });
+      if (!answering) throw new Error(`no answer for ${message.method} on the poll path`);
+      return answering;
+    };
+    void (follow ? withLogContext(context, run) : run()).catch((err: unknown) => {
+      logger.error({ err, ...context }, "unexpected error while handling a request");
+      res.destroy();
+    });
+  };
+
+  return { takes, serve };
+}
+
+/** A message as the one JSON body of the reply, with the headers the general path's Response.json carries. */
+function writeMessage(res: ServerResponse, message: JsonRpcMessage, reqId: string): Promise<number> {
+  const body = JSON.stringify(message);
+  res.writeHead(200, { "content-type": "application/json", "content-length": Buffer.byteLength(body), "x-request-id": reqId });
+  res.end(body);
+  return Promise.resolve(200);
+}
+
+/** A refusal built by the shared steps (a plain JSON body, never a stream), written as it is. */
+function writeResponse(res: ServerResponse, response: Response, reqId: string): Promise<number> {
+  return response.text().then((body) => {
+    const headers: Record<string, string> = {};
+    response.headers.forEach((value, name) => (headers[name] = value));
+    headers["x-request-id"] = reqId;
+    headers["content-length"] = String(Buffer.byteLength(body));
+    res.writeHead(response.status, headers);
+    res.end(body);
+    return response.status;
+  });
+}
+
+/** The whole body, at most `length` bytes (its Content-Length); a request that breaks off gets no answer. */
+function readBody(req: IncomingMessage, length: number, then: (body: Buffer) => void): void {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  req.on("data", (chunk: Buffer) => {
+    size += chunk.length;
+    if (size <= length) chunks.push(chunk);
+  });
+  req.once("end", () => then(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks)));
+  req.once("error", () => req.socket.destroy());
+}
+
+function pathOf(url: string | undefined): string {
+  if (url === undefined) return "";
+  const query = url.indexOf("?");
+  return query < 0 ? url : url.slice(0, query);
+}
+
+/** A header Node gives as one string (a repeated one joined), as the general path reads it. */
+function header(value: string | string[] | undefined): string | undefined {
+  return Array.isArray(value) ? value.join(", ") : value;
+}

@@ -1,0 +1,145 @@
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
+import { ModernFront } from "../../src/dialects/modern/modern-front.js";
+import { as, bearerAuth } from "../helpers/auth.js";
+import { inProcessGateway, type InProcessGateway } from "../helpers/in-process.js";
+import { modernRequest, WITH_TASKS } from "../helpers/modern.js";
+import { waitFor } from "../helpers/wait-for.js";
+
+const REQUIRED = { taskSupport: "required" };
+
+/**
+ * The poll path (src/http/poll-path.ts) answers the 2026-07-28 wire's tasks/get on the listener,
+ * before the hono app. Each request here goes both ways: over the network to the listener, and
+ * through `app.request`, which only the general path serves. Both must answer alike, and a spy
+ * on ModernFront.answer (which only the poll path calls) shows which path served the first.
+ */
+describe("the poll path (in process, over the listener)", () => {
+  let gw: InProcessGateway;
+  let taskId: string;
+  const answered = vi.spyOn(ModernFront.prototype, "answer");
+  beforeAll(async () => {
+    gw = await inProcessGateway({
+      auth: bearerAuth("alice", "bob"),
+      limits: { taskRequestsPerSecond: 1, taskRequestBurst: 1000 },
+      upstreams: [{ name: "demo", path: "/mcp", http: { url: "http://127.0.0.1:9/mcp" }, tools: { echo: REQUIRED } }],
+    });
+    const created = await gw.modern("tools/call", { name: "echo", arguments: { text: "polled" } }, { capabilities: WITH_TASKS, headers: as("alice") });
+    taskId = created.body.result.taskId;
+    await waitFor(
+      async () => (await gw.modern("tasks/get", { taskId }, { capabilities: WITH_TASKS, headers: as("alice") })).body.result.status === "completed",
+      {
+        what: "the task to complete",
+      },
+    );
+  });
+  afterAll(async () => gw?.close());
+  afterEach(() => answered.mockClear());
+
+  /** The same request over the listener and through app.request: status, content type and body of each. */
+  const both = async (request: () => Request) => {
+    const url = new URL(request().url);
+    const direct = request();
+    const viaListener = await fetch(`${gw.gateway.url}${url.pathname}`, {
+      method: "POST",
+      headers: direct.headers,
+      body: await direct.text(),
+    });
+    const general = await gw.send(request());
+    const read = async (res: Response) => ({
+      status: res.status,
+      type: res.headers.get("content-type"),
+      challenge: res.headers.get("www-authenticate"),
+      retryAfter: res.headers.get("retry-after"),
+      body: JSON.parse(await res.text()) as any,
+    });
+    return { listener: await read(viaListener), general: await read(general), requestId: viaListener.headers.get("x-request-id") };
+  };
+  const poll =
+    (params: Record<string, unknown>, headers: Record<string, string | undefined> = as("alice"), capabilities: Record<string, unknown> = WITH_TASKS) =>
+    () =>
+      modernRequest(`http://127.0.0.1/mcp`, "tasks/get", params, { capabilities, headers: { "x-request-id": "poll-1", ...headers }, id: 7 });
+
+  it("answers a completed task's tasks/get as the general path does, with its result, and echoes X-Request-Id", async () => {
+    const { listener, general, requestId } = await both(poll({ taskId }));
+    expect(answered).toHaveBeenCalledTimes(1);
+    expect(listener).toEqual(general);
+    expect(listener.status).toBe(200);
+    expect(listener.type).toBe("application/json");
+    expect(listener.body).toMatchObject({ id: 7, result: { resultType: "complete", taskId, status: "completed", result: { resultType: "complete" } } });
+    expect(JSON.stringify(listener.body.result.result)).toContain("polled");
+    expect(requestId).toBe("poll-1");
+  });
+
+  it("answers an unknown task, another principal's task, a missing extension and a wrong Mcp-Name with the general path's errors", async () => {
+    const cases = [
+      poll({ taskId: "01JUNKNOWNTASKIDxxxxxxxxxxxxxxxxx" }),
+      poll({ taskId }, as("bob")),
+      poll({ taskId }, as("alice"), {}),
+      poll({ taskId }, { ...as("alice"), "mcp-name": "another" }),
+    ];
+    for (const request of cases) {
+      const { listener, general } = await both(request);
+      expect(listener).toEqual(general);
+      expect(listener.body.error.code).toBeLessThan(0);
+    }
+    expect(answered).toHaveBeenCalledTimes(cases.length);
+  });
+
+  it("refuses a missing or unknown token with the general path's 401 and challenge", async () => {
+    for (const headers of [{ authorization: undefined }, { authorization: "Bearer tok-mallory" }]) {
+      const { listener, general } = await both(poll({ taskId }, headers));
+      expect(listener.status).toBe(401);
+      expect(listener).toEqual(general);
+      expect(listener.challenge).toMatch(/^Bearer realm="taskgate"/);
+    }
+    expect(answered).not.toHaveBeenCalled();
+  });
+
+  it("leaves to the general path a body it cannot serve: malformed JSON, another method than the header's, an Origin", async () => {
+    const malformed = () => new Request("http://127.0.0.1/mcp", { method: "POST", headers: poll({ taskId })().headers, body: '{"jsonrpc":"2.0",' });
+    const otherMethod = () =>
+      modernRequest(
+        "http://127.0.0.1/mcp",
+        "tasks/cancel",
+        { taskId },
+        { capabilities: WITH_TASKS, headers: { ...as("alice"), "mcp-method": "tasks/get" }, id: 8 },
+      );
+    for (const request of [malformed, otherMethod]) {
+      const { listener, general } = await both(request);
+      expect(listener).toEqual(general);
+      expect(listener.body.error.code).toBeLessThan(0);
+    }
+    const fromPage = await fetch(`${gw.gateway.url}/mcp`, {
+      method: "POST",
+      headers: poll({ taskId }, { ...as("alice"), origin: "http://localhost:5173" })().headers,
+      body: await poll({ taskId })().text(),
+    });
+    expect(fromPage.headers.get("access-control-allow-origin")).toBe("http://localhost:5173");
+    expect(((await fromPage.json()) as any).result.status).toBe("completed");
+    expect(answered).not.toHaveBeenCalled();
+  });
+});
+
+describe("the poll path and the rate limit (in process)", () => {
+  let gw: InProcessGateway;
+  beforeAll(async () => {
+    gw = await inProcessGateway({ limits: { taskRequestsPerSecond: 0.01, taskRequestBurst: 2 } });
+  });
+  afterAll(async () => gw?.close());
+
+  it("spends the caller's one bucket on either path, and answers the poll over it with 429, -32000 and Retry-After", async () => {
+    const poll = () => modernRequest("http://127.0.0.1/mcp", "tasks/get", { taskId: "01JUNKNOWNTASKIDxxxxxxxxxxxxxxxxx" }, { capabilities: WITH_TASKS });
+    const overListener = async () => {
+      const request = poll();
+      return fetch(`${gw.gateway.url}/mcp`, { method: "POST", headers: request.headers, body: await request.text() });
+    };
+    expect((await overListener()).status).toBe(200);
+    expect((await gw.send(poll())).status).toBe(200);
+    const refused = await overListener();
+    expect(refused.status).toBe(429);
+    expect(refused.headers.get("retry-after")).toMatch(/^\d+$/);
+    expect(((await refused.json()) as any).error).toMatchObject({ code: -32000 });
+    const general = await gw.send(poll());
+    expect(general.status).toBe(429);
+  });
+});
