@@ -1,6 +1,7 @@
 import type { Accepts } from "../wire/reply.js";
 import { GatewayError } from "../wire/errors.js";
-import type { JsonRpcMessage } from "../jsonrpc/message.js";
+import type { JsonRpcMessage, JsonRpcRequest } from "../jsonrpc/message.js";
+import type { SessionRecord } from "../store/contract.js";
 import type { LegacyFront } from "./legacy/legacy-front.js";
 import { forwardedAuthorization } from "../util/forwarded-authorization.js";
 import { isLegacyVersion } from "./legacy/versions.js";
@@ -65,6 +66,18 @@ export class Front {
       headers: { protocolVersion: req.protocolVersion, method: req.mcpMethod, name: req.mcpName },
       principal: req.principal,
     });
+  }
+
+  /**
+   * For a request on the legacy wire: the session post() answers it in with one plain message
+   * (LegacyFront.answerable), else undefined; the answer itself from answerIn().
+   */
+  answerableSession(req: FrontRequest): Promise<SessionRecord | undefined> {
+    return isModern(req) ? Promise.resolve(undefined) : this.legacy.answerable(req);
+  }
+
+  answerIn(session: SessionRecord, request: JsonRpcRequest): Promise<JsonRpcMessage> {
+    return this.legacy.answer(session, request);
   }
 
   get(accepts: Accepts, sessionId: string | undefined, protocolVersion: string | undefined, principal?: string): Promise<Response> {

@@ -11,6 +11,7 @@ import { GatewayError, isUnexpected, wireError } from "../wire/errors.js";
 import { callerCheck, type Caller } from "./auth-guard.js";
 import { hostAllowed, isJsonContentType } from "./guards.js";
 import { noteRequest, recordOperation, requestIdOf } from "./observe.js";
+import { wireOf, type FrontRequest } from "../dialects/front.js";
 import type { Endpoint, HttpOptions, Security } from "./routes.js";
 import { limitKey } from "./routes.js";
 import { hasScopes, insufficientScope, NO_SCOPES, scopesFor } from "./scope-guard.js";
@@ -22,20 +23,23 @@ const MAX_POLL_BYTES = 16 * 1024;
 const NO_CALLER: Caller = { principal: undefined, scopes: undefined, audience: undefined };
 
 /**
- * The poll path: `tasks/get` on the 2026-07-28 wire (its `Mcp-Method` header names the method,
- * https://modelcontextprotocol.io/specification/draft/basic/transports#standard-headers) served on
- * Node's request and response, in front of the hono app (routes.ts) that serves everything else.
- * A poll is the request a tasks client sends most, and building a web Request and Response for it
- * cost more than the rest of its work; here it runs the same steps in the same order — Host, auth,
- * content type, size, Accept, decoding, scopes, rate limit, then ModernFront.answer, the code
- * routes.ts reaches through Front.post — and writes the message as one JSON body.
+ * The poll path: `tasks/get` served on Node's request and response, in front of the hono app
+ * (routes.ts) that serves everything else. A poll is the request a tasks client sends most, and
+ * building a web Request and Response for it cost more than the rest of its work. Here it runs the
+ * same steps in the same order — Host, auth, content type, size, Accept, decoding, scopes, rate
+ * limit — through the same functions, reaches the same answer code routes.ts reaches through
+ * Front.post (ModernFront.answer on the 2026-07-28 wire; on the legacy wire, a 2025-11-25 tasks
+ * session's Tasks2025Handlers.taskReply), and writes the message as one JSON body.
  *
- * What it is not sure to answer exactly as the general path does goes there untouched, and only
- * before any step with an effect (audit, rate limit, store): a request with an Origin (browsers:
- * CORS), chunked or larger bodies, while tracing is on, and, with the body already read (handed
- * on as `rawBody`, which @hono/node-server reads in place of the stream), any body that is not one
- * well-formed modern tasks/get request. Refusals from the steps with effects are written from the
- * same Responses routes.ts returns.
+ * Which requests: on the 2026-07-28 wire the `Mcp-Method` header names the method
+ * (https://modelcontextprotocol.io/specification/draft/basic/transports#standard-headers); on the
+ * legacy wire, where only the body does, a small POST with a session id is read first. What the
+ * poll path is not sure to answer exactly as the general path does goes there, untouched or with
+ * the body it read handed on as `rawBody` (which @hono/node-server reads in place of the stream):
+ * a request with an Origin (browsers: CORS), chunked or larger bodies, while tracing is on, a body
+ * that is not one well-formed tasks/get, a session that is not a 2025-11-25 tasks session. Only
+ * the auth step runs before a hand-over (its refusal is written here, so nothing is audited twice);
+ * refusals of the steps after it are written from the same Responses routes.ts returns.
  */
 export function pollPath(
   endpoints: readonly Endpoint[],
@@ -46,7 +50,9 @@ export function pollPath(
 ): (general: Listener) => Listener {
   const paths = new Map(endpoints.map((e) => [e.path, endpointPolls(e, options, logger, metrics, security)]));
   return (general) => (req, res) => {
-    if (req.method !== "POST" || req.headers["mcp-method"] !== "tasks/get") return general(req, res);
+    if (req.method !== "POST") return general(req, res);
+    const named = req.headers["mcp-method"];
+    if (named === undefined ? req.headers["mcp-session-id"] === undefined : named !== "tasks/get") return general(req, res);
     const polls = paths.get(pathOf(req.url));
     const length = polls?.takes(req);
     if (polls === undefined || length === undefined) return general(req, res);
@@ -59,6 +65,11 @@ interface EndpointPolls {
   takes(req: IncomingMessage): number | undefined;
   serve(req: IncomingMessage, res: ServerResponse, body: Buffer, general: Listener): void;
 }
+
+const TASKS_GET = Buffer.from('"tasks/get"');
+
+/** Answered by the general path instead: nothing was written. */
+const HANDED_OVER = Symbol("handed over");
 
 function endpointPolls(endpoint: Endpoint, options: HttpOptions, logger: Logger, metrics: Metrics, security: Security): EndpointPolls {
   const { name: upstream, front, scopes = NO_SCOPES } = endpoint;
@@ -74,27 +85,44 @@ function endpointPolls(endpoint: Endpoint, options: HttpOptions, logger: Logger,
   const takes = (req: IncomingMessage): number | undefined => {
     const h = req.headers;
     if (h.origin !== undefined || h["transfer-encoding"] !== undefined || tracingEnabled()) return undefined;
-    const length = h["content-length"] === undefined ? NaN : Number(h["content-length"]);
+    const length = h["content-length"] === undefined ? Number.NaN : Number(h["content-length"]);
     if (!(length <= maxBytes) || !isJsonContentType(h["content-type"]) || !allowsHost(h.host)) return undefined;
-    const accepts = parseAccept(h.accept);
-    return accepts.json || accepts.sse ? length : undefined;
+    return length;
   };
 
   const serve = (req: IncomingMessage, res: ServerResponse, body: Buffer, general: Listener): void => {
     const h = req.headers;
-    const decoded = decodeMessage(body.toString("utf8"), { maxDepth: options.maxJsonDepth });
+    const handOver = (): typeof HANDED_OVER => {
+      (req as IncomingMessage & { rawBody?: Buffer }).rawBody = body;
+      void general(req, res);
+      return HANDED_OVER;
+    };
+    const accepts = parseAccept(h.accept);
+    // A legacy POST is read to learn its method: one that cannot be a poll goes on unparsed.
+    const mayPoll = (accepts.json || accepts.sse) && (h["mcp-method"] !== undefined || body.includes(TASKS_GET));
+    const decoded = mayPoll ? decodeMessage(body.toString("utf8"), { maxDepth: options.maxJsonDepth }) : undefined;
+    const message = decoded?.ok ? decoded.message : undefined;
+    if (!message || !isRequest(message) || message.method !== "tasks/get") return void handOver();
     const sessionId = header(h["mcp-session-id"]);
     const protocolVersion = header(h["mcp-protocol-version"]);
-    const message = decoded.ok ? decoded.message : undefined;
-    if (!message || !isRequest(message) || message.method !== "tasks/get" || !front.answers(message, sessionId, protocolVersion)) {
-      (req as IncomingMessage & { rawBody?: Buffer }).rawBody = body;
-      return general(req, res);
-    }
+    const modern = wireOf(message, sessionId, protocolVersion) === "modern";
+    if (modern ? !front.answers(message, sessionId, protocolVersion) : sessionId === undefined) return void handOver();
     const started = performance.now();
     const context: LogContext = { reqId: requestIdOf(header(h["x-request-id"])) };
-    const send = (answered: JsonRpcMessage | Response): Promise<void> => {
+    const frontRequest = (principal: string | undefined): FrontRequest => ({
+      message,
+      accepts,
+      sessionId,
+      protocolVersion,
+      mcpMethod: header(h["mcp-method"]),
+      mcpName: header(h["mcp-name"]),
+      principal,
+    });
+
+    const send = (answered: JsonRpcMessage | Response | typeof HANDED_OVER): Promise<void> | undefined => {
+      if (answered === HANDED_OVER) return undefined;
       const tag: ReplyTag | undefined = answered instanceof Response ? replyTag(answered) : answered;
-      const written = answered instanceof Response ? writeResponse(res, answered, context.reqId) : writeMessage(res, answered, context.reqId);
+      const written = answered instanceof Response ? writeResponse(res, answered, context.reqId) : Promise.resolve(writeMessage(res, answered, context.reqId));
       return written.then((status) => {
         const seconds = (performance.now() - started) / 1000;
         metrics.tasksGet(upstream, seconds);
@@ -103,12 +131,43 @@ function endpointPolls(endpoint: Endpoint, options: HttpOptions, logger: Logger,
       });
     };
     // As routes.ts answers what a step threw: an error of the table as itself, anything else as internal.
-    const failed = (err: unknown): Promise<void> => {
+    const failed = (err: unknown): Promise<void> | undefined => {
       if (!isUnexpected(err)) return send(wireError(err).toResponse(message.id));
       logger.error({ err, ...context }, "unexpected error while relaying a message");
       return send(new GatewayError("internal").toResponse(message.id));
     };
-    const run = (): Promise<void> => {
+    // The steps after auth, as postMessage (routes.ts) takes them.
+    const checked = (caller: Caller): Response | undefined => {
+      noteRequest(context, message, modern ? "modern" : "legacy", sessionId);
+      if (scoped) {
+        const refused = insufficientScope(scopesFor(scopes, message, header(h["mcp-name"])), caller.scopes, realm, resource);
+        if (refused) {
+          audit.record("auth.failed", caller.principal, { mode: security.auth.mode, reason: "insufficient scope", method: message.method });
+          return refused.toResponse(message.id);
+        }
+      }
+      return limits.rate(limitKey(caller.principal, sessionId), message.method);
+    };
+    const answerModern = (caller: Caller): JsonRpcMessage | Response | Promise<JsonRpcMessage> => {
+      const refused = checked(caller);
+      if (refused) return refused;
+      const answering = front.answer(frontRequest(caller.principal));
+      if (!answering) throw new Error(`no answer for ${message.method} on the poll path`);
+      return answering;
+    };
+    // The session decides whether the answer is one plain message, so it is read before the rate
+    // limit; anything else (an unknown session included) goes to the general path, which reads it again.
+    const answerLegacy = (caller: Caller): Promise<JsonRpcMessage | Response | typeof HANDED_OVER> =>
+      front.answerableSession(frontRequest(caller.principal)).then<JsonRpcMessage | Response | typeof HANDED_OVER, typeof HANDED_OVER>(
+        (session) => {
+          if (session === undefined) return handOver();
+          return checked(caller) ?? front.answerIn(session, message);
+        },
+        () => handOver(),
+      );
+    const answer = modern ? answerModern : answerLegacy;
+
+    const run = (): Promise<void> | undefined => {
       const calling = check?.({
         header: (name) => header(h[name]),
         get remoteAddress() {
@@ -123,31 +182,8 @@ function endpointPolls(endpoint: Endpoint, options: HttpOptions, logger: Logger,
         return failed(err);
       }
     };
-    const answer = (caller: Caller): JsonRpcMessage | Response | Promise<JsonRpcMessage> => {
-      noteRequest(context, message, "modern", sessionId);
-      const { principal } = caller;
-      if (scoped) {
-        const refused = insufficientScope(scopesFor(scopes, message, header(h["mcp-name"])), caller.scopes, realm, resource);
-        if (refused) {
-          audit.record("auth.failed", principal, { mode: security.auth.mode, reason: "insufficient scope", method: message.method });
-          return refused.toResponse(message.id);
-        }
-      }
-      const limited = limits.rate(limitKey(principal, sessionId), message.method);
-      if (limited) return limited;
-      const answering = front.answer({
-        message,
-        accepts: parseAccept(h.accept),
-        sessionId,
-        protocolVersion,
-        mcpMethod: header(h["mcp-method"]),
-        mcpName: header(h["mcp-name"]),
-        principal,
-      });
-      if (!answering) throw new Error(`no answer for ${message.method} on the poll path`);
-      return answering;
-    };
-    void (follow ? withLogContext(context, run) : run()).catch((err: unknown) => {
+    const ran = follow ? withLogContext(context, run) : run();
+    ran?.catch((err: unknown) => {
       logger.error({ err, ...context }, "unexpected error while handling a request");
       res.destroy();
     });
@@ -157,11 +193,11 @@ function endpointPolls(endpoint: Endpoint, options: HttpOptions, logger: Logger,
 }
 
 /** A message as the one JSON body of the reply, with the headers the general path's Response.json carries. */
-function writeMessage(res: ServerResponse, message: JsonRpcMessage, reqId: string): Promise<number> {
+function writeMessage(res: ServerResponse, message: JsonRpcMessage, reqId: string): number {
   const body = JSON.stringify(message);
   res.writeHead(200, { "content-type": "application/json", "content-length": Buffer.byteLength(body), "x-request-id": reqId });
   res.end(body);
-  return Promise.resolve(200);
+  return 200;
 }
 
 /** A refusal built by the shared steps (a plain JSON body, never a stream), written as it is. */

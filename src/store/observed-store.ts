@@ -30,7 +30,10 @@ export function observeStore<S extends Store>(store: S, observer: StoreObserver)
         const inTrace = tracingEnabled() && activeSpan() !== undefined;
         // The request (or task) span that creates a task names it, for finding its trace by task id.
         if (inTrace && prop === "createTask") activeSpan()?.setAttribute("taskgate.task.id", (args[0] as { id: string }).id);
-        const run = () => Promise.resolve(method.apply(target, args));
+        const run = () => {
+          const result = method.apply(target, args);
+          return result instanceof Promise ? result : Promise.resolve(result);
+        };
         const work = inTrace ? traced(`store ${prop}`, { "db.system": target.kind, "db.operation": prop }, run) : run();
         return work.catch((err: unknown) => {
           observer.storeError(prop);

@@ -1,8 +1,10 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
+import { LegacyFront } from "../../src/dialects/legacy/legacy-front.js";
 import { ModernFront } from "../../src/dialects/modern/modern-front.js";
 import { as, bearerAuth } from "../helpers/auth.js";
 import { inProcessGateway, type InProcessGateway } from "../helpers/in-process.js";
 import { modernRequest, WITH_TASKS } from "../helpers/modern.js";
+import { messagesOf, postRequest } from "../helpers/raw.js";
 import { waitFor } from "../helpers/wait-for.js";
 
 const REQUIRED = { taskSupport: "required" };
@@ -116,6 +118,59 @@ describe("the poll path (in process, over the listener)", () => {
     });
     expect(fromPage.headers.get("access-control-allow-origin")).toBe("http://localhost:5173");
     expect(((await fromPage.json()) as any).result.status).toBe("completed");
+    expect(answered).not.toHaveBeenCalled();
+  });
+});
+
+describe("the poll path on the legacy wire (in process, over the listener)", () => {
+  let gw: InProcessGateway;
+  let session: string;
+  let taskId: string;
+  const answered = vi.spyOn(LegacyFront.prototype, "answer");
+  const legacy =
+    (method: string, params: Record<string, unknown>, id: number, headers: Record<string, string> = {}) =>
+    () =>
+      postRequest(
+        "http://127.0.0.1/mcp",
+        { jsonrpc: "2.0", id, method, params },
+        { "mcp-session-id": session, "mcp-protocol-version": "2025-11-25", ...headers },
+      );
+  const overListener = async (request: Request) => fetch(`${gw.gateway.url}/mcp`, { method: "POST", headers: request.headers, body: await request.text() });
+  const read = async (res: Response) => ({ status: res.status, type: res.headers.get("content-type"), body: await res.text() });
+  beforeAll(async () => {
+    gw = await inProcessGateway({ upstreams: [{ name: "demo", path: "/mcp", http: { url: "http://127.0.0.1:9/mcp" }, tools: { echo: REQUIRED } }] });
+    session = await gw.openSession({ tasks: { requests: { tools: { call: {} } } } });
+    const created = (await messagesOf(await gw.send(legacy("tools/call", { name: "echo", arguments: { text: "polled" }, task: {} }, 1)()))).find(
+      (m) => "result" in m,
+    );
+    taskId = created.result.task.taskId;
+    await waitFor(async () => JSON.parse((await read(await gw.send(legacy("tasks/get", { taskId }, 2)()))).body).result.status === "completed", {
+      what: "the task to complete",
+    });
+  });
+  afterAll(async () => gw?.close());
+  afterEach(() => answered.mockClear());
+
+  it("answers a 2025-11-25 session's tasks/get, and an unknown task, as the general path does", async () => {
+    for (const [params, id] of [
+      [{ taskId }, 3],
+      [{ taskId: "01JUNKNOWN" }, 4],
+    ] as const) {
+      const listener = await read(await overListener(legacy("tasks/get", params, id)()));
+      expect(listener).toEqual(await read(await gw.send(legacy("tasks/get", params, id)())));
+      expect(listener.type).toBe("application/json");
+    }
+    expect(answered).toHaveBeenCalledTimes(2);
+    expect(JSON.parse((await read(await overListener(legacy("tasks/get", { taskId }, 5)()))).body).result).toMatchObject({ taskId, status: "completed" });
+  });
+
+  it("leaves to the general path an unknown session and every other request of a session", async () => {
+    const unknown = legacy("tasks/get", { taskId }, 6, { "mcp-session-id": "no-such-session" });
+    const listener = await read(await overListener(unknown()));
+    expect(listener).toEqual(await read(await gw.send(unknown())));
+    expect(listener.status).toBe(404);
+    const listed = await read(await overListener(legacy("tools/list", {}, 7)()));
+    expect(JSON.stringify(JSON.parse(listed.body.split("data: ").pop() ?? listed.body))).toContain("echo");
     expect(answered).not.toHaveBeenCalled();
   });
 });

@@ -13,6 +13,7 @@ import { TASKS_2025_CAPABILITY } from "../tasks-2025-11-25/render.js";
 import { serveLegacy, takesLegacy } from "../unaware/legacy.js";
 import type { Unaware } from "../unaware/unaware.js";
 import type { Sessions } from "../../sessions/sessions.js";
+import type { SessionRecord } from "../../store/contract.js";
 import { isLegacyVersion, negotiateVersion } from "./versions.js";
 
 const SESSION_HEADER = "mcp-session-id";
@@ -72,6 +73,24 @@ export class LegacyFront {
     if (isNotification(message)) await this.onNotification(client, message);
     else if (!(await this.tasks2025?.answer(session, message as JsonRpcResponse))) await (this.native ?? this.relay).answer(client, message as JsonRpcResponse);
     return new Response(null, { status: 202 });
+  }
+
+  /**
+   * The session post() answers this request in with one plain message (Tasks2025Handlers.taskReply);
+   * undefined when post() serves it otherwise. Throws what post() throws for an unknown session.
+   */
+  async answerable(req: LegacyRequest): Promise<SessionRecord | undefined> {
+    const { message } = req;
+    if (!isRequest(message) || message.method === "initialize" || !this.tasks2025) return undefined;
+    const session = await this.sessions.require(req.sessionId, req.principal);
+    if (req.protocolVersion !== undefined && !isLegacyVersion(req.protocolVersion)) return undefined;
+    if (takesLegacy(this.unaware, session, message)) return undefined;
+    return this.tasks2025.answers(session, message.method) ? session : undefined;
+  }
+
+  /** What post() answers, as the message, in a session answerable() gave. */
+  answer(session: SessionRecord, request: JsonRpcRequest): Promise<JsonRpcMessage> {
+    return this.tasks2025!.taskReply(session, request);
   }
 
   /** The session's standing server→client stream (notifications not tied to a call). */

@@ -2,7 +2,7 @@ import type { CallDeps } from "../call-deps.js";
 import { GatewayError, isUnexpected, wireError } from "../../wire/errors.js";
 import { CallReply, type Accepts } from "../../wire/reply.js";
 import { failureResponse, jsonReply } from "../../wire/reply-outcome.js";
-import { failure, success, type JsonRpcRequest, type JsonRpcResponse } from "../../jsonrpc/message.js";
+import { failure, success, type JsonRpcMessage, type JsonRpcRequest, type JsonRpcResponse } from "../../jsonrpc/message.js";
 import type { MessageSink } from "../../jsonrpc/sink.js";
 import { callClientId, sessionClient } from "../passthrough/client-id.js";
 import type { SessionRecord, TaskRecord } from "../../store/contract.js";
@@ -26,6 +26,7 @@ export interface Tasks2025HandlersDeps extends CallDeps {
 export { TASKS_2025_VERSION } from "../../jsonrpc/versions.js";
 import { TASKS_2025_VERSION } from "../../jsonrpc/versions.js";
 const METHODS = new Set(["tools/call", "tools/list", "tasks/get", "tasks/result", "tasks/list", "tasks/cancel"]);
+const TASK_METHODS = new Set(["tasks/get", "tasks/list", "tasks/cancel"]);
 
 /**
  * The 2025-11-25 tasks, experimental in that version (https://modelcontextprotocol.io/specification/2025-11-25/basic/utilities/tasks), for sessions of that version.
@@ -51,11 +52,26 @@ export class Tasks2025Handlers {
         case "tasks/result":
           return await this.result(session, request, accepts, signal);
         default:
-          return jsonReply(success(request.id, await this.taskMethod(session, request)));
+          return jsonReply(await this.taskReply(session, request));
       }
     } catch (err) {
       throw isUnexpected(err) ? err : wireError(err);
     }
+  }
+
+  /** Whether taskReply() answers this method: tasks/get, tasks/list and tasks/cancel, one plain message each. */
+  answers(session: SessionRecord, method: string): boolean {
+    return this.handles(session, method) && TASK_METHODS.has(method);
+  }
+
+  /** What handle() answers for tasks/get, tasks/list or tasks/cancel, as the message. */
+  taskReply(session: SessionRecord, request: JsonRpcRequest): Promise<JsonRpcMessage> {
+    return this.taskMethod(session, request).then(
+      (result) => success(request.id, result),
+      (err: unknown) => {
+        throw isUnexpected(err) ? err : wireError(err);
+      },
+    );
   }
 
   /**
