@@ -1,6 +1,7 @@
 import type { Accepts } from "../wire/reply.js";
 import { GatewayError } from "../wire/errors.js";
 import type { JsonRpcMessage, JsonRpcRequest } from "../jsonrpc/message.js";
+import type { LogContext } from "../observability/log-context.js";
 import type { SessionRecord } from "../store/contract.js";
 import type { LegacyFront } from "./legacy/legacy-front.js";
 import { forwardedAuthorization } from "../util/forwarded-authorization.js";
@@ -22,6 +23,8 @@ export interface FrontRequest {
   principal?: string;
   /** The client's Authorization header, only for an upstream with `http.forwardAuthorization`. */
   authorization?: string;
+  /** What the lines about this request carry (its id, method, tool). */
+  log?: LogContext;
 }
 
 /**
@@ -43,6 +46,7 @@ export class Front {
         headers,
         header: req.header,
         principal: req.principal,
+        log: req.log,
         ...forwardedAuthorization(req.authorization),
       });
     }
@@ -65,6 +69,7 @@ export class Front {
       accepts: req.accepts,
       headers: { protocolVersion: req.protocolVersion, method: req.mcpMethod, name: req.mcpName },
       principal: req.principal,
+      log: req.log,
     });
   }
 
@@ -76,8 +81,8 @@ export class Front {
     return isModern(req) ? Promise.resolve(undefined) : this.legacy.answerable(req);
   }
 
-  answerIn(session: SessionRecord, request: JsonRpcRequest): Promise<JsonRpcMessage> {
-    return this.legacy.answer(session, request);
+  answerIn(session: SessionRecord, request: JsonRpcRequest, log?: LogContext): Promise<JsonRpcMessage> {
+    return this.legacy.answer(session, request, log);
   }
 
   get(accepts: Accepts, sessionId: string | undefined, protocolVersion: string | undefined, principal?: string): Promise<Response> {

@@ -3,6 +3,7 @@ import type { Context } from "hono";
 import type { Authenticator, AuthRequest, AuthResult } from "../auth/index.js";
 import type { Audit } from "../observability/audit.js";
 import { GatewayError } from "../wire/errors.js";
+import type { LogContext } from "../observability/log-context.js";
 import type { ObservedEnv } from "./observe.js";
 import type { ResourceChallenge } from "./resource-metadata.js";
 import { insufficientScope, quoted } from "./scope-guard.js";
@@ -34,13 +35,16 @@ export function authGuard(
   const check = callerCheck(auth, realm, audit, endpoint);
   if (!check) return () => undefined;
   return (c) =>
-    check({
-      header: (name) => c.req.header(name),
-      // The peer address is read only by the modes that ask for it: getConnInfo builds objects per call.
-      get remoteAddress() {
-        return remoteAddress(c);
+    check(
+      {
+        header: (name) => c.req.header(name),
+        // The peer address is read only by the modes that ask for it: getConnInfo builds objects per call.
+        get remoteAddress() {
+          return remoteAddress(c);
+        },
       },
-    }).then((caller) => {
+      c.get("logContext"),
+    ).then((caller) => {
       if (caller instanceof Response) return caller;
       c.set("principal", caller.principal);
       c.set("scopes", caller.scopes);
@@ -66,9 +70,9 @@ export function callerCheck(
   realm: string,
   audit: Audit,
   endpoint: EndpointChallenge,
-): ((req: Omit<AuthRequest, "resource">) => Promise<Caller | Response>) | undefined {
+): ((req: Omit<AuthRequest, "resource">, context?: LogContext) => Promise<Caller | Response>) | undefined {
   if (auth.mode === "none" && endpoint.requiredScopes.length === 0) return undefined;
-  return async (req) => {
+  return async (req, context) => {
     const resource = endpoint.resource?.resource();
     const result = await auth.authenticate(
       resource === undefined
@@ -82,13 +86,13 @@ export function callerCheck(
           },
     );
     if (!result.ok) {
-      audit.record("auth.failed", undefined, { mode: auth.mode, reason: result.description });
+      audit.record("auth.failed", undefined, { mode: auth.mode, reason: result.description }, context);
       if (result.error === "unavailable") return new GatewayError("auth_unavailable").toResponse(null, { "retry-after": "5" });
       return new GatewayError("unauthorized", result.description).toResponse(null, { "www-authenticate": challenge(realm, result, endpoint) });
     }
     const refused = insufficientScope(endpoint.requiredScopes, result.scopes, realm, endpoint.resource);
     if (refused) {
-      audit.record("auth.failed", undefined, { mode: auth.mode, reason: "insufficient scope" });
+      audit.record("auth.failed", undefined, { mode: auth.mode, reason: "insufficient scope" }, context);
       return refused.toResponse();
     }
     return { principal: result.principal, scopes: result.scopes, audience: result.audience };

@@ -1,5 +1,6 @@
 import type { LimitsConfig } from "../config/security-schema.js";
 import type { Audit } from "../observability/audit.js";
+import type { LogContext } from "../observability/log-context.js";
 import { GatewayError } from "../wire/errors.js";
 import { isEventStream, whenStreamEnds } from "./sse-lifetime.js";
 import { replyTag } from "../wire/reply-outcome.js";
@@ -27,7 +28,7 @@ export class CallerLimits {
   ) {}
 
   /** A 429 response when `key` spent its tasks/* budget; undefined to go on. */
-  rate(key: string, method: string): Response | undefined {
+  rate(key: string, method: string, context?: LogContext): Response | undefined {
     const perSecond = this.limits.taskRequestsPerSecond;
     if (perSecond <= 0 || !method.startsWith("tasks/")) return undefined;
     const now = this.clock();
@@ -43,16 +44,16 @@ export class CallerLimits {
       bucket.tokens -= 1;
       return undefined;
     }
-    this.audit.record("limit.refused", key, { limit: "taskRequestsPerSecond", method });
+    this.audit.record("limit.refused", key, { limit: "taskRequestsPerSecond", method }, context);
     const retryAfterS = Math.max(1, Math.ceil((1 - bucket.tokens) / perSecond));
     return new GatewayError("rate_limited", `at most ${perSecond} tasks/* requests a second`).toResponse(null, { "retry-after": String(retryAfterS) });
   }
 
   /** Throws 429 when `key` holds as many open SSE streams on this replica as it may. */
-  checkStreams(key: string): void {
+  checkStreams(key: string, context?: LogContext): void {
     const max = this.limits.maxSseStreamsPerPrincipal;
     if (max > 0 && (this.streams.get(key) ?? 0) >= max) {
-      this.audit.record("limit.refused", key, { limit: "maxSseStreamsPerPrincipal" });
+      this.audit.record("limit.refused", key, { limit: "maxSseStreamsPerPrincipal" }, context);
       throw new GatewayError("too_many_streams", `at most ${max} open streams`);
     }
   }

@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import type { Context } from "hono";
-import { withLogContext, type LogContext } from "../observability/log-context.js";
+import type { LogContext } from "../observability/log-context.js";
 import type { Logger } from "../observability/logger.js";
 import type { Metrics } from "../observability/metrics.js";
 import type { Wire } from "../observability/request-outcome.js";
@@ -27,11 +27,8 @@ export type ObservedEnv = { Variables: { logContext: LogContext; reply?: ReplyTa
  * outcome (refusals included, since this runs before every other step), the tasks/get latency,
  * and a debug access line.
  *
- * The context follows the request's async work (AsyncLocalStorage) only when lines at info or
- * below are written: those are the lines written away from the request's own stack ("task
- * created", "task ended", audit). On Node 20 entering an AsyncLocalStorage turns on a promise hook
- * for every promise of the process, about a quarter of the CPU of a request answered from memory;
- * at warn and above the routes put the request id on their own error lines instead (docs/reference/logs-and-traces.md).
+ * The log context is kept on the request for the routes, which hand it on with the front request
+ * to whatever writes a line about it (observability/log-context.ts).
  */
 export function observeRequests(
   upstream: string,
@@ -39,15 +36,14 @@ export function observeRequests(
   logger: Logger,
   sseMaxBufferedBytes: number,
 ): <E extends ObservedEnv>(request: Context<E>, serve: () => Promise<Response>) => Promise<Response> {
-  const follow = logger.isLevelEnabled("info");
   return (request, serve) => {
     const c = request as unknown as Context<ObservedEnv>;
     const context: LogContext = { reqId: requestIdOf(c.req.header("x-request-id")) };
     c.set("logContext", context);
     const started = performance.now();
     const spanned = tracingEnabled() ? () => inFrontSpan(c, upstream, serve) : serve;
-    // A then rather than an async function: with the log context on, an await costs a promise more.
-    return (follow ? withLogContext(context, spanned) : spanned()).then((served) => {
+    // A then rather than an async function: an await costs a promise more.
+    return spanned().then((served) => {
       let response = served;
       const seconds = (performance.now() - started) / 1000;
       if (context.method === "tasks/get") metrics.tasksGet(upstream, seconds);

@@ -3,7 +3,7 @@ import { decodeMessage } from "../jsonrpc/decode.js";
 import { isRequest, type JsonRpcMessage } from "../jsonrpc/message.js";
 import type { Logger } from "../observability/logger.js";
 import type { Metrics } from "../observability/metrics.js";
-import { withLogContext, type LogContext } from "../observability/log-context.js";
+import type { LogContext } from "../observability/log-context.js";
 import { tracingEnabled } from "../observability/tracing.js";
 import { replyTag, type ReplyTag } from "../wire/reply-outcome.js";
 import { parseAccept } from "../wire/reply.js";
@@ -79,7 +79,6 @@ function endpointPolls(endpoint: Endpoint, options: HttpOptions, logger: Logger,
   const check = callerCheck(security.auth, realm, audit, { resource, requiredScopes: scopes.required });
   const scoped = hasScopes(scopes);
   const maxBytes = Math.min(options.maxBodyBytes, MAX_POLL_BYTES);
-  const follow = logger.isLevelEnabled("info");
   const debug = logger.isLevelEnabled("debug");
 
   const takes = (req: IncomingMessage): number | undefined => {
@@ -117,6 +116,7 @@ function endpointPolls(endpoint: Endpoint, options: HttpOptions, logger: Logger,
       mcpMethod: header(h["mcp-method"]),
       mcpName: header(h["mcp-name"]),
       principal,
+      log: context,
     });
 
     const send = (answered: JsonRpcMessage | Response | typeof HANDED_OVER): Promise<void> | undefined => {
@@ -142,11 +142,11 @@ function endpointPolls(endpoint: Endpoint, options: HttpOptions, logger: Logger,
       if (scoped) {
         const refused = insufficientScope(scopesFor(scopes, message, header(h["mcp-name"])), caller.scopes, realm, resource);
         if (refused) {
-          audit.record("auth.failed", caller.principal, { mode: security.auth.mode, reason: "insufficient scope", method: message.method });
+          audit.record("auth.failed", caller.principal, { mode: security.auth.mode, reason: "insufficient scope", method: message.method }, context);
           return refused.toResponse(message.id);
         }
       }
-      return limits.rate(limitKey(caller.principal, sessionId), message.method);
+      return limits.rate(limitKey(caller.principal, sessionId), message.method, context);
     };
     const answerModern = (caller: Caller): JsonRpcMessage | Response | Promise<JsonRpcMessage> => {
       const refused = checked(caller);
@@ -161,19 +161,22 @@ function endpointPolls(endpoint: Endpoint, options: HttpOptions, logger: Logger,
       front.answerableSession(frontRequest(caller.principal)).then<JsonRpcMessage | Response | typeof HANDED_OVER, typeof HANDED_OVER>(
         (session) => {
           if (session === undefined) return handOver();
-          return checked(caller) ?? front.answerIn(session, message);
+          return checked(caller) ?? front.answerIn(session, message, context);
         },
         () => handOver(),
       );
     const answer = modern ? answerModern : answerLegacy;
 
     const run = (): Promise<void> | undefined => {
-      const calling = check?.({
-        header: (name) => header(h[name]),
-        get remoteAddress() {
-          return req.socket.remoteAddress;
+      const calling = check?.(
+        {
+          header: (name) => header(h[name]),
+          get remoteAddress() {
+            return req.socket.remoteAddress;
+          },
         },
-      });
+        context,
+      );
       if (calling !== undefined) return calling.then((caller) => (caller instanceof Response ? caller : answer(caller))).then(send, failed);
       try {
         const answered = answer(NO_CALLER);
@@ -182,8 +185,7 @@ function endpointPolls(endpoint: Endpoint, options: HttpOptions, logger: Logger,
         return failed(err);
       }
     };
-    const ran = follow ? withLogContext(context, run) : run();
-    ran?.catch((err: unknown) => {
+    run()?.catch((err: unknown) => {
       logger.error({ err, ...context }, "unexpected error while handling a request");
       res.destroy();
     });

@@ -141,7 +141,7 @@ function mount(
       case "HEAD": {
         const [principal, session] = [c.get("principal"), c.req.header("mcp-session-id")];
         const key = limitKey(principal, session);
-        limits.checkStreams(key);
+        limits.checkStreams(key, c.get("logContext"));
         return front.get(parseAccept(c.req.header("accept")), session, c.req.header("mcp-protocol-version"), principal).then((r) => limits.track(key, r));
       }
       case "DELETE":
@@ -201,21 +201,22 @@ function postMessage(
     const protocolVersion = c.req.header("mcp-protocol-version");
     const key = limitKey(principal, sessionId);
     const method = "method" in decoded.message ? decoded.message.method : "";
-    noteRequest(c.get("logContext"), decoded.message, wireOf(decoded.message, sessionId, protocolVersion), sessionId);
+    const log = c.get("logContext");
+    noteRequest(log, decoded.message, wireOf(decoded.message, sessionId, protocolVersion), sessionId);
     // Per method and per tool, before anything reaches the upstream or the task store.
     const refused = scoped
       ? insufficientScope(scopesFor(scopes, decoded.message, c.req.header("mcp-name")), c.get("scopes"), security.realm, resource)
       : undefined;
     if (refused) {
-      security.audit.record("auth.failed", principal, { mode: security.auth.mode, reason: "insufficient scope", method });
+      security.audit.record("auth.failed", principal, { mode: security.auth.mode, reason: "insufficient scope", method }, log);
       return refused.toResponse(id);
     }
     // Draining: the load balancer has seen /readyz fail; a new session belongs on another replica.
     if (health.draining() && method === "initialize") return new GatewayError("shutting_down").toResponse(id);
     try {
-      const limited = limits.rate(key, method);
+      const limited = limits.rate(key, method, log);
       if (limited) return limited;
-      if (LONG_STREAMS.has(method)) limits.checkStreams(key);
+      if (LONG_STREAMS.has(method)) limits.checkStreams(key, log);
       return keepReply(
         c,
         limits.track(
@@ -234,6 +235,7 @@ function postMessage(
               return c.req.raw.signal;
             },
             principal,
+            log,
             // Read only where the upstream forwards it, so elsewhere the secret goes no further than auth.
             // Off by default, and then only a token whose audience names the upstream: MCP authorization
             // (Token Handling) forbids passing through a token issued to taskgate itself (docs/operations/security.md, Upstream credentials).

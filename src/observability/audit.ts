@@ -1,4 +1,5 @@
 import { createHash } from "node:crypto";
+import type { LogContext } from "./log-context.js";
 import type { Logger } from "./logger.js";
 
 export type AuditEvent = "task.create" | "task.end" | "task.cancel" | "task.lookup_failed" | "auth.failed" | "limit.refused";
@@ -11,8 +12,9 @@ export type AuditEvent = "task.create" | "task.end" | "task.cancel" | "task.look
 export class Audit {
   constructor(private readonly logger: Logger) {}
 
-  record(event: AuditEvent, principal: string | undefined, fields: Record<string, string | number | boolean | undefined> = {}): void {
-    this.logger.info({ audit: event, principal: principal === undefined ? undefined : principalHash(principal), ...fields }, `audit ${event}`);
+  /** `context`: the front request the event happened in (its id, method and tool), when there is one. */
+  record(event: AuditEvent, principal: string | undefined, fields: Record<string, string | number | boolean | undefined> = {}, context?: LogContext): void {
+    this.logger.info({ ...context, audit: event, principal: principal === undefined ? undefined : principalHash(principal), ...fields }, `audit ${event}`);
   }
 }
 

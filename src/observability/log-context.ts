@@ -1,7 +1,14 @@
-import { AsyncLocalStorage } from "node:async_hooks";
 import type { Wire } from "./request-outcome.js";
 
-/** What every log line written while serving one front request carries (pino mixin, logger.ts). */
+/**
+ * What the lines written while serving one front request carry: the request id, and the method
+ * (and tool) once the body is decoded. Handed on by value, never looked up: the HTTP layer makes
+ * it (http/observe.ts, http/poll-path.ts), the front request carries it to the dialects, a task
+ * call to the engine, an owned call keeps it for its task's later lines ("task ended").
+ *
+ * Not AsyncLocalStorage: on Node 20 entering one turns on a promise hook for every promise of the
+ * process, about a tenth of the CPU of a poll (bench b, docs/contributing/performance.md).
+ */
 export interface LogContext {
   reqId: string;
   /** The JSON-RPC method, once the body is decoded. */
@@ -10,18 +17,4 @@ export interface LogContext {
   tool?: string;
   /** The wire the request came on, once the body is decoded. */
   wire?: Wire;
-}
-
-/**
- * The request's log context follows its async work, including a call that detaches into a task:
- * the task's later lines ("task ended") still name the request that created it.
- */
-const storage = new AsyncLocalStorage<LogContext>();
-
-export function withLogContext<T>(context: LogContext, fn: () => T): T {
-  return storage.run(context, fn);
-}
-
-export function currentLogContext(): LogContext | undefined {
-  return storage.getStore();
 }

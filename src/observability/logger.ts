@@ -1,5 +1,4 @@
 import { pino, type Logger } from "pino";
-import { currentLogContext } from "./log-context.js";
 import { prettyDestination } from "./pretty-log.js";
 
 export type { Logger };
@@ -50,8 +49,6 @@ export function createLogger(level: string, bindings: Record<string, unknown> = 
       level,
       base: { service: "taskgate", ...bindings },
       formatters: { level: (label) => ({ level: label }) },
-      // The request id (and method, upstream) of the request being served, on every line.
-      mixin: () => ({ ...currentLogContext() }),
       redact: { paths: REDACTED_PATHS, censor: "[redacted]" },
     },
     destination,

@@ -31,7 +31,7 @@ export class Admission {
     const now = this.clock();
     const taskId = newTaskId(now);
     if (this.limit > 0 && !(await this.quota.admitTask(call.principal, taskId, this.limit, now + call.ttlMs, now))) {
-      this.audit.record("limit.refused", call.principal, { limit: "maxActiveTasksPerPrincipal", tool: toolOf(call) });
+      this.audit.record("limit.refused", call.principal, { limit: "maxActiveTasksPerPrincipal", tool: toolOf(call) }, call.log);
       throw new TaskLimitError(this.limit);
     }
     // Object.assign, not a spread: on Node 20 a spread of this many fields gives each copy a map

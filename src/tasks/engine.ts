@@ -1,3 +1,4 @@
+import type { LogContext } from "../observability/log-context.js";
 import type { NewTask, Orphan, TaskFilter, TaskRecord } from "../store/contract.js";
 import { Admission, type AdmittedCall } from "./admission.js";
 import { adoptOrphan, drainOwned, resumeOrphan, resumeStreamOrphan } from "./handover.js";
@@ -118,9 +119,9 @@ export class TaskEngine {
    * A client's lookup; a miss (unknown, expired or another principal's: one answer) is audited.
    * A parked call (an MRTR round, not yet detached) is no task of the client's: undefined.
    */
-  get(taskId: string, principal: string | null): Promise<TaskRecord | undefined> {
+  get(taskId: string, principal: string | null, log?: LogContext): Promise<TaskRecord | undefined> {
     // A then, not an async function: every poll comes through here.
-    return this.deps.store.getTask(taskId, principal).then((task) => this.audited(taskId, principal, task?.parked ? undefined : task));
+    return this.deps.store.getTask(taskId, principal).then((task) => this.audited(taskId, principal, task?.parked ? undefined : task, log));
   }
 
   list(principal: string, page: { cursor?: string; limit: number }) {
@@ -136,11 +137,11 @@ export class TaskEngine {
    * The tasks extension's cancel: recorded durably, then routed to the owner. Undefined for an unknown (or
    * another principal's) task; a terminal task is returned unchanged (cancel is harmless there).
    */
-  async requestCancel(taskId: string, principal: string): Promise<TaskRecord | undefined> {
+  async requestCancel(taskId: string, principal: string, log?: LogContext): Promise<TaskRecord | undefined> {
     const change = { kind: "request-cancel" as const, principal, now: this.deps.clock() };
     const result = await this.deps.store.transitionTask(taskId, change);
-    if (!result.ok) return result.reason === "not_found" ? this.audited(taskId, principal, undefined) : result.task;
-    this.deps.audit.record("task.cancel", principal, { taskId });
+    if (!result.ok) return result.reason === "not_found" ? this.audited(taskId, principal, undefined, log) : result.task;
+    this.deps.audit.record("task.cancel", principal, { taskId }, log);
     await this.owner.route(taskId, result.task.owner);
     return result.task;
   }
@@ -149,7 +150,7 @@ export class TaskEngine {
    * The 2025-11-25 tasks' cancel (the tasks utility, https://modelcontextprotocol.io/specification/2025-11-25/basic/utilities/tasks): the task is `cancelled` before the answer and stays so; the owner
    * then stops the upstream call. A terminal task is returned as `terminal` (the caller's -32602).
    */
-  async cancelNow(taskId: string, principal: string): Promise<{ task: TaskRecord } | { terminal: TaskRecord } | undefined> {
+  async cancelNow(taskId: string, principal: string, log?: LogContext): Promise<{ task: TaskRecord } | { terminal: TaskRecord } | undefined> {
     const change = {
       kind: "cancel" as const,
       cancelRequested: true as const,
@@ -158,9 +159,9 @@ export class TaskEngine {
       now: this.deps.clock(),
     };
     const result = await this.deps.store.transitionTask(taskId, change);
-    if (!result.ok) return result.reason === "not_found" ? this.audited(taskId, principal, undefined) : { terminal: result.task };
+    if (!result.ok) return result.reason === "not_found" ? this.audited(taskId, principal, undefined, log) : { terminal: result.task };
     this.deps.metrics.taskEnded(result.task.upstream, result.task.tool, "cancelled");
-    this.deps.audit.record("task.cancel", principal, { taskId });
+    this.deps.audit.record("task.cancel", principal, { taskId }, log);
     await this.owner.route(taskId, result.task.owner);
     return { task: result.task };
   }
@@ -191,9 +192,9 @@ export class TaskEngine {
    * tasks/update: answers are written durably first (only outstanding keys count; the rest are
    * ignored, so retries are safe), then routed to the owner. Undefined for an unknown task.
    */
-  async answer(taskId: string, principal: string, responses: Record<string, unknown>): Promise<TaskRecord | undefined> {
+  async answer(taskId: string, principal: string, responses: Record<string, unknown>, log?: LogContext): Promise<TaskRecord | undefined> {
     const written = await this.deps.store.addInputResponses(taskId, principal, responses, this.deps.clock());
-    if (!written) return this.audited(taskId, principal, undefined);
+    if (!written) return this.audited(taskId, principal, undefined, log);
     if (written.accepted.length > 0) await this.owner.route(taskId, written.task.owner);
     return written.task;
   }
@@ -206,8 +207,8 @@ export class TaskEngine {
     return watchPrincipal(this.deps.store, principal, onChange);
   }
 
-  private audited<T>(taskId: string, principal: string | null, found: T | undefined): T | undefined {
-    if (found === undefined) this.deps.audit.record("task.lookup_failed", principal ?? undefined, { taskId: taskId.slice(0, 100) });
+  private audited<T>(taskId: string, principal: string | null, found: T | undefined, log: LogContext | undefined): T | undefined {
+    if (found === undefined) this.deps.audit.record("task.lookup_failed", principal ?? undefined, { taskId: taskId.slice(0, 100) }, log);
     return found;
   }
 
@@ -239,19 +240,19 @@ export class TaskEngine {
       await this.admission.release(call.principal, call.taskId);
       throw err;
     });
-    if (!parked) this.announce(task, started);
+    if (!parked) this.announce(task, started, call.log);
     const owned = new OwnedCall(task, token, call, this.deps, this.ownedDone);
     this.owner.add(owned);
     return { owned, task };
   }
 
   /** A new task, known to the client from now on: counted, logged, audited, announced. */
-  private announce(task: TaskRecord, started: number): void {
+  private announce(task: TaskRecord, started: number, log: LogContext | undefined): void {
     const { store, metrics, logger, audit } = this.deps;
     metrics.taskCreated(task.upstream, task.tool);
     metrics.detached(task.upstream, (performance.now() - started) / 1000);
-    logger.info({ taskId: task.id, upstream: task.upstream, tool: task.tool, taskProtocol: task.taskProtocol }, "task created");
-    audit.record("task.create", task.principal, { taskId: task.id, tool: task.tool, taskProtocol: task.taskProtocol });
+    logger.info({ ...log, taskId: task.id, upstream: task.upstream, tool: task.tool, taskProtocol: task.taskProtocol }, "task created");
+    audit.record("task.create", task.principal, { taskId: task.id, tool: task.tool, taskProtocol: task.taskProtocol }, log);
     void store.bus.publish(principalChannel(task.principal), task.id).catch(() => undefined);
   }
 }

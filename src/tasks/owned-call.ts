@@ -1,3 +1,4 @@
+import type { LogContext } from "../observability/log-context.js";
 import { isNotification, isRequest, type JsonRpcMessage, type JsonRpcRequest, type JsonRpcResponse } from "../jsonrpc/message.js";
 import type { MessageSink } from "../jsonrpc/sink.js";
 import type { TaskChange, TaskEnding, TaskOutcome, TaskRecord, TransitionResult } from "../store/contract.js";
@@ -67,6 +68,9 @@ export class OwnedCall implements MessageSink {
   /** A status write is in flight (null), with the newest message to write after it (a string). */
   private statusNext?: string | null;
 
+  /** The front request that made the call, for the task's lines. */
+  private readonly log: LogContext | undefined;
+
   constructor(
     record: TaskRecord,
     readonly token: string,
@@ -78,6 +82,7 @@ export class OwnedCall implements MessageSink {
     this.caller = call.caller;
     this.client = call.client;
     this.requestId = call.request.id;
+    this.log = call.log;
     this.isTool = call.request.method === "tools/call";
     this.ttlMs = record.ttlMs;
     if (record.upstreamTaskId !== undefined) this.upstreamTaskId = record.upstreamTaskId;
@@ -247,7 +252,7 @@ export class OwnedCall implements MessageSink {
     // A call that ends while still parked was never a task (nor counted or audited as created).
     if (ended && !ended.parked) {
       this.ended(end);
-      this.deps.audit.record("task.end", this.task.principal, { taskId: this.task.id, status: ended.status });
+      this.deps.audit.record("task.end", this.task.principal, { taskId: this.task.id, status: ended.status }, this.log);
     }
     if (!result.ok && result.reason === "stale_lease" && !this.lost) {
       // The lease moved on before this call could write its outcome: a real loss.
@@ -260,7 +265,7 @@ export class OwnedCall implements MessageSink {
   private ended(end: Ending): void {
     const { upstream, tool, taskProtocol, id: taskId } = this.task;
     this.deps.metrics.taskEnded(upstream, tool, end.to);
-    this.deps.logger.info({ taskId, upstream, tool, taskProtocol, status: end.to }, "task ended");
+    this.deps.logger.info({ ...this.log, taskId, upstream, tool, taskProtocol, status: end.to }, "task ended");
   }
 
   private endingOf(response: JsonRpcResponse, progress: string | undefined): Ending {

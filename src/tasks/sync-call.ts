@@ -1,3 +1,4 @@
+import type { LogContext } from "../observability/log-context.js";
 import type { JsonRpcId, JsonRpcResponse } from "../jsonrpc/message.js";
 import type { MessageSink } from "../jsonrpc/sink.js";
 import type { InputRequest, TaskRecord } from "../store/contract.js";
@@ -74,7 +75,7 @@ export class SyncCalls {
     // `asking`: detached by a question (detachOnInput), which the task shows once it is written.
     if (!parked) return early === "input" ? { task, asking: true } : { task };
     const deadline = detachAfterMs === undefined ? undefined : startedAt + detachAfterMs;
-    return (await this.round(task.id, target, call.principal, call.request.id, deadline)) ?? gone(call.request.id);
+    return (await this.round(task.id, target, call.principal, call.request.id, deadline, call.log)) ?? gone(call.request.id);
   }
 
   /**
@@ -98,7 +99,14 @@ export class SyncCalls {
   }
 
   /** Wait for the parked call's next state the client must hear of. */
-  private round(parkId: string, target: CallTarget, principal: string, requestId: JsonRpcId, deadline: number | undefined): Promise<SyncOutcome | undefined> {
+  private round(
+    parkId: string,
+    target: CallTarget,
+    principal: string,
+    requestId: JsonRpcId,
+    deadline: number | undefined,
+    log?: LogContext,
+  ): Promise<SyncOutcome | undefined> {
     const { store, clock } = this.deps;
     return settle<SyncOutcome | "gone">(
       store,
@@ -116,7 +124,12 @@ export class SyncCalls {
         const detached = await store.transitionTask(parkId, { kind: "detach", principal, now: clock() });
         if (!detached.ok) return undefined;
         this.deps.metrics.taskCreated(detached.task.upstream, detached.task.tool);
-        this.deps.audit.record("task.create", detached.task.principal, { taskId: parkId, tool: detached.task.tool, taskProtocol: detached.task.taskProtocol });
+        this.deps.audit.record(
+          "task.create",
+          detached.task.principal,
+          { taskId: parkId, tool: detached.task.tool, taskProtocol: detached.task.taskProtocol },
+          log,
+        );
         return { task: detached.task };
       },
       { deadline, clock },

@@ -1,3 +1,4 @@
+import type { LogContext } from "../observability/log-context.js";
 import type { JsonRpcRequest } from "../jsonrpc/message.js";
 import type { Audit } from "../observability/audit.js";
 import type { Logger } from "../observability/logger.js";
@@ -52,6 +53,8 @@ export interface TaskCall {
   maxDurationMs?: number;
   /** The legacy-era front session the call came from (the 2025-11-25 tasks), kept with the task. */
   frontSession?: string;
+  /** The front request that made the call: the task's lines ("task created", "task ended", audit) carry it. */
+  log?: LogContext;
 }
 
 /**

@@ -1,5 +1,6 @@
 import { RPC } from "../../jsonrpc/codes.js";
 import { isNotification, isRequest, type JsonRpcMessage, type JsonRpcNotification, type JsonRpcRequest, type JsonRpcResponse } from "../../jsonrpc/message.js";
+import type { LogContext } from "../../observability/log-context.js";
 import { GatewayError } from "../../wire/errors.js";
 import { CallReply, type Accepts } from "../../wire/reply.js";
 import { failureResponse } from "../../wire/reply-outcome.js";
@@ -27,6 +28,8 @@ export interface LegacyRequest {
   principal?: string;
   /** Forwarded upstream with this request's calls (http.forwardAuthorization); never kept in the session. */
   authorization?: string;
+  /** What the lines about this request (and a task it makes) carry. */
+  log?: LogContext;
 }
 
 /**
@@ -55,13 +58,14 @@ export class LegacyFront {
       return serveLegacy(this.unaware, this.relay, session, message, {
         accepts: req.accepts,
         keepAliveMs: this.keepAliveMs,
+        log: req.log,
         ...(req.authorization !== undefined ? { authorization: req.authorization } : {}),
       });
     if (isRequest(message) && this.tasks2025?.handles(session, message.method)) {
       // Only tasks/result waits on the request's signal; reading it makes @hono/node-server build
       // an AbortController for the request, so every other method leaves it unread.
       const signal = message.method === "tasks/result" ? req.signal : undefined;
-      return this.tasks2025.handle(session, message, req.accepts, signal, req.authorization);
+      return this.tasks2025.handle(session, message, req.accepts, signal, req.authorization, req.log);
     }
     // The upstream's tasks are taskgate's own session's, never a client's to read.
     if (isRequest(message) && message.method.startsWith("tasks/"))
@@ -89,8 +93,8 @@ export class LegacyFront {
   }
 
   /** What post() answers, as the message, in a session answerable() gave. */
-  answer(session: SessionRecord, request: JsonRpcRequest): Promise<JsonRpcMessage> {
-    return this.tasks2025!.taskReply(session, request);
+  answer(session: SessionRecord, request: JsonRpcRequest, log?: LogContext): Promise<JsonRpcMessage> {
+    return this.tasks2025!.taskReply(session, request, log);
   }
 
   /** The session's standing server→client stream (notifications not tied to a call). */

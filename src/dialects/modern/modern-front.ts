@@ -1,3 +1,4 @@
+import type { LogContext } from "../../observability/log-context.js";
 import { GatewayError } from "../../wire/errors.js";
 import { CallReply, type Accepts } from "../../wire/reply.js";
 import { isRequest, type JsonRpcMessage, type JsonRpcRequest, type JsonRpcResponse } from "../../jsonrpc/message.js";
@@ -21,6 +22,8 @@ export interface ModernRequest {
   principal?: string;
   /** Forwarded upstream with this request's calls (http.forwardAuthorization); in memory only. */
   authorization?: string;
+  /** What the lines about this request carry. */
+  log?: LogContext;
 }
 
 /** What the modern front hands a method handler. */
@@ -32,6 +35,8 @@ export interface ModernCall {
   accepts: Accepts;
   /** Whom the call's tasks are bound to (the tasks extension, https://github.com/modelcontextprotocol/ext-tasks/blob/main/specification/draft/tasks.md: checked on each task request). */
   principal: string;
+  /** What the lines about this request (and a task it makes) carry. */
+  log?: LogContext;
 }
 
 /** Without auth the modern wire has no caller identity: the unguessable task id is the only handle (the tasks extension, https://github.com/modelcontextprotocol/ext-tasks/blob/main/specification/draft/tasks.md). */
@@ -113,6 +118,7 @@ export class ModernFront {
       client: { sessionId: callClientId("m:"), capabilities, ...forwardedAuthorization(req.authorization) },
       accepts: req.accepts,
       principal: req.principal ?? ANONYMOUS,
+      log: req.log,
     };
   }
 

@@ -1,3 +1,4 @@
+import type { LogContext } from "../../observability/log-context.js";
 import type { CallDeps } from "../call-deps.js";
 import { GatewayError, isUnexpected, wireError } from "../../wire/errors.js";
 import { CallReply, type Accepts } from "../../wire/reply.js";
@@ -42,17 +43,24 @@ export class Tasks2025Handlers {
   }
 
   /** `authorization`: the client's own header where the upstream forwards it (in memory only). */
-  async handle(session: SessionRecord, request: JsonRpcRequest, accepts: Accepts, signal?: AbortSignal, authorization?: string): Promise<Response> {
+  async handle(
+    session: SessionRecord,
+    request: JsonRpcRequest,
+    accepts: Accepts,
+    signal?: AbortSignal,
+    authorization?: string,
+    log?: LogContext,
+  ): Promise<Response> {
     try {
       switch (request.method) {
         case "tools/call":
-          return await this.toolsCall(session, request, accepts, authorization);
+          return await this.toolsCall(session, request, accepts, authorization, log);
         case "tools/list":
           return await this.toolsList(session, request, accepts, authorization);
         case "tasks/result":
           return await this.result(session, request, accepts, signal);
         default:
-          return jsonReply(await this.taskReply(session, request));
+          return jsonReply(await this.taskReply(session, request, log));
       }
     } catch (err) {
       throw isUnexpected(err) ? err : wireError(err);
@@ -65,8 +73,8 @@ export class Tasks2025Handlers {
   }
 
   /** What handle() answers for tasks/get, tasks/list or tasks/cancel, as the message. */
-  taskReply(session: SessionRecord, request: JsonRpcRequest): Promise<JsonRpcMessage> {
-    return this.taskMethod(session, request).then(
+  taskReply(session: SessionRecord, request: JsonRpcRequest, log?: LogContext): Promise<JsonRpcMessage> {
+    return this.taskMethod(session, request, log).then(
       (result) => success(request.id, result),
       (err: unknown) => {
         throw isUnexpected(err) ? err : wireError(err);
@@ -123,7 +131,13 @@ export class Tasks2025Handlers {
     return true;
   }
 
-  private async toolsCall(session: SessionRecord, request: JsonRpcRequest, accepts: Accepts, authorization: string | undefined): Promise<Response> {
+  private async toolsCall(
+    session: SessionRecord,
+    request: JsonRpcRequest,
+    accepts: Accepts,
+    authorization: string | undefined,
+    log: LogContext | undefined,
+  ): Promise<Response> {
     const { task, ...params } = request.params ?? {};
     const name = typeof params.name === "string" ? params.name : "";
     const { native } = this.deps;
@@ -148,6 +162,7 @@ export class Tasks2025Handlers {
       client: { ...sessionClient(session, authorization), sessionId: callClientId("a:") },
       principal: session.principal,
       frontSession: session.id,
+      log,
       taskProtocol: TASKS_2025_VERSION,
       request: { ...request, params },
       ttlMs: this.ttl(task),
@@ -193,11 +208,11 @@ export class Tasks2025Handlers {
     return reply.respond((caller ?? this.deps.relay).call(sessionClient(session, authorization), request, reply));
   }
 
-  private async taskMethod(session: SessionRecord, request: JsonRpcRequest): Promise<Record<string, unknown>> {
+  private async taskMethod(session: SessionRecord, request: JsonRpcRequest, log: LogContext | undefined): Promise<Record<string, unknown>> {
     if (request.method === "tasks/list") return this.list(session, request);
     const taskId = taskIdOf(request);
-    if (request.method === "tasks/get") return taskA(await found(this.deps.engine.get(taskId, session.principal)));
-    const cancelled = await found(this.deps.engine.cancelNow(taskId, session.principal));
+    if (request.method === "tasks/get") return taskA(await found(this.deps.engine.get(taskId, session.principal, log)));
+    const cancelled = await found(this.deps.engine.cancelNow(taskId, session.principal, log));
     if ("terminal" in cancelled) throw new GatewayError("invalid_params", `Cannot cancel task: already in terminal status '${cancelled.terminal.status}'`);
     return taskA(cancelled.task);
   }

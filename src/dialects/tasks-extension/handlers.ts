@@ -1,5 +1,5 @@
 import { GatewayError, storeCall } from "../../wire/errors.js";
-import { success, type JsonRpcMessage, type JsonRpcRequest } from "../../jsonrpc/message.js";
+import { success, type JsonRpcMessage } from "../../jsonrpc/message.js";
 import type { MessageHandler, ModernCall, MethodHandler } from "../modern/modern-front.js";
 import { declaresTasks, TASKS_EXTENSION } from "../modern/wire.js";
 import { checkInputSize } from "../input-size.js";
@@ -29,22 +29,22 @@ export function tasksExtensionHandlers(deps: TasksExtensionDeps): Map<string, Me
     ],
     ["prompts/get", (call, front) => getPrompt(deps, call, front)],
     ["resources/read", (call, front) => readResource(deps, call, front)],
-    ["tasks/get", { answer: (call) => withTask(call, (id) => found(deps.engine.get(id, call.principal)).then(getTaskResult)) }],
+    ["tasks/get", { answer: (call) => withTask(call, (id) => found(deps.engine.get(id, call.principal, call.log)).then(getTaskResult)) }],
     [
       "tasks/cancel",
-      { answer: (call) => withTask(call, async (id) => (await found(deps.engine.requestCancel(id, call.principal)), { resultType: "complete" })) },
+      { answer: (call) => withTask(call, async (id) => (await found(deps.engine.requestCancel(id, call.principal, call.log)), { resultType: "complete" })) },
     ],
-    ["tasks/update", { answer: (call) => withTask(call, (id) => update(deps, id, call.request, call.principal)) }],
+    ["tasks/update", { answer: (call) => withTask(call, (id) => update(deps, id, call)) }],
     ["subscriptions/listen", (call, front) => listen(deps, call, front)],
   ]);
 }
 
-async function update(deps: TasksExtensionDeps, taskId: string, request: JsonRpcRequest, principal: string): Promise<Record<string, unknown>> {
+async function update(deps: TasksExtensionDeps, taskId: string, { request, principal, log }: ModernCall): Promise<Record<string, unknown>> {
   const responses = request.params?.inputResponses;
   if (typeof responses !== "object" || responses === null || Array.isArray(responses))
     throw new GatewayError("invalid_params", "params.inputResponses must be an object");
   checkInputSize(responses, deps.maxInputResponsesBytes);
-  await found(deps.engine.answer(taskId, principal, responses as Record<string, unknown>));
+  await found(deps.engine.answer(taskId, principal, responses as Record<string, unknown>, log));
   return { resultType: "complete" };
 }
 

@@ -32,7 +32,7 @@ export async function listen(deps: TasksExtensionDeps, call: ModernCall, front: 
   if (requested !== undefined && !declaresTasks(call.client.capabilities))
     throw new GatewayError("missing_capability", `task notifications need the ${TASKS_EXTENSION} extension declared`, REQUIRED_CAPABILITIES);
   if (!call.accepts.sse) throw new GatewayError("not_acceptable", "subscriptions/listen answers with text/event-stream");
-  const found = await storeCall(() => Promise.all((requested ?? []).map((id) => deps.engine.get(id, call.principal))));
+  const found = await storeCall(() => Promise.all((requested ?? []).map((id) => deps.engine.get(id, call.principal, call.log))));
   const tasks = found.filter((t): t is TaskRecord => t !== undefined);
   const subscriptionId = call.request.id;
   const stream = new SseStream(front.keepAliveMs);

@@ -58,6 +58,7 @@ export function syncCall(deps: TasksExtensionDeps, call: ModernCall, caller: Ups
     pollIntervalMs: deps.tasks.pollIntervalMs,
   };
   if (maxDurationMs !== undefined) task.maxDurationMs = maxDurationMs;
+  if (call.log) task.log = call.log;
   return task;
 }
 

@@ -5,15 +5,13 @@ import { RPC } from "../../jsonrpc/codes.js";
  * The tasks extension shapes (ext-tasks schema, https://github.com/modelcontextprotocol/ext-tasks/blob/main/schema/draft/schema.ts): flat tasks, `ttlMs` / `pollIntervalMs` as
  * integers, and no legacy `ttl` / `pollInterval` keys.
  */
-export function taskFields(task: TaskRecord): Record<string, unknown> {
-  const fields: Record<string, unknown> = {
-    taskId: task.id,
-    status: task.status,
-    createdAt: new Date(task.createdAt).toISOString(),
-    lastUpdatedAt: new Date(task.lastUpdatedAt).toISOString(),
-    ttlMs: task.ttlMs,
-    pollIntervalMs: task.pollIntervalMs,
-  };
+export function taskFields(task: TaskRecord, fields: Record<string, unknown> = {}): Record<string, unknown> {
+  fields.taskId = task.id;
+  fields.status = task.status;
+  fields.createdAt = new Date(task.createdAt).toISOString();
+  fields.lastUpdatedAt = new Date(task.lastUpdatedAt).toISOString();
+  fields.ttlMs = task.ttlMs;
+  fields.pollIntervalMs = task.pollIntervalMs;
   if (task.statusMessage !== undefined) fields.statusMessage = task.statusMessage;
   return fields;
 }
@@ -28,8 +26,8 @@ export function createTaskResult(task: TaskRecord): Record<string, unknown> {
  * A completed task's `result` is what the call would have returned on this wire, so it carries
  * `resultType: "complete"` too.
  */
-export function detailedTask(task: TaskRecord): Record<string, unknown> {
-  const fields = taskFields(task);
+export function detailedTask(task: TaskRecord, into: Record<string, unknown> = {}): Record<string, unknown> {
+  const fields = taskFields(task, into);
   if (task.status === "input_required") fields.inputRequests = task.inputRequests;
   if (task.status === "completed" && task.outcome && "result" in task.outcome) fields.result = { ...task.outcome.result, resultType: "complete" };
   if (task.status === "failed")
@@ -40,5 +38,5 @@ export function detailedTask(task: TaskRecord): Record<string, unknown> {
 
 /** `tasks/get`: `resultType` MUST be "complete" (the tasks extension, https://github.com/modelcontextprotocol/ext-tasks/blob/main/specification/draft/tasks.md; the schema and conformance agree, where the spec leaves it open). */
 export function getTaskResult(task: TaskRecord): Record<string, unknown> {
-  return { resultType: "complete", ...detailedTask(task) };
+  return detailedTask(task, { resultType: "complete" });
 }

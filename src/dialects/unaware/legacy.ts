@@ -1,3 +1,4 @@
+import type { LogContext } from "../../observability/log-context.js";
 import { CallReply, type Accepts } from "../../wire/reply.js";
 import type { JsonRpcRequest } from "../../jsonrpc/message.js";
 import type { SessionRecord } from "../../store/contract.js";
@@ -22,13 +23,13 @@ export async function serveLegacy(
   relay: Relay,
   session: SessionRecord,
   request: JsonRpcRequest,
-  reply: { accepts: Accepts; keepAliveMs: number; authorization?: string },
+  reply: { accepts: Accepts; keepAliveMs: number; authorization?: string; log?: LogContext },
 ): Promise<Response> {
   const client = sessionClient(session, reply.authorization);
   const out = new CallReply(reply.accepts, reply.keepAliveMs);
   if (request.method === "tools/list") return out.respond(relay.call(client, request, out).then((r) => unaware.listed(request, r)));
   // A client id of its own, as a task call of the 2025-11-25 tasks has: its questions go to the task, never to the session.
-  const call = { request, upstreamRequest: request, client: { ...client, sessionId: callClientId("u:") }, principal: session.principal };
+  const call = { request, upstreamRequest: request, client: { ...client, sessionId: callClientId("u:") }, principal: session.principal, log: reply.log };
   const { answer } = await unaware.call(call, out);
   unaware.track(session.id, request.id, call.client, answer);
   return out.respond(answer);

@@ -1,3 +1,4 @@
+import type { LogContext } from "../../observability/log-context.js";
 import type { CallDeps } from "../call-deps.js";
 import type { Config } from "../../config/schema.js";
 import { GatewayError, storeCall, wireError } from "../../wire/errors.js";
@@ -22,6 +23,8 @@ export interface UnawareCall {
   upstreamRequest: JsonRpcRequest;
   client: CallClient;
   principal: string;
+  /** The front request's log context: the task's lines carry it. */
+  log?: LogContext;
 }
 
 /**
@@ -139,6 +142,7 @@ export class Unaware {
       ttlMs: Math.min(tasks.defaultTtlMs, tasks.maxTtlMs),
       pollIntervalMs: tasks.pollIntervalMs,
       ...(maxDurationMs !== undefined ? { maxDurationMs } : {}),
+      ...(call.log ? { log: call.log } : {}),
     };
   }
 }
