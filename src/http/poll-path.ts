@@ -51,19 +51,80 @@ export function pollPath(
   const paths = new Map(endpoints.map((e) => [e.path, endpointPolls(e, options, logger, metrics, security)]));
   return (general) => (req, res) => {
     if (req.method !== "POST") return general(req, res);
-    const named = req.headers["mcp-method"];
-    if (named === undefined ? req.headers["mcp-session-id"] === undefined : named !== "tasks/get") return general(req, res);
     const polls = paths.get(pathOf(req.url));
-    const length = polls?.takes(req);
-    if (polls === undefined || length === undefined) return general(req, res);
-    readBody(req, length, (body) => polls.serve(req, res, body, general));
+    if (polls === undefined) return general(req, res);
+    const h = pollHeaders(req.rawHeaders);
+    if (h.mcpMethod === undefined ? h.sessionId === undefined : h.mcpMethod !== "tasks/get") return general(req, res);
+    const length = polls.takes(h);
+    if (length === undefined) return general(req, res);
+    readBody(req, length, (body) => polls.serve(req, res, h, body, general));
   };
 }
 
 interface EndpointPolls {
   /** The body's length when the poll path may read it; undefined sends the request on unread. */
-  takes(req: IncomingMessage): number | undefined;
-  serve(req: IncomingMessage, res: ServerResponse, body: Buffer, general: Listener): void;
+  takes(h: PollHeaders): number | undefined;
+  serve(req: IncomingMessage, res: ServerResponse, h: PollHeaders, body: Buffer, general: Listener): void;
+}
+
+/**
+ * The headers the poll path reads, from `rawHeaders` in one pass. A repeated header is joined
+ * with ", ", as @hono/node-server's lookup joins it for the general path (Node's own
+ * `req.headers` keeps only the first of some, Host and Authorization among them): a request
+ * is judged on the same values on either path.
+ */
+interface PollHeaders {
+  host?: string;
+  origin?: string;
+  contentType?: string;
+  contentLength?: string;
+  transferEncoding?: string;
+  accept?: string;
+  sessionId?: string;
+  protocolVersion?: string;
+  mcpMethod?: string;
+  mcpName?: string;
+  requestId?: string;
+  raw: string[];
+}
+
+// A Map, not an object: a header may be named "constructor" or "__proto__".
+const FIELDS = new Map<string, Exclude<keyof PollHeaders, "raw">>([
+  ["host", "host"],
+  ["origin", "origin"],
+  ["content-type", "contentType"],
+  ["content-length", "contentLength"],
+  ["transfer-encoding", "transferEncoding"],
+  ["accept", "accept"],
+  ["mcp-session-id", "sessionId"],
+  ["mcp-protocol-version", "protocolVersion"],
+  ["mcp-method", "mcpMethod"],
+  ["mcp-name", "mcpName"],
+  ["x-request-id", "requestId"],
+]);
+
+function pollHeaders(raw: string[]): PollHeaders {
+  const h: PollHeaders = { raw };
+  for (let i = 0; i + 1 < raw.length; i += 2) {
+    const field = FIELDS.get(raw[i]!.toLowerCase());
+    if (field === undefined) continue;
+    const value = raw[i + 1]!;
+    const seen = h[field];
+    h[field] = seen === undefined ? value : `${seen}, ${value}`;
+  }
+  return h;
+}
+
+/** Any other header by name (the auth modes' own), joined the same way; cookies with "; ". */
+function rawHeader(raw: readonly string[], name: string): string | undefined {
+  const lower = name.toLowerCase();
+  const separator = lower === "cookie" ? "; " : ", ";
+  let value: string | undefined;
+  for (let i = 0; i + 1 < raw.length; i += 2) {
+    const key = raw[i]!;
+    if (key.length === lower.length && key.toLowerCase() === lower) value = value === undefined ? raw[i + 1]! : value + separator + raw[i + 1]!;
+  }
+  return value;
 }
 
 const TASKS_GET = Buffer.from('"tasks/get"');
@@ -81,16 +142,14 @@ function endpointPolls(endpoint: Endpoint, options: HttpOptions, logger: Logger,
   const maxBytes = Math.min(options.maxBodyBytes, MAX_POLL_BYTES);
   const debug = logger.isLevelEnabled("debug");
 
-  const takes = (req: IncomingMessage): number | undefined => {
-    const h = req.headers;
-    if (h.origin !== undefined || h["transfer-encoding"] !== undefined || tracingEnabled()) return undefined;
-    const length = h["content-length"] === undefined ? Number.NaN : Number(h["content-length"]);
-    if (!(length <= maxBytes) || !isJsonContentType(h["content-type"]) || !allowsHost(h.host)) return undefined;
+  const takes = (h: PollHeaders): number | undefined => {
+    if (h.origin !== undefined || h.transferEncoding !== undefined || tracingEnabled()) return undefined;
+    const length = h.contentLength === undefined ? Number.NaN : Number(h.contentLength);
+    if (!(length <= maxBytes) || !isJsonContentType(h.contentType) || !allowsHost(h.host)) return undefined;
     return length;
   };
 
-  const serve = (req: IncomingMessage, res: ServerResponse, body: Buffer, general: Listener): void => {
-    const h = req.headers;
+  const serve = (req: IncomingMessage, res: ServerResponse, h: PollHeaders, body: Buffer, general: Listener): void => {
     const handOver = (): typeof HANDED_OVER => {
       (req as IncomingMessage & { rawBody?: Buffer }).rawBody = body;
       void general(req, res);
@@ -98,23 +157,22 @@ function endpointPolls(endpoint: Endpoint, options: HttpOptions, logger: Logger,
     };
     const accepts = parseAccept(h.accept);
     // A legacy POST is read to learn its method: one that cannot be a poll goes on unparsed.
-    const mayPoll = (accepts.json || accepts.sse) && (h["mcp-method"] !== undefined || body.includes(TASKS_GET));
+    const mayPoll = (accepts.json || accepts.sse) && (h.mcpMethod !== undefined || body.includes(TASKS_GET));
     const decoded = mayPoll ? decodeMessage(body.toString("utf8"), { maxDepth: options.maxJsonDepth }) : undefined;
     const message = decoded?.ok ? decoded.message : undefined;
     if (!message || !isRequest(message) || message.method !== "tasks/get") return void handOver();
-    const sessionId = header(h["mcp-session-id"]);
-    const protocolVersion = header(h["mcp-protocol-version"]);
+    const { sessionId, protocolVersion } = h;
     const modern = wireOf(message, sessionId, protocolVersion) === "modern";
     if (modern ? !front.answers(message, sessionId, protocolVersion) : sessionId === undefined) return void handOver();
     const started = performance.now();
-    const context: LogContext = { reqId: requestIdOf(header(h["x-request-id"])) };
+    const context: LogContext = { reqId: requestIdOf(h.requestId) };
     const frontRequest = (principal: string | undefined): FrontRequest => ({
       message,
       accepts,
       sessionId,
       protocolVersion,
-      mcpMethod: header(h["mcp-method"]),
-      mcpName: header(h["mcp-name"]),
+      mcpMethod: h.mcpMethod,
+      mcpName: h.mcpName,
       principal,
       log: context,
     });
@@ -140,7 +198,7 @@ function endpointPolls(endpoint: Endpoint, options: HttpOptions, logger: Logger,
     const checked = (caller: Caller): Response | undefined => {
       noteRequest(context, message, modern ? "modern" : "legacy", sessionId);
       if (scoped) {
-        const refused = insufficientScope(scopesFor(scopes, message, header(h["mcp-name"])), caller.scopes, realm, resource);
+        const refused = insufficientScope(scopesFor(scopes, message, h.mcpName), caller.scopes, realm, resource);
         if (refused) {
           audit.record("auth.failed", caller.principal, { mode: security.auth.mode, reason: "insufficient scope", method: message.method }, context);
           return refused.toResponse(message.id);
@@ -170,7 +228,7 @@ function endpointPolls(endpoint: Endpoint, options: HttpOptions, logger: Logger,
     const run = (): Promise<void> | undefined => {
       const calling = check?.(
         {
-          header: (name) => header(h[name]),
+          header: (name) => rawHeader(h.raw, name),
           get remoteAddress() {
             return req.socket.remoteAddress;
           },
@@ -231,9 +289,4 @@ function pathOf(url: string | undefined): string {
   if (url === undefined) return "";
   const query = url.indexOf("?");
   return query < 0 ? url : url.slice(0, query);
-}
-
-/** A header Node gives as one string (a repeated one joined), as the general path reads it. */
-function header(value: string | string[] | undefined): string | undefined {
-  return Array.isArray(value) ? value.join(", ") : value;
 }

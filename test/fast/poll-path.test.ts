@@ -1,3 +1,4 @@
+import { request as httpRequest } from "node:http";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { LegacyFront } from "../../src/dialects/legacy/legacy-front.js";
 import { ModernFront } from "../../src/dialects/modern/modern-front.js";
@@ -94,6 +95,26 @@ describe("the poll path (in process, over the listener)", () => {
       expect(listener).toEqual(general);
       expect(listener.challenge).toMatch(/^Bearer realm="taskgate"/);
     }
+    expect(answered).not.toHaveBeenCalled();
+  });
+
+  it("reads a repeated Authorization joined, as the general path does: two tokens are a malformed one (401)", async () => {
+    const request = poll({ taskId })();
+    const body = await request.text();
+    const headers: string[] = [];
+    request.headers.forEach((value, name) => headers.push(name, value));
+    headers.push("authorization", "Bearer tok-bob", "content-length", String(Buffer.byteLength(body)), "host", new URL(gw.gateway.url).host);
+    const status = await new Promise<number>((resolve, reject) => {
+      const sent = httpRequest(`${gw.gateway.url}/mcp`, { method: "POST", headers }, (res) => {
+        res.resume();
+        resolve(res.statusCode ?? 0);
+      });
+      sent.once("error", reject);
+      sent.end(body);
+    });
+    const joined = await gw.send(poll({ taskId }, { authorization: "Bearer tok-alice, Bearer tok-bob" })());
+    expect(joined.status).toBe(401);
+    expect(status).toBe(joined.status);
     expect(answered).not.toHaveBeenCalled();
   });
 
