@@ -79,7 +79,13 @@ export class Metrics {
       registers,
     });
     // Observed on every poll: a series looked up by upstream name, no label set hashed.
-    this.tasksGetSeconds = new FastHistogram("taskgate_tasks_get_duration_seconds", "tasks/get requests on the front side, until the answer.", ["upstream"], BUCKETS, this.registry);
+    this.tasksGetSeconds = new FastHistogram(
+      "taskgate_tasks_get_duration_seconds",
+      "tasks/get requests on the front side, until the answer.",
+      ["upstream"],
+      BUCKETS,
+      this.registry,
+    );
     this.passthroughSeconds = new Histogram({
       name: "taskgate_passthrough_duration_seconds",
       help: "Requests relayed to the upstream while the client waits (not task calls), by method; its _count is the number of requests.",

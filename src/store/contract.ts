@@ -55,6 +55,12 @@ export interface InputRequest {
 export type TaskOutcome = { result: Record<string, unknown> } | { error: { code: number; message: string; data?: unknown } };
 
 /** One detached `tools/call`. All its keys share one hash tag; all expire `ttlMs` after `createdAt`. */
+/** The part of a task that tasks/get renders on either wire (TaskStore.viewTask); a TaskRecord is one. */
+export type TaskView = Pick<
+  TaskRecord,
+  "id" | "status" | "statusMessage" | "createdAt" | "lastUpdatedAt" | "ttlMs" | "pollIntervalMs" | "inputRequests" | "outcome" | "parked"
+>;
+
 export interface TaskRecord {
   id: string;
   principal: string;
@@ -220,6 +226,11 @@ export interface TaskStore {
   createTask(task: NewTask, lease: Lease): Promise<TaskRecord>;
   /** One round trip. Another principal's task is undefined, exactly like a missing or expired one. `null` = any principal (operators). */
   getTask(id: string, principal: string | null): Promise<TaskRecord | undefined>;
+  /**
+   * What tasks/get renders, as getTask would find it, in one round trip: the record's status fields,
+   * its open input requests, and its outcome when `withOutcome` (else a store may leave it unread).
+   */
+  viewTask(id: string, principal: string | null, withOutcome: boolean): Promise<TaskView | undefined>;
   transitionTask(id: string, change: TaskChange): Promise<TransitionResult>;
   /**
    * Several transitions in one round trip per store node (an owner's outcome writes that are due

@@ -1,4 +1,4 @@
-import type { InputRequest, NewTask, StreamPosition, TaskChange, TaskOutcome, TaskProtocol, TaskRecord, UpstreamTaskRef } from "./contract.js";
+import type { InputRequest, NewTask, StreamPosition, TaskChange, TaskOutcome, TaskProtocol, TaskRecord, TaskView, UpstreamTaskRef } from "./contract.js";
 import { TRANSITION_RULES } from "./task-rules.js";
 import { TASKS_2025_VERSION } from "../jsonrpc/versions.js";
 
@@ -229,4 +229,34 @@ type OptionalText = "statusMessage" | "upstreamRequestId" | "frontSession" | "up
 function optional(task: TaskRecord, fields: TaskFields, field: OptionalText): void {
   const value = fields.get(field);
   if (value !== undefined) task[field] = value;
+}
+
+/**
+ * A TaskView from a store's fields, checked as decodeTask checks them: `field` reads one stored
+ * field, `inputs` are the `in:` fields, `outcome` the stored outcome (null: none, or not read).
+ */
+export function decodeTaskView(field: (name: string) => string | undefined, inputs: Iterable<readonly [string, string]>, outcome: string | null): TaskView {
+  const status = field("status");
+  if (status === undefined || !STATUSES.has(status)) throw new MalformedTask("status", status);
+  const parked = field("parked");
+  if (parked !== undefined && parked !== "1") throw new MalformedTask("parked", parked);
+  const id = field("id");
+  if (id === undefined) throw new MalformedTask("id", id);
+  const view = { id, status } as TaskView;
+  const statusMessage = field("statusMessage");
+  if (statusMessage !== undefined) view.statusMessage = statusMessage;
+  view.createdAt = intOf("createdAt", field("createdAt"));
+  view.lastUpdatedAt = intOf("lastUpdatedAt", field("lastUpdatedAt"));
+  view.ttlMs = intOf("ttlMs", field("ttlMs"));
+  view.pollIntervalMs = intOf("pollIntervalMs", field("pollIntervalMs"));
+  view.parked = parked === "1";
+  view.inputRequests = {};
+  for (const [name, value] of inputs) view.inputRequests[name.slice(3)] = inputRequest(name, value);
+  if (outcome !== null) view.outcome = outcomeOf(outcome);
+  return view;
+}
+
+function intOf(field: string, value: string | undefined): number {
+  if (value === undefined || !INT.test(value)) throw new MalformedTask(field, value);
+  return Number(value);
 }

@@ -1,5 +1,5 @@
 import type { LogContext } from "../observability/log-context.js";
-import type { NewTask, Orphan, TaskFilter, TaskRecord } from "../store/contract.js";
+import type { NewTask, Orphan, TaskFilter, TaskRecord, TaskView } from "../store/contract.js";
 import { Admission, type AdmittedCall } from "./admission.js";
 import { adoptOrphan, drainOwned, resumeOrphan, resumeStreamOrphan } from "./handover.js";
 import { OwnedCall } from "./owned-call.js";
@@ -122,6 +122,11 @@ export class TaskEngine {
   get(taskId: string, principal: string | null, log?: LogContext): Promise<TaskRecord | undefined> {
     // A then, not an async function: every poll comes through here.
     return this.deps.store.getTask(taskId, principal).then((task) => this.audited(taskId, principal, task?.parked ? undefined : task, log));
+  }
+
+  /** What tasks/get renders of a task, as get() finds it; `withOutcome` when the answer carries the outcome (the tasks extension). */
+  view(taskId: string, principal: string, withOutcome: boolean, log?: LogContext): Promise<TaskView | undefined> {
+    return this.deps.store.viewTask(taskId, principal, withOutcome).then((task) => this.audited(taskId, principal, task?.parked ? undefined : task, log));
   }
 
   list(principal: string, page: { cursor?: string; limit: number }) {

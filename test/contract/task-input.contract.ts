@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { describe, expect, it } from "vitest";
-import { taskChannel, type Store } from "../../src/store/contract.js";
+import { taskChannel, type Store, type TaskRecord } from "../../src/store/contract.js";
 import { waitFor } from "../helpers/wait-for.js";
 import { LEASE, newTask } from "./task-store.contract.js";
 
@@ -28,6 +28,37 @@ export function describeTaskInputs(current: () => Store): void {
       expect(retry).toEqual({ accepted: [], task: first?.task });
       expect(await current().addInputResponses(id, "mallory", { b: {} }, Date.now())).toBeUndefined();
       expect(await current().addInputResponses(randomUUID(), "alice", { b: {} }, Date.now())).toBeUndefined();
+    });
+
+    it("views a task as getTask finds it: its status fields, open input requests, and outcome when asked for", async () => {
+      const store = current();
+      const seen = (task: TaskRecord | undefined, withOutcome: boolean) => {
+        if (!task) return undefined;
+        const { id, status, statusMessage, createdAt, lastUpdatedAt, ttlMs, pollIntervalMs, inputRequests, parked, outcome } = task;
+        return { id, status, statusMessage, createdAt, lastUpdatedAt, ttlMs, pollIntervalMs, inputRequests, parked, ...(withOutcome ? { outcome } : {}) };
+      };
+      const view = async (id: string, principal: string | null, withOutcome: boolean) => {
+        const found = await store.viewTask(id, principal, withOutcome);
+        // A store may keep the outcome in the view when not asked for it (the memory store's is the record).
+        return found && { ...seen(found as TaskRecord, withOutcome), ...(withOutcome ? {} : { outcome: undefined }) };
+      };
+      const asked = await asking(store);
+      const completed = (await store.createTask(newTask(), LEASE)).id;
+      const result = { content: [{ type: "text", text: "x".repeat(1000) }] };
+      await store.transitionTask(completed, { kind: "complete", outcome: { result }, statusMessage: "done", leaseToken: LEASE.token, now: Date.now() });
+      const failed = (await store.createTask(newTask(), LEASE)).id;
+      await store.transitionTask(failed, { kind: "fail", outcome: { error: { code: -32603, message: "broke" } }, leaseToken: LEASE.token, now: Date.now() });
+      for (const id of [asked, completed, failed]) {
+        for (const withOutcome of [true, false])
+          expect(await view(id, "alice", withOutcome)).toEqual({
+            ...seen(await store.getTask(id, null), withOutcome),
+            outcome: withOutcome ? (await store.getTask(id, null))?.outcome : undefined,
+          });
+      }
+      expect((await store.viewTask(asked, "alice", false))?.inputRequests).toEqual(ASK);
+      expect((await store.viewTask(completed, null, true))?.outcome).toEqual({ result });
+      expect(await store.viewTask(completed, "mallory", true)).toBeUndefined();
+      expect(await store.viewTask(randomUUID(), "alice", true)).toBeUndefined();
     });
 
     it("accepts no answer once the task is terminal", async () => {

@@ -107,6 +107,7 @@ describe("Prometheus metrics on /metrics after a known workload", () => {
     await redis.stop("SIGKILL");
     const res = await getTask(gw.mcpUrl, "01JUNKNOWNTASKIDxxxxxxxxxxxxxxxxx");
     expect(res.body.error.message).toMatch(/task store unavailable/);
-    expect(sample(await scrape(gw.url), "taskgate_store_errors_total", { operation: "getTask" })).toBeGreaterThanOrEqual(1);
+    // tasks/get reads what it renders: the store operation viewTask.
+    expect(sample(await scrape(gw.url), "taskgate_store_errors_total", { operation: "viewTask" })).toBeGreaterThanOrEqual(1);
   });
 });

@@ -13,7 +13,7 @@ function flakyStore(): { store: Store; failReads(after?: number): void; heal(): 
   const store = new Proxy(memory, {
     get(target, key, receiver) {
       const value = Reflect.get(target, key, receiver);
-      if (key !== "getTask" || typeof value !== "function") return typeof value === "function" ? value.bind(target) : value;
+      if ((key !== "getTask" && key !== "viewTask") || typeof value !== "function") return typeof value === "function" ? value.bind(target) : value;
       return (...args: unknown[]) => (failAfter-- <= 0 ? Promise.reject(new StoreUnavailableError()) : value.apply(target, args));
     },
   });

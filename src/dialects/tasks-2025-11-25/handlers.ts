@@ -211,7 +211,7 @@ export class Tasks2025Handlers {
   private async taskMethod(session: SessionRecord, request: JsonRpcRequest, log: LogContext | undefined): Promise<Record<string, unknown>> {
     if (request.method === "tasks/list") return this.list(session, request);
     const taskId = taskIdOf(request);
-    if (request.method === "tasks/get") return taskA(await found(this.deps.engine.get(taskId, session.principal, log)));
+    if (request.method === "tasks/get") return taskA(await found(this.deps.engine.view(taskId, session.principal, false, log)));
     const cancelled = await found(this.deps.engine.cancelNow(taskId, session.principal, log));
     if ("terminal" in cancelled) throw new GatewayError("invalid_params", `Cannot cancel task: already in terminal status '${cancelled.terminal.status}'`);
     return taskA(cancelled.task);

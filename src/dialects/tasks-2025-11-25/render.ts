@@ -1,9 +1,9 @@
-import type { TaskRecord } from "../../store/contract.js";
+import type { TaskView } from "../../store/contract.js";
 
 export const RELATED_TASK = "io.modelcontextprotocol/related-task";
 
 /** The 2025-11-25 tasks' `Task` (2025-11-25 schema, https://modelcontextprotocol.io/specification/2025-11-25/basic/utilities/tasks): `ttl` and `pollInterval`, always `ttl`. */
-export function taskA(task: TaskRecord): Record<string, unknown> {
+export function taskA(task: TaskView): Record<string, unknown> {
   const fields: Record<string, unknown> = {
     taskId: task.id,
     status: task.status,

@@ -29,7 +29,7 @@ export function tasksExtensionHandlers(deps: TasksExtensionDeps): Map<string, Me
     ],
     ["prompts/get", (call, front) => getPrompt(deps, call, front)],
     ["resources/read", (call, front) => readResource(deps, call, front)],
-    ["tasks/get", { answer: (call) => withTask(call, (id) => found(deps.engine.get(id, call.principal, call.log)).then(getTaskResult)) }],
+    ["tasks/get", { answer: (call) => withTask(call, (id) => found(deps.engine.view(id, call.principal, true, call.log)).then(getTaskResult)) }],
     [
       "tasks/cancel",
       { answer: (call) => withTask(call, async (id) => (await found(deps.engine.requestCancel(id, call.principal, call.log)), { resultType: "complete" })) },

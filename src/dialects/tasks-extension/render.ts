@@ -1,11 +1,11 @@
-import type { TaskRecord } from "../../store/contract.js";
+import type { TaskRecord, TaskView } from "../../store/contract.js";
 import { RPC } from "../../jsonrpc/codes.js";
 
 /**
  * The tasks extension shapes (ext-tasks schema, https://github.com/modelcontextprotocol/ext-tasks/blob/main/schema/draft/schema.ts): flat tasks, `ttlMs` / `pollIntervalMs` as
  * integers, and no legacy `ttl` / `pollInterval` keys.
  */
-export function taskFields(task: TaskRecord, fields: Record<string, unknown> = {}): Record<string, unknown> {
+export function taskFields(task: TaskView, fields: Record<string, unknown> = {}): Record<string, unknown> {
   fields.taskId = task.id;
   fields.status = task.status;
   fields.createdAt = new Date(task.createdAt).toISOString();
@@ -26,7 +26,7 @@ export function createTaskResult(task: TaskRecord): Record<string, unknown> {
  * A completed task's `result` is what the call would have returned on this wire, so it carries
  * `resultType: "complete"` too.
  */
-export function detailedTask(task: TaskRecord, into: Record<string, unknown> = {}): Record<string, unknown> {
+export function detailedTask(task: TaskView, into: Record<string, unknown> = {}): Record<string, unknown> {
   const fields = taskFields(task, into);
   if (task.status === "input_required") fields.inputRequests = task.inputRequests;
   if (task.status === "completed" && task.outcome && "result" in task.outcome) fields.result = { ...task.outcome.result, resultType: "complete" };
@@ -37,6 +37,6 @@ export function detailedTask(task: TaskRecord, into: Record<string, unknown> = {
 }
 
 /** `tasks/get`: `resultType` MUST be "complete" (the tasks extension, https://github.com/modelcontextprotocol/ext-tasks/blob/main/specification/draft/tasks.md; the schema and conformance agree, where the spec leaves it open). */
-export function getTaskResult(task: TaskRecord): Record<string, unknown> {
+export function getTaskResult(task: TaskView): Record<string, unknown> {
   return detailedTask(task, { resultType: "complete" });
 }

@@ -86,6 +86,11 @@ export class MemoryStore implements Store {
     return this.tasks.getTask(id, principal);
   }
 
+  async viewTask(id: string, principal: string | null, withOutcome: boolean) {
+    this.assertOpen();
+    return this.tasks.viewTask(id, principal, withOutcome);
+  }
+
   async transitionTask(id: string, change: TaskChange) {
     this.assertOpen();
     return this.tasks.transitionTask(id, change);

@@ -8,6 +8,7 @@ import {
   type OrphanStore,
   type TaskChange,
   type TaskRecord,
+  type TaskView,
   type TaskFilter,
   type TaskStore,
   type TransitionResult,
@@ -48,6 +49,11 @@ export class MemoryTasks implements TaskStore, OrphanStore {
     const entry: Entry = { fields: new Map(newTaskFields(task)), lease: lease.token, expiresAt: expiresAt(task) };
     this.tasks.set(task.id, entry);
     return this.announce(task.id, entry);
+  }
+
+  /** The whole record is a view; its outcome is kept with it whether asked for or not. */
+  async viewTask(id: string, principal: string | null, _withOutcome: boolean): Promise<TaskView | undefined> {
+    return this.getTask(id, principal);
   }
 
   async getTask(id: string, principal: string | null): Promise<TaskRecord | undefined> {

@@ -74,6 +74,10 @@ export class RedisStore implements Store {
     return this.tasks.getTask(id, principal);
   }
 
+  viewTask(id: string, principal: string | null, withOutcome: boolean) {
+    return this.tasks.viewTask(id, principal, withOutcome);
+  }
+
   transitionTask(id: string, change: TaskChange) {
     return this.tasks.transitionTask(id, change);
   }

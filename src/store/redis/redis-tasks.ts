@@ -1,19 +1,40 @@
-import type { Lease, NewTask, TaskChange, TaskFilter, TaskRecord, TaskStore, TransitionResult } from "../contract.js";
+import type { Lease, NewTask, TaskChange, TaskFilter, TaskRecord, TaskStore, TaskView, TransitionResult } from "../contract.js";
 import { isTerminal } from "../task-rules.js";
-import { decodeTask, encodeAnswer, expiresAt, newTaskFields } from "../task-fields.js";
+import { decodeTask, decodeTaskView, encodeAnswer, expiresAt, newTaskFields } from "../task-fields.js";
 import { assertChange, assertPrincipal, assertToken, taskExistsError } from "../task-rules.js";
 import type { RedisConnection } from "./connection.js";
 import type { RedisKeys } from "./keys.js";
 import { addInputResponses } from "./lua/add-input-responses-2.js";
 import { createTask } from "./lua/create-task-2.js";
 import { getTask } from "./lua/get-task-2.js";
+import { VIEW_FIELDS, viewTask } from "./lua/view-task-2.js";
 import { takeInputResponses } from "./lua/take-input-responses-3.js";
 import type { ScriptRunner } from "./scripts.js";
 import { HeldIndex } from "./held-index.js";
 import { RedisOrphans } from "./redis-orphans.js";
 import { RedisTaskIndex } from "./task-index.js";
 import { transitionCall } from "./task-changes.js";
-import { answersOf, array, readCode, taskOf, transitionResult } from "./task-replies.js";
+import { answersOf, array, readCode, strings, taskOf, transitionResult } from "./task-replies.js";
+
+/** view-task-2's reply: the view, or undefined when the task is missing or another principal's. */
+function readView(reply: unknown): TaskView | undefined {
+  if (readCode(viewTask.name, reply, ["ok", "not_found"]) === "not_found") return undefined;
+  const [, values, inputs, outcome] = array(reply);
+  const fields = array(values);
+  const pairs = strings(inputs);
+  const requests: [string, string][] = [];
+  for (let i = 0; i + 1 < pairs.length; i += 2) requests.push([pairs[i]!, pairs[i + 1]!]);
+  return decodeTaskView(
+    (name) => {
+      const value = fields[VIEW_INDEX.get(name) ?? -1];
+      return typeof value === "string" ? value : undefined;
+    },
+    requests,
+    typeof outcome === "string" && outcome !== "" ? outcome : null,
+  );
+}
+
+const VIEW_INDEX = new Map<string, number>(VIEW_FIELDS.map((name, i) => [name, i]));
 
 /** get-task-2's reply: the task, or undefined when it is missing or another principal's. */
 function readTask(reply: unknown): TaskRecord | undefined {
@@ -64,6 +85,16 @@ export class RedisTasks implements TaskStore {
     }
     const k = this.keys.taskKeys(id);
     return this.scripts.run(getTask, [k.hash, k.outcome], [principal ?? ""]).then(readTask);
+  }
+
+  viewTask(id: string, principal: string | null, withOutcome: boolean): Promise<TaskView | undefined> {
+    try {
+      assertPrincipal(principal);
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    const k = this.keys.taskKeys(id);
+    return this.scripts.run(viewTask, [k.hash, k.outcome], [principal ?? "", withOutcome ? "1" : "0"]).then(readView);
   }
 
   /** The named transition's own script (lua/transitions.ts), which checks whether it may run. */

@@ -7,6 +7,7 @@ import { admitTask } from "./admit-task-1.js";
 import { addInputResponses } from "./add-input-responses-2.js";
 import { createTask } from "./create-task-2.js";
 import { getTask } from "./get-task-2.js";
+import { viewTask } from "./view-task-2.js";
 import { probeTask } from "./probe-task-2.js";
 import { lapsedLeases } from "./lapsed-leases-1.js";
 import { replicaLease } from "./replica-lease-1.js";
@@ -19,6 +20,7 @@ import { takeInputResponses } from "./take-input-responses-3.js";
 export const allScripts: readonly LuaScript[] = [
   createTask,
   getTask,
+  viewTask,
   ...Object.values(TRANSITION_SCRIPTS),
   addInputResponses,
   takeInputResponses,
