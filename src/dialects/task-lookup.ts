@@ -13,7 +13,8 @@ export function found<T>(value: Promise<T | undefined>): Promise<T> {
   return value.then(present);
 }
 
-function present<T>(v: T | undefined): T {
+/** found() on a value already read: the task, or the "not found" answer thrown. */
+export function present<T>(v: T | undefined): T {
   if (v === undefined) throw new GatewayError("task_not_found");
   return v;
 }

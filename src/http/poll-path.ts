@@ -179,14 +179,15 @@ function endpointPolls(endpoint: Endpoint, options: HttpOptions, logger: Logger,
 
     const send = (answered: JsonRpcMessage | Response | typeof HANDED_OVER): Promise<void> | undefined => {
       if (answered === HANDED_OVER) return undefined;
-      const tag: ReplyTag | undefined = answered instanceof Response ? replyTag(answered) : answered;
-      const written = answered instanceof Response ? writeResponse(res, answered, context.reqId) : Promise.resolve(writeMessage(res, answered, context.reqId));
-      return written.then((status) => {
-        const seconds = (performance.now() - started) / 1000;
-        metrics.tasksGet(upstream, seconds);
-        recordOperation(metrics, upstream, "POST", undefined, context, tag, status, started);
-        if (debug) logger.debug({ ...context, upstream, status, ms: Math.round(seconds * 1000) }, "request");
-      });
+      if (!(answered instanceof Response)) return void sent(answered, writeMessage(res, answered, context.reqId));
+      const tag = replyTag(answered);
+      return writeResponse(res, answered, context.reqId).then((status) => sent(tag, status));
+    };
+    const sent = (tag: ReplyTag | undefined, status: number): void => {
+      const seconds = (performance.now() - started) / 1000;
+      metrics.tasksGet(upstream, seconds);
+      recordOperation(metrics, upstream, "POST", undefined, context, tag, status, started);
+      if (debug) logger.debug({ ...context, upstream, status, ms: Math.round(seconds * 1000) }, "request");
     };
     // As routes.ts answers what a step threw: an error of the table as itself, anything else as internal.
     const failed = (err: unknown): Promise<void> | undefined => {

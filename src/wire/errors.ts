@@ -155,6 +155,7 @@ export function storeCall<T>(op: () => Promise<T>): Promise<T> {
   }
 }
 
-function asWireError(err: unknown): never {
+/** storeCall's answer to a failure, for a caller that adds its own `then` (one promise instead of two). */
+export function asWireError(err: unknown): never {
   throw isUnexpected(err) ? err : wireError(err);
 }

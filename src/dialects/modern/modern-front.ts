@@ -4,7 +4,6 @@ import { CallReply, type Accepts } from "../../wire/reply.js";
 import { isRequest, type JsonRpcMessage, type JsonRpcRequest, type JsonRpcResponse } from "../../jsonrpc/message.js";
 import type { MessageSink } from "../../jsonrpc/sink.js";
 import type { CallClient } from "../../upstream/caller.js";
-import { forwardedAuthorization } from "../../util/forwarded-authorization.js";
 import { callClientId } from "../passthrough/client-id.js";
 import type { Relay } from "../../upstream/mux/relay.js";
 import { modernResult, discoverResult, upstreamParams } from "./shape.js";
@@ -107,19 +106,9 @@ export class ModernFront {
   }
 
   private callOf(req: ModernRequest, message: JsonRpcRequest, capabilities: Record<string, unknown>): ModernCall {
-    let upstreamRequest: JsonRpcRequest | undefined;
-    return {
-      request: message,
-      // Made on first use: the task methods answered from the store never send anything upstream.
-      get upstreamRequest() {
-        upstreamRequest ??= { ...message, params: upstreamParams(message.method, message.params) };
-        return upstreamRequest;
-      },
-      client: { sessionId: callClientId("m:"), capabilities, ...forwardedAuthorization(req.authorization) },
-      accepts: req.accepts,
-      principal: req.principal ?? ANONYMOUS,
-      log: req.log,
-    };
+    const client: CallClient = { sessionId: callClientId("m:"), capabilities };
+    if (req.authorization !== undefined) client.authorization = req.authorization;
+    return new Call(message, client, req.accepts, req.principal ?? ANONYMOUS, req.log);
   }
 
   /** Relay to the upstream; `resultType` and caching hints added to what comes back. */
@@ -147,6 +136,28 @@ export class ModernFront {
     const init = this.relay.connector.initializeResult();
     if (!init) throw new GatewayError("upstream_unavailable", this.relay.connector.lastError() ?? `'${this.relay.connector.name}' is not initialized`);
     return jsonReply({ jsonrpc: "2.0", id: request.id, result: discoverResult(init, MODERN_VERSIONS) });
+  }
+}
+
+/**
+ * A ModernCall as a class: its upstream copy is made on first use (the task methods answered from
+ * the store never send anything upstream), by a getter on the prototype, which an object literal
+ * with a getter of its own would build per request.
+ */
+class Call implements ModernCall {
+  private upstreamCopy: JsonRpcRequest | undefined;
+
+  constructor(
+    readonly request: JsonRpcRequest,
+    readonly client: CallClient,
+    readonly accepts: Accepts,
+    readonly principal: string,
+    readonly log: LogContext | undefined,
+  ) {}
+
+  get upstreamRequest(): JsonRpcRequest {
+    this.upstreamCopy ??= { ...this.request, params: upstreamParams(this.request.method, this.request.params) };
+    return this.upstreamCopy;
   }
 }
 

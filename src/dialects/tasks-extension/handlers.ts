@@ -1,4 +1,4 @@
-import { GatewayError, storeCall } from "../../wire/errors.js";
+import { asWireError, GatewayError, storeCall } from "../../wire/errors.js";
 import { success, type JsonRpcMessage } from "../../jsonrpc/message.js";
 import type { MessageHandler, ModernCall, MethodHandler } from "../modern/modern-front.js";
 import { declaresTasks, TASKS_EXTENSION } from "../modern/wire.js";
@@ -9,7 +9,7 @@ import { getTaskResult } from "./render.js";
 import { promptOrResource } from "./prompt-or-resource.js";
 import { toolsCall } from "./tools-call.js";
 import { listModern } from "../unaware/modern.js";
-import { found, taskIdOf } from "../task-lookup.js";
+import { found, present, taskIdOf } from "../task-lookup.js";
 
 export type { TasksExtensionDeps } from "./deps.js";
 
@@ -29,7 +29,11 @@ export function tasksExtensionHandlers(deps: TasksExtensionDeps): Map<string, Me
     ],
     ["prompts/get", (call, front) => getPrompt(deps, call, front)],
     ["resources/read", (call, front) => readResource(deps, call, front)],
-    ["tasks/get", { answer: (call) => withTask(call, (id) => found(deps.engine.view(id, call.principal, true, call.log)).then(getTaskResult)) }],
+    // The poll: one `then` per step it must take (each promise costs every poll).
+    [
+      "tasks/get",
+      { answer: (call) => withTask(call, (id) => deps.engine.view(id, call.principal, true, call.log).then((task) => getTaskResult(present(task)))) },
+    ],
     [
       "tasks/cancel",
       { answer: (call) => withTask(call, async (id) => (await found(deps.engine.requestCancel(id, call.principal, call.log)), { resultType: "complete" })) },
@@ -53,5 +57,11 @@ function withTask(call: ModernCall, op: (taskId: string) => Promise<Record<strin
   if (!declaresTasks(call.client.capabilities))
     throw new GatewayError("missing_capability", `${call.request.method} needs the ${TASKS_EXTENSION} extension declared`, REQUIRED_CAPABILITIES);
   const taskId = taskIdOf(call.request);
-  return storeCall(() => op(taskId)).then((result) => success(call.request.id, result));
+  let result: Promise<Record<string, unknown>>;
+  try {
+    result = op(taskId);
+  } catch (err) {
+    return storeCall(() => Promise.reject(err));
+  }
+  return result.then((answer) => success(call.request.id, answer), asWireError);
 }
