@@ -32,7 +32,7 @@ const NO_CALLER: Caller = { principal: undefined, scopes: undefined, audience: u
  * session's Tasks2025Handlers.taskReply), and writes the message as one JSON body.
  *
  * Which requests: on the 2026-07-28 wire the `Mcp-Method` header names the method
- * (https://modelcontextprotocol.io/specification/draft/basic/transports#standard-headers); on the
+ * (SEP-2243, https://modelcontextprotocol.io/specification/2026-07-28/basic/transports/streamable-http); on the
  * legacy wire, where only the body does, a small POST with a session id is read first. What the
  * poll path is not sure to answer exactly as the general path does goes there, untouched or with
  * the body it read handed on as `rawBody` (which @hono/node-server reads in place of the stream):
