@@ -6,7 +6,7 @@ import type { SessionRecord } from "../store/contract.js";
 import type { LegacyFront } from "./legacy/legacy-front.js";
 import { forwardedAuthorization } from "../util/forwarded-authorization.js";
 import { isLegacyVersion } from "./legacy/versions.js";
-import type { ModernFront } from "./modern/modern-front.js";
+import type { ModernFront, ModernRequest } from "./modern/modern-front.js";
 import { isModernVersion, metaVersion } from "./modern/wire.js";
 
 export interface FrontRequest {
@@ -38,19 +38,7 @@ export class Front {
   ) {}
 
   post(req: FrontRequest): Promise<Response> {
-    if (isModern(req)) {
-      const headers = { protocolVersion: req.protocolVersion, method: req.mcpMethod, name: req.mcpName };
-      return this.modern.post({
-        message: req.message,
-        accepts: req.accepts,
-        headers,
-        header: req.header,
-        principal: req.principal,
-        log: req.log,
-        ...forwardedAuthorization(req.authorization),
-      });
-    }
-    return this.legacy.post(req);
+    return isModern(req) ? this.modern.post(modernRequest(req)) : this.legacy.post(req);
   }
 
   /** Whether answer() serves this message: a modern request whose method has a plain-message answer. */
@@ -63,14 +51,7 @@ export class Front {
    * undefined for any other, which post() serves.
    */
   answer(req: FrontRequest): Promise<JsonRpcMessage> | undefined {
-    if (!isModern(req)) return undefined;
-    return this.modern.answer({
-      message: req.message,
-      accepts: req.accepts,
-      headers: { protocolVersion: req.protocolVersion, method: req.mcpMethod, name: req.mcpName },
-      principal: req.principal,
-      log: req.log,
-    });
+    return isModern(req) ? this.modern.answer(modernRequest(req)) : undefined;
   }
 
   /**
@@ -94,6 +75,18 @@ export class Front {
     if (sessionId === undefined && isModernVersion(protocolVersion)) throw new GatewayError("modern_method_not_allowed");
     return this.legacy.delete(sessionId, principal);
   }
+}
+
+function modernRequest(req: FrontRequest): ModernRequest {
+  return {
+    message: req.message,
+    accepts: req.accepts,
+    headers: { protocolVersion: req.protocolVersion, method: req.mcpMethod, name: req.mcpName },
+    header: req.header,
+    principal: req.principal,
+    log: req.log,
+    ...forwardedAuthorization(req.authorization),
+  };
 }
 
 function isModern(req: FrontRequest): boolean {

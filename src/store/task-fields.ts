@@ -141,9 +141,7 @@ function text(fields: TaskFields, field: string): string {
 }
 
 function int(fields: TaskFields, field: string): number {
-  const value = fields.get(field);
-  if (value === undefined || !INT.test(value)) throw new MalformedTask(field, value);
-  return Number(value);
+  return intOf(field, fields.get(field));
 }
 
 function isObject(value: unknown): value is Record<string, unknown> {
@@ -231,27 +229,28 @@ function optional(task: TaskRecord, fields: TaskFields, field: OptionalText): vo
   if (value !== undefined) task[field] = value;
 }
 
+/** The hash fields a TaskView is read from, in the order decodeTaskView takes their values. */
+export const VIEW_FIELDS = ["status", "principal", "id", "createdAt", "lastUpdatedAt", "ttlMs", "pollIntervalMs", "statusMessage", "parked"] as const;
+
 /**
- * A TaskView from a store's fields, checked as decodeTask checks them: `field` reads one stored
- * field, `inputs` are the `in:` fields, `outcome` the stored outcome (null: none, or not read).
+ * A TaskView from a store's fields, checked as decodeTask checks them: `values` in VIEW_FIELDS
+ * order (null or missing: not stored), `inputs` the `in:` fields as name, JSON, name, JSON …,
+ * `outcome` the stored outcome (null: none, or not read).
  */
-export function decodeTaskView(field: (name: string) => string | undefined, inputs: Iterable<readonly [string, string]>, outcome: string | null): TaskView {
-  const status = field("status");
+export function decodeTaskView(values: readonly unknown[], inputs: readonly string[], outcome: string | null): TaskView {
+  const [status, , id, createdAt, lastUpdatedAt, ttlMs, pollIntervalMs, statusMessage, parked] = values.map((v) => (typeof v === "string" ? v : undefined));
   if (status === undefined || !STATUSES.has(status)) throw new MalformedTask("status", status);
-  const parked = field("parked");
   if (parked !== undefined && parked !== "1") throw new MalformedTask("parked", parked);
-  const id = field("id");
   if (id === undefined) throw new MalformedTask("id", id);
   const view = { id, status } as TaskView;
-  const statusMessage = field("statusMessage");
   if (statusMessage !== undefined) view.statusMessage = statusMessage;
-  view.createdAt = intOf("createdAt", field("createdAt"));
-  view.lastUpdatedAt = intOf("lastUpdatedAt", field("lastUpdatedAt"));
-  view.ttlMs = intOf("ttlMs", field("ttlMs"));
-  view.pollIntervalMs = intOf("pollIntervalMs", field("pollIntervalMs"));
+  view.createdAt = intOf("createdAt", createdAt);
+  view.lastUpdatedAt = intOf("lastUpdatedAt", lastUpdatedAt);
+  view.ttlMs = intOf("ttlMs", ttlMs);
+  view.pollIntervalMs = intOf("pollIntervalMs", pollIntervalMs);
   view.parked = parked === "1";
   view.inputRequests = {};
-  for (const [name, value] of inputs) view.inputRequests[name.slice(3)] = inputRequest(name, value);
+  for (let i = 0; i + 1 < inputs.length; i += 2) view.inputRequests[inputs[i]!.slice(3)] = inputRequest(inputs[i]!, inputs[i + 1]!);
   if (outcome !== null) view.outcome = outcomeOf(outcome);
   return view;
 }

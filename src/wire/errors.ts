@@ -146,16 +146,18 @@ export function isUnexpected(err: unknown): boolean {
  * Run a store operation; the store not answering becomes "task store unavailable" (-32603, 503),
  * and a full task quota "too many active tasks" (-32000, 429) — `wireError`.
  */
-export function storeCall<T>(op: () => Promise<T>): Promise<T> {
+export function storeCall<T>(op: () => Promise<T>): Promise<T>;
+/** `map` applied to the value in the same `then` that maps a failure: one promise, not two (a poll comes through here). */
+export function storeCall<T, U>(op: () => Promise<T>, map: (value: T) => U): Promise<U>;
+export function storeCall<T, U>(op: () => Promise<T>, map?: (value: T) => U): Promise<T | U> {
   // Not an async function: a poll passes through here, and each async layer is one more promise.
   try {
-    return op().catch(asWireError);
+    return map ? op().then(map, asWireError) : op().catch(asWireError);
   } catch (err) {
     return Promise.reject(isUnexpected(err) ? err : wireError(err));
   }
 }
 
-/** storeCall's answer to a failure, for a caller that adds its own `then` (one promise instead of two). */
-export function asWireError(err: unknown): never {
+function asWireError(err: unknown): never {
   throw isUnexpected(err) ? err : wireError(err);
 }

@@ -1,4 +1,4 @@
-import { asWireError, GatewayError, storeCall } from "../../wire/errors.js";
+import { GatewayError, storeCall } from "../../wire/errors.js";
 import { success, type JsonRpcMessage } from "../../jsonrpc/message.js";
 import type { MessageHandler, ModernCall, MethodHandler } from "../modern/modern-front.js";
 import { declaresTasks, TASKS_EXTENSION } from "../modern/wire.js";
@@ -57,11 +57,8 @@ function withTask(call: ModernCall, op: (taskId: string) => Promise<Record<strin
   if (!declaresTasks(call.client.capabilities))
     throw new GatewayError("missing_capability", `${call.request.method} needs the ${TASKS_EXTENSION} extension declared`, REQUIRED_CAPABILITIES);
   const taskId = taskIdOf(call.request);
-  let result: Promise<Record<string, unknown>>;
-  try {
-    result = op(taskId);
-  } catch (err) {
-    return storeCall(() => Promise.reject(err));
-  }
-  return result.then((answer) => success(call.request.id, answer), asWireError);
+  return storeCall(
+    () => op(taskId),
+    (result) => success(call.request.id, result),
+  );
 }

@@ -7,7 +7,7 @@ import type { RedisKeys } from "./keys.js";
 import { addInputResponses } from "./lua/add-input-responses-2.js";
 import { createTask } from "./lua/create-task-2.js";
 import { getTask } from "./lua/get-task-2.js";
-import { VIEW_FIELDS, viewTask } from "./lua/view-task-2.js";
+import { viewTask } from "./lua/view-task-2.js";
 import { takeInputResponses } from "./lua/take-input-responses-3.js";
 import type { ScriptRunner } from "./scripts.js";
 import { HeldIndex } from "./held-index.js";
@@ -20,21 +20,8 @@ import { answersOf, array, readCode, strings, taskOf, transitionResult } from ".
 function readView(reply: unknown): TaskView | undefined {
   if (readCode(viewTask.name, reply, ["ok", "not_found"]) === "not_found") return undefined;
   const [, values, inputs, outcome] = array(reply);
-  const fields = array(values);
-  const pairs = strings(inputs);
-  const requests: [string, string][] = [];
-  for (let i = 0; i + 1 < pairs.length; i += 2) requests.push([pairs[i]!, pairs[i + 1]!]);
-  return decodeTaskView(
-    (name) => {
-      const value = fields[VIEW_INDEX.get(name) ?? -1];
-      return typeof value === "string" ? value : undefined;
-    },
-    requests,
-    typeof outcome === "string" && outcome !== "" ? outcome : null,
-  );
+  return decodeTaskView(array(values), strings(inputs), typeof outcome === "string" && outcome !== "" ? outcome : null);
 }
-
-const VIEW_INDEX = new Map<string, number>(VIEW_FIELDS.map((name, i) => [name, i]));
 
 /** get-task-2's reply: the task, or undefined when it is missing or another principal's. */
 function readTask(reply: unknown): TaskRecord | undefined {

@@ -1,12 +1,10 @@
 import { TERMINAL_STATUSES } from "../../task-rules.js";
+import { VIEW_FIELDS } from "../../task-fields.js";
 import type { LuaScript } from "../scripts.js";
 import { luaStatus, luaStatusSet } from "./common.js";
 
-/** The hash fields view-task-2 reads, in the order of its reply (decodeTaskView reads them so). */
-export const VIEW_FIELDS = ["status", "principal", "id", "createdAt", "lastUpdatedAt", "ttlMs", "pollIntervalMs", "statusMessage", "parked"] as const;
-
 /**
- * view-task-2: what tasks/get renders of a task (TaskView), in one round trip: the fields above,
+ * view-task-2: what tasks/get renders of a task (TaskView), in one round trip: VIEW_FIELDS (in that order),
  * the open input requests while it is input_required, the outcome once it ended if asked for.
  * A poll reads no more than it answers with: not the call's arguments nor the client's
  * capabilities, which get-task-2 returns with the rest of the record.
