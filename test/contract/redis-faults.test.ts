@@ -1,6 +1,7 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { Redis } from "ioredis";
 import { describe, expect, it } from "vitest";
 import { StoreUnavailableError } from "../../src/store/contract.js";
 import { createStore } from "../../src/store/index.js";
@@ -8,6 +9,7 @@ import { useCleanups } from "../helpers/cleanups.js";
 import { startRedis, uniquePrefix } from "../helpers/redis.js";
 import { waitFor } from "../helpers/wait-for.js";
 import { sessionRecord } from "./store.contract.js";
+import { newTask } from "./task-store.contract.js";
 
 /**
  * A store call gives up at its deadline (1 s by default), not at ioredis' own retries (which
@@ -50,6 +52,47 @@ describe("redis store when Redis goes away", () => {
       timeoutMs: 10_000,
       what: "subscription to resume",
     });
+  });
+
+  it("fails every write of a batch in flight as unavailable when Redis crashes under it, so the writer retries", async () => {
+    const redis = track(await startRedis());
+    const store = track(createStore({ redisUrl: redis.url, keyPrefix: uniquePrefix() }));
+    const lease = { owner: "replica-1", token: "crash" };
+    await store.renewReplicaLease(lease.token, 60_000, true);
+    const ids = await Promise.all([0, 1, 2].map(() => store.createTask(newTask(), lease).then((t) => t.id)));
+    // The server holds the batch unanswered until it is killed: the pipeline is on the wire when the connection drops.
+    const pauser = new Redis(redis.url);
+    defer(() => pauser.disconnect());
+    await pauser.call("CLIENT", "PAUSE", "5000", "ALL");
+    const written = store.transitionTasks(
+      ids.map((id) => ({ id, change: { kind: "complete", outcome: { result: {} }, leaseToken: lease.token, now: Date.now() } })),
+    );
+    await new Promise((resolve) => setImmediate(resolve));
+    await redis.stop("SIGKILL");
+    const outcome = await byDeadline(
+      written.then(
+        (results) => results.map((r) => (r instanceof StoreUnavailableError ? "unavailable" : r instanceof Error ? `${r.name}: ${r.message}` : "written")),
+        (err: unknown) => (err instanceof StoreUnavailableError ? ["unavailable", "unavailable", "unavailable"] : [String(err)]),
+      ),
+      WITHIN_DEADLINE_MS,
+    );
+    expect(outcome).toEqual(["unavailable", "unavailable", "unavailable"]);
+  });
+
+  it("fails a flag whose pipeline got no answer, rather than taking it as made", async () => {
+    const redis = track(await startRedis());
+    const store = track(createStore({ redisUrl: redis.url, keyPrefix: uniquePrefix() }));
+    await store.ping(500);
+    const pauser = new Redis(redis.url);
+    defer(() => pauser.disconnect());
+    await pauser.call("CLIENT", "PAUSE", "5000", "ALL");
+    const flagged = store.flagForOwner("replica-1", "task-1").then(
+      () => "flagged",
+      (err: unknown) => (err instanceof StoreUnavailableError ? "unavailable" : String(err)),
+    );
+    await new Promise((resolve) => setImmediate(resolve));
+    await redis.stop("SIGKILL");
+    expect(await byDeadline(flagged, WITHIN_DEADLINE_MS)).toBe("unavailable");
   });
 
   it("rejects within the deadline when Redis was never there", async () => {

@@ -1,3 +1,4 @@
+import type { ChainableCommander } from "ioredis";
 import { StoreUnavailableError } from "../contract.js";
 
 /** Replies meaning "this server cannot serve you right now", not "your command is wrong". */
@@ -12,4 +13,16 @@ export function toStoreError(err: unknown): Error {
   if (err instanceof StoreUnavailableError) return err;
   if (err instanceof Error && err.name === "ReplyError" && !TRANSIENT_REPLY.test(err.message)) return err;
   return new StoreUnavailableError(err);
+}
+
+/**
+ * Runs a pipeline and fails as its first failed command would alone: `exec()` resolves even when
+ * the connection dropped under it, with each command's error beside its reply, and a caller that
+ * only awaited it would take a write the store never made for done.
+ */
+export async function execChecked(pipeline: ChainableCommander): Promise<unknown[]> {
+  const replies = (await pipeline.exec()) ?? [];
+  const failed = replies.find(([err]) => err);
+  if (failed) throw toStoreError(failed[0]);
+  return replies.map(([, reply]) => reply);
 }

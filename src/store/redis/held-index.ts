@@ -1,4 +1,5 @@
 import type { RedisConnection } from "./connection.js";
+import { execChecked } from "./errors.js";
 import type { RedisKeys } from "./keys.js";
 
 /** Set entries removed per SREM: one command per lease token and batch, never one per task. */
@@ -27,7 +28,7 @@ export class HeldIndex {
   /** One round trip; the set lives as long as its longest-lived task. */
   async add(token: string, taskId: string, until: number): Promise<void> {
     const key = this.keys.heldUnder(token);
-    await this.connection.call((c) => c.pipeline().sadd(key, taskId).pexpireat(key, until, "NX").pexpireat(key, until, "GT").exec());
+    await this.connection.call((c) => execChecked(c.pipeline().sadd(key, taskId).pexpireat(key, until, "NX").pexpireat(key, until, "GT")));
   }
 
   /**
@@ -68,7 +69,7 @@ export class HeldIndex {
 
   async flag(owner: string, taskId: string): Promise<void> {
     const key = this.keys.flagged(owner);
-    await this.connection.call((c) => c.pipeline().sadd(key, taskId).pexpire(key, FLAG_LIFE_MS).exec());
+    await this.connection.call((c) => execChecked(c.pipeline().sadd(key, taskId).pexpire(key, FLAG_LIFE_MS)));
   }
 
   async takeFlagged(owner: string, max: number): Promise<string[]> {

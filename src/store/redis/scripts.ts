@@ -2,6 +2,7 @@ import { createHash } from "node:crypto";
 import type { Redis } from "ioredis";
 import { StoreUnavailableError } from "../contract.js";
 import type { RedisConnection } from "./connection.js";
+import { toStoreError } from "./errors.js";
 
 /**
  * Lua scripts: one per state change, so each change is one atomic step that checks and writes
@@ -113,10 +114,13 @@ export class ScriptRunner {
       return Promise.all(
         replies.map(([err, reply], i) => {
           if (!err) return reply;
-          if (!isNoScript(err)) return err;
+          // A reply error stays what it is; a command the dropped connection never got an answer
+          // for (MaxRetriesPerRequestError, "Connection is closed") means the store is unavailable,
+          // as it does for a command sent alone, so the writer retries it.
+          if (!isNoScript(err)) return toStoreError(err);
           const { keys, args } = calls[i]!;
           const { lua, numberOfKeys } = loaded[i]!;
-          return client.eval(lua, numberOfKeys, ...keys, ...args).catch(toError);
+          return client.eval(lua, numberOfKeys, ...keys, ...args).catch(toStoreError);
         }),
       );
     });

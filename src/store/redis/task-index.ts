@@ -1,6 +1,7 @@
 import type { NewTask, TaskRecord } from "../contract.js";
 import { expiresAt } from "../task-fields.js";
 import type { RedisConnection } from "./connection.js";
+import { execChecked } from "./errors.js";
 import type { RedisKeys } from "./keys.js";
 import { RedisAllTasksIndex } from "./all-tasks-index.js";
 
@@ -34,11 +35,11 @@ export class RedisTaskIndex {
       const pipeline = c.pipeline().zadd(index, task.createdAt, task.id).pexpireat(index, until, "NX").pexpireat(index, until, "GT");
       if (!this.connection.isCluster) {
         this.all.addTo(pipeline, task);
-        return pipeline.exec();
+        return execChecked(pipeline);
       }
       const all = c.pipeline();
       this.all.addTo(all, task);
-      return Promise.all([pipeline.exec(), all.exec()]);
+      return Promise.all([execChecked(pipeline), execChecked(all)]);
     });
   }
 
