@@ -1,3 +1,4 @@
+import type { IncomingMessage } from "node:http";
 import { getConnInfo } from "@hono/node-server/conninfo";
 import type { Context } from "hono";
 import type { Authenticator, AuthRequest, AuthResult } from "../auth/index.js";
@@ -34,8 +35,17 @@ export function authGuard(
 ): (c: Context<CallerEnv>) => Response | undefined | Promise<Response | undefined> {
   const check = callerCheck(auth, realm, audit, endpoint);
   if (!check) return () => undefined;
-  return (c) =>
-    check(
+  const found = (c: Context<CallerEnv>, caller: Caller): undefined => {
+    c.set("principal", caller.principal);
+    c.set("scopes", caller.scopes);
+    c.set("audience", caller.audience);
+    return undefined;
+  };
+  return (c) => {
+    const incoming = (c.env as { incoming?: IncomingMessage } | undefined)?.incoming;
+    const before = incoming && foundBefore.get(incoming);
+    if (before) return found(c, before);
+    return check(
       {
         header: (name) => c.req.header(name),
         // The peer address is read only by the modes that ask for it: getConnInfo builds objects per call.
@@ -44,13 +54,19 @@ export function authGuard(
         },
       },
       c.get("logContext"),
-    ).then((caller) => {
-      if (caller instanceof Response) return caller;
-      c.set("principal", caller.principal);
-      c.set("scopes", caller.scopes);
-      c.set("audience", caller.audience);
-      return undefined;
-    });
+    ).then((caller) => (caller instanceof Response ? caller : found(c, caller)));
+  };
+}
+
+/**
+ * Callers the poll path (poll-path.ts) found before it handed their request on to the app: the
+ * app's auth step takes them as found instead of asking again (a JWT verified twice, an
+ * introspection asked twice). Keyed by Node's request, so it lives no longer than the request.
+ */
+const foundBefore = new WeakMap<IncomingMessage, Caller>();
+
+export function authenticatedBefore(req: IncomingMessage, caller: Caller): void {
+  foundBefore.set(req, caller);
 }
 
 /** Who the auth step found: what it leaves on the request. */

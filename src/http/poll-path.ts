@@ -8,7 +8,7 @@ import { tracingEnabled } from "../observability/tracing.js";
 import { replyTag, type ReplyTag } from "../wire/reply-outcome.js";
 import { parseAccept } from "../wire/reply.js";
 import { GatewayError, isUnexpected, wireError } from "../wire/errors.js";
-import { callerCheck, type Caller } from "./auth-guard.js";
+import { authenticatedBefore, callerCheck, type Caller } from "./auth-guard.js";
 import { hostAllowed, isJsonContentType } from "./guards.js";
 import { noteRequest, recordOperation, requestIdOf } from "./observe.js";
 import { wireOf, type FrontRequest } from "../dialects/front.js";
@@ -150,8 +150,9 @@ function endpointPolls(endpoint: Endpoint, options: HttpOptions, logger: Logger,
   };
 
   const serve = (req: IncomingMessage, res: ServerResponse, h: PollHeaders, body: Buffer, general: Listener): void => {
-    const handOver = (): typeof HANDED_OVER => {
+    const handOver = (caller?: Caller): typeof HANDED_OVER => {
       (req as IncomingMessage & { rawBody?: Buffer }).rawBody = body;
+      if (caller !== undefined && caller !== NO_CALLER) authenticatedBefore(req, caller);
       void general(req, res);
       return HANDED_OVER;
     };
@@ -219,10 +220,10 @@ function endpointPolls(endpoint: Endpoint, options: HttpOptions, logger: Logger,
     const answerLegacy = (caller: Caller): Promise<JsonRpcMessage | Response | typeof HANDED_OVER> =>
       front.answerableSession(frontRequest(caller.principal)).then<JsonRpcMessage | Response | typeof HANDED_OVER, typeof HANDED_OVER>(
         (session) => {
-          if (session === undefined) return handOver();
+          if (session === undefined) return handOver(caller);
           return checked(caller) ?? front.answerIn(session, message, context);
         },
-        () => handOver(),
+        () => handOver(caller),
       );
     const answer = modern ? answerModern : answerLegacy;
 

@@ -1,5 +1,6 @@
 import { request as httpRequest } from "node:http";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
+import { BearerAuthenticator } from "../../src/auth/bearer.js";
 import { LegacyFront } from "../../src/dialects/legacy/legacy-front.js";
 import { ModernFront } from "../../src/dialects/modern/modern-front.js";
 import { as, bearerAuth } from "../helpers/auth.js";
@@ -116,6 +117,26 @@ describe("the poll path (in process, over the listener)", () => {
     expect(joined.status).toBe(401);
     expect(status).toBe(joined.status);
     expect(answered).not.toHaveBeenCalled();
+  });
+
+  it("authenticates once a legacy poll it hands to the general path (an unknown session), which answers it as its own", async () => {
+    const request = () =>
+      postRequest(
+        "http://127.0.0.1/mcp",
+        { jsonrpc: "2.0", id: 9, method: "tasks/get", params: { taskId } },
+        { "mcp-session-id": "no-such-session", "mcp-protocol-version": "2025-11-25", ...as("alice") },
+      );
+    const authenticated = vi.spyOn(BearerAuthenticator.prototype, "authenticate");
+    try {
+      const direct = request();
+      const res = await fetch(`${gw.gateway.url}/mcp`, { method: "POST", headers: direct.headers, body: await direct.text() });
+      expect(authenticated).toHaveBeenCalledTimes(1);
+      const general = await gw.send(request());
+      expect({ status: res.status, body: await res.text() }).toEqual({ status: general.status, body: await general.text() });
+      expect(res.status).toBe(404);
+    } finally {
+      authenticated.mockRestore();
+    }
   });
 
   it("leaves to the general path a body it cannot serve: malformed JSON, another method than the header's, an Origin", async () => {
