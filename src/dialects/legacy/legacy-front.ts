@@ -19,6 +19,11 @@ import { isLegacyVersion, negotiateVersion } from "./versions.js";
 
 const SESSION_HEADER = "mcp-session-id";
 
+/** Which part of post() serves a request in its session (LegacyFront.routeOf). */
+type Route = { to: "task-unaware"; unaware: Unaware } | { to: "tasks-2025"; handlers: Tasks2025Handlers } | { to: "hidden" } | { to: "relayed" };
+const HIDDEN: Route = { to: "hidden" };
+const RELAYED: Route = { to: "relayed" };
+
 export interface LegacyRequest {
   message: JsonRpcMessage;
   accepts: Accepts;
@@ -54,23 +59,24 @@ export class LegacyFront {
     const session = await this.sessions.require(req.sessionId, req.principal);
     if (req.protocolVersion !== undefined && !isLegacyVersion(req.protocolVersion)) throw new GatewayError("unsupported_protocol_version", req.protocolVersion);
     const client = sessionClient(session, req.authorization);
-    if (isRequest(message) && takesLegacy(this.unaware, session, message))
-      return serveLegacy(this.unaware, this.relay, session, message, {
-        accepts: req.accepts,
-        keepAliveMs: this.keepAliveMs,
-        log: req.log,
-        ...(req.authorization !== undefined ? { authorization: req.authorization } : {}),
-      });
-    if (isRequest(message) && this.tasks2025?.handles(session, message.method)) {
-      // Only tasks/result waits on the request's signal; reading it makes @hono/node-server build
-      // an AbortController for the request, so every other method leaves it unread.
-      const signal = message.method === "tasks/result" ? req.signal : undefined;
-      return this.tasks2025.handle(session, message, req.accepts, signal, req.authorization, req.log);
-    }
-    // The upstream's tasks are taskgate's own session's, never a client's to read.
-    if (isRequest(message) && message.method.startsWith("tasks/"))
-      return failureResponse({ jsonrpc: "2.0", id: message.id, error: { code: RPC.METHOD_NOT_FOUND, message: `Method not found: ${message.method}` } });
     if (isRequest(message)) {
+      const route = this.routeOf(session, message);
+      if (route.to === "task-unaware")
+        return serveLegacy(route.unaware, this.relay, session, message, {
+          accepts: req.accepts,
+          keepAliveMs: this.keepAliveMs,
+          log: req.log,
+          ...(req.authorization !== undefined ? { authorization: req.authorization } : {}),
+        });
+      if (route.to === "tasks-2025") {
+        // Only tasks/result waits on the request's signal; reading it makes @hono/node-server build
+        // an AbortController for the request, so every other method leaves it unread.
+        const signal = message.method === "tasks/result" ? req.signal : undefined;
+        return route.handlers.handle(session, message, req.accepts, signal, req.authorization, req.log);
+      }
+      // The upstream's tasks are taskgate's own session's, never a client's to read.
+      if (route.to === "hidden")
+        return failureResponse({ jsonrpc: "2.0", id: message.id, error: { code: RPC.METHOD_NOT_FOUND, message: `Method not found: ${message.method}` } });
       const reply = new CallReply(req.accepts, this.keepAliveMs);
       return reply.respond((await this.callerOf(message)).call(client, message, reply));
     }
@@ -88,8 +94,19 @@ export class LegacyFront {
     if (!isRequest(message) || message.method === "initialize" || !this.tasks2025) return undefined;
     const session = await this.sessions.require(req.sessionId, req.principal);
     if (req.protocolVersion !== undefined && !isLegacyVersion(req.protocolVersion)) return undefined;
-    if (takesLegacy(this.unaware, session, message)) return undefined;
-    return this.tasks2025.answers(session, message.method) ? session : undefined;
+    const route = this.routeOf(session, message);
+    return route.to === "tasks-2025" && route.handlers.answers(session, message.method) ? session : undefined;
+  }
+
+  /**
+   * Which part of post() serves a request in its session, in the one order post() and
+   * answerable() both follow: a task-unaware session's request as such, the 2025-11-25 tasks'
+   * own methods, any other `tasks/` method refused, and everything else relayed.
+   */
+  private routeOf(session: SessionRecord, message: JsonRpcRequest): Route {
+    if (takesLegacy(this.unaware, session, message)) return { to: "task-unaware", unaware: this.unaware };
+    if (this.tasks2025?.handles(session, message.method)) return { to: "tasks-2025", handlers: this.tasks2025 };
+    return message.method.startsWith("tasks/") ? HIDDEN : RELAYED;
   }
 
   /** What post() answers, as the message, in a session answerable() gave. */
