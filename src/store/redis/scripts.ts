@@ -97,12 +97,7 @@ export class ScriptRunner {
   async runBatch(calls: ReadonlyArray<ScriptCall & { script: LuaScript }>): Promise<unknown[]> {
     const loaded = calls.map((call) => this.check(call.script, [call]));
     if (calls.length === 0) return [];
-    if (this.connection.isCluster)
-      return Promise.all(
-        calls.map(({ script, keys, args }) =>
-          this.run(script, keys, args).catch((err: unknown) => (err instanceof StoreUnavailableError ? Promise.reject(err) : toError(err))),
-        ),
-      );
+    if (this.connection.isCluster) return Promise.all(calls.map(({ script, keys, args }) => this.run(script, keys, args).catch(replyError)));
     return this.connection.call(async (client) => {
       const pipeline = client.pipeline();
       calls.forEach(({ script, keys, args }, i) => {
@@ -114,13 +109,10 @@ export class ScriptRunner {
       return Promise.all(
         replies.map(([err, reply], i) => {
           if (!err) return reply;
-          // A reply error stays what it is; a command the dropped connection never got an answer
-          // for (MaxRetriesPerRequestError, "Connection is closed") means the store is unavailable,
-          // as it does for a command sent alone, so the writer retries it.
-          if (!isNoScript(err)) return toStoreError(err);
+          if (!isNoScript(err)) return replyError(err);
           const { keys, args } = calls[i]!;
           const { lua, numberOfKeys } = loaded[i]!;
-          return client.eval(lua, numberOfKeys, ...keys, ...args).catch(toStoreError);
+          return client.eval(lua, numberOfKeys, ...keys, ...args).catch(replyError);
         }),
       );
     });
@@ -161,6 +153,13 @@ export interface ScriptCall {
   args: readonly (string | number)[];
 }
 
-function toError(err: unknown): Error {
-  return err instanceof Error ? err : new Error(String(err));
+/**
+ * One call's failure in a batch: a reply error is that call's own; anything else (a command the
+ * dropped connection never answered: MaxRetriesPerRequestError, "Connection is closed") means
+ * the store did not answer, which fails the batch as it fails a command sent alone.
+ */
+function replyError(err: unknown): Error {
+  const mapped = toStoreError(err);
+  if (mapped instanceof StoreUnavailableError) throw mapped;
+  return mapped;
 }
