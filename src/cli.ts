@@ -8,6 +8,7 @@ import { tasksCommand, TASKS_USAGE } from "./admin/tasks-command.js";
 const USAGE = `Usage:
   taskgate --version | --help
   taskgate [--config FILE] [--port N] [--host H] [--redis URL | --redis-cluster HOST:PORT,...] [--upstream SPEC] [--log-level L]
+  taskgate check-config FILE [FILE...]
   taskgate demo-server [--http PORT] [--host H] [--native-tasks | --modern [--tasks-extension]]
 ${TASKS_USAGE.replace("Usage:\n", "")}
 
@@ -16,6 +17,9 @@ front of its bundled demo server over stdio. Every flag has a TASKGATE_* environ
 
 /** The bundled demo server, next to this file once built. */
 const DEMO_MAIN = fileURLToPath(new URL("./demo/main.js", import.meta.url));
+
+const defaultUpstream = () => ({ stdio: { command: process.execPath, args: [DEMO_MAIN] } });
+const processOut = { stdout: (t: string) => process.stdout.write(t), stderr: (t: string) => process.stderr.write(t) };
 
 /** The version of the package this file came from: its package.json sits beside dist/. */
 function packageVersion(): string {
@@ -31,6 +35,10 @@ function packageVersion(): string {
 async function main(argv: string[]): Promise<number> {
   if (argv[0] === "demo-server") return (await import("./demo/command.js")).demoServerCommand(argv.slice(1));
   if (argv[0] === "tasks") return tasksCommand(argv.slice(1), process.env);
+  if (argv[0] === "check-config") {
+    const { checkConfigCommand } = await import("./config/check-command.js");
+    return checkConfigCommand(argv.slice(1), process.env, process.cwd(), defaultUpstream, processOut);
+  }
   if (argv.length === 1 && (argv[0] === "--version" || argv[0] === "-v")) {
     process.stdout.write(`taskgate ${packageVersion()}\n`);
     return 0;
@@ -48,7 +56,7 @@ async function main(argv: string[]): Promise<number> {
     argv,
     env: process.env,
     cwd: process.cwd(),
-    defaultUpstream: () => ({ stdio: { command: process.execPath, args: [DEMO_MAIN] } }),
+    defaultUpstream,
   });
   if (!loaded.ok) {
     process.stderr.write(`taskgate: the configuration has problems:\n${formatProblems(loaded.problems)}\n`);

@@ -5,6 +5,7 @@ import { readEnvOverrides } from "./env.js";
 import { readConfigFile, type RawConfig } from "./file.js";
 import { mergeOverrides, type Overrides, type UpstreamConfigInput, type UpstreamTransport } from "./overrides.js";
 import { issuesToProblems } from "./problems.js";
+import { RETIRED_KEYS, retiredKeyProblems, type RetiredKey } from "./retired.js";
 import { expandSecrets, readKeyFiles } from "./secrets.js";
 
 export { formatProblems } from "./problems.js";
@@ -18,6 +19,8 @@ export interface LoadConfigInput {
   cwd: string;
   /** The upstream used when neither a file nor --upstream / TASKGATE_UPSTREAM names one. */
   defaultUpstream: () => UpstreamConfigInput;
+  /** Keys earlier versions accepted (tests give their own table). */
+  retired?: readonly RetiredKey[];
 }
 
 export type LoadConfigResult = { ok: true; config: Config } | { ok: false; problems: string[] };
@@ -27,7 +30,7 @@ export type LoadConfigResult = { ok: true; config: Config } | { ok: false; probl
  * schema defaults. Every problem from every source is collected before giving up, and the
  * schema parses the merged input once, so one run names every mistake.
  */
-export function loadConfig({ argv, env, cwd, defaultUpstream }: LoadConfigInput): LoadConfigResult {
+export function loadConfig({ argv, env, cwd, defaultUpstream, retired = RETIRED_KEYS }: LoadConfigInput): LoadConfigResult {
   const flags = parseCliArgs(argv, env);
   const fromEnv = readEnvOverrides(env);
   const overrides = mergeOverrides(fromEnv.value, flags.value);
@@ -41,8 +44,12 @@ export function loadConfig({ argv, env, cwd, defaultUpstream }: LoadConfigInput)
   }
   // Parsed even after a bad flag, so the file's own mistakes are named in the same run.
   const parsed = ConfigSchema.safeParse(expandSecrets(applyOverrides(raw, overrides), env, problems));
-  if (!parsed.success) problems.push(...issuesToProblems(parsed.error.issues));
-  if (!parsed.success) return { ok: false, problems };
+  // A retired key is named with its replacement, and not again as an unknown key.
+  const retiredProblems = retiredKeyProblems(raw, retired);
+  const named = new Set(retiredProblems.map((p) => `${p.slice(0, p.indexOf(":"))}: unknown key`));
+  problems.push(...retiredProblems);
+  if (!parsed.success) problems.push(...issuesToProblems(parsed.error.issues).filter((p) => !named.has(p)));
+  if (!parsed.success || retiredProblems.length > 0) return { ok: false, problems };
   const config = { ...parsed.data, auth: readKeyFiles(parsed.data.auth, keyDir(overrides.configFile, cwd), problems) };
   return problems.length === 0 ? { ok: true, config } : { ok: false, problems };
 }
