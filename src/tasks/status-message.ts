@@ -1,21 +1,21 @@
 /**
- * Upstream progress as a task's statusMessage, e.g. "Running tests (128/342)".
- * The upstream's own message leads; the counts follow when there are any.
+ * One progress notification as a task's statusMessage: the upstream's own message when it sent
+ * one ("Running tests 128/342"), else the counts ("Progress 128/342"); never both, since a
+ * message usually says the counts already.
  */
 export function statusFromProgress(params: Record<string, unknown>): string | undefined {
   const { progress, total, message } = params;
   const text = typeof message === "string" && message.trim() ? message.trim().slice(0, 500) : undefined;
-  if (typeof progress !== "number") return text;
-  const counts = typeof total === "number" ? `${progress}/${total}` : `${progress}`;
-  return text ? `${text} (${counts})` : `Progress ${counts}`;
+  if (text !== undefined || typeof progress !== "number") return text;
+  return typeof total === "number" ? `Progress ${progress}/${total}` : `Progress ${progress}`;
 }
 
 /**
- * The counts `statusFromProgress` put at the end of a message ("… (3/5)", "Progress 3/5"), for a
- * progress bar; undefined when the upstream sent no total.
+ * The last counts in a status message ("Progress 3/5", "Slept 3/5 s", "… (3/5)"), for a progress
+ * bar; undefined when there are none or no total.
  */
 export function progressOfStatus(statusMessage: string | undefined): { progress: number; total: number } | undefined {
-  const match = statusMessage === undefined ? null : /(?:\(|^Progress )(\d+(?:\.\d+)?)\/(\d+(?:\.\d+)?)\)?$/.exec(statusMessage);
+  const match = statusMessage === undefined ? null : /(?:^|[\s(:])(\d+(?:\.\d+)?)\/(\d+(?:\.\d+)?)(?![\d./])(?!.*\d\/\d)/.exec(statusMessage);
   if (!match) return undefined;
   const [progress, total] = [Number(match[1]), Number(match[2])];
   return total > 0 ? { progress: Math.min(progress, total), total } : undefined;
