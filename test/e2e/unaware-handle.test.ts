@@ -1,5 +1,6 @@
 import { randomBytes } from "node:crypto";
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { AjvJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/ajv";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { as, bearerAuth } from "../helpers/auth.js";
 import { connectClient, textOf } from "../helpers/mcp-client.js";
@@ -78,6 +79,29 @@ describe("task-unaware callers in handle mode (tasks.unawareClients: handle)", (
     }
   });
 
+  it("answers every gateway tool with structuredContent its published outputSchema accepts, as the SDK client checks", async () => {
+    const { tools } = await alice.client.listTools();
+    // The validator the SDK client uses for tools/call.
+    const validator = new AjvJsonSchemaValidator();
+    const check = (name: string, value: unknown) => {
+      const outcome = validator.getValidator(tools.find((t) => t.name === name)!.outputSchema as any)(value);
+      expect(outcome.valid, outcome.errorMessage).toBe(true);
+    };
+    // The SDK client validates each answer against the listed outputSchema itself (it throws otherwise).
+    const { taskId } = (await call(alice.client, "hang", {})).structuredContent;
+    check("taskgate_status", (await call(alice.client, "taskgate_status", { taskId })).structuredContent);
+    const refused = await call(alice.client, "taskgate_answer", { taskId, response: {} });
+    expect(refused.isError).toBe(true);
+    check("taskgate_answer", refused.structuredContent);
+    check("taskgate_cancel", (await call(alice.client, "taskgate_cancel", { taskId })).structuredContent);
+    const ended = await waitFor(async () => {
+      const s = (await call(alice.client, "taskgate_status", { taskId })).structuredContent;
+      return s.status === "cancelled" ? s : undefined;
+    });
+    check("taskgate_status", ended);
+    expect(ended).toMatchObject({ message: expect.stringMatching(new RegExp(`^Task ${taskId} ended cancelled`)), next: [] });
+  });
+
   it("lists the gateway tools with schemas and annotations", async () => {
     const { tools } = await alice.client.listTools();
     const byName = new Map(tools.map((t) => [t.name, t]));
@@ -99,6 +123,20 @@ describe("task-unaware callers in handle mode (tasks.unawareClients: handle)", (
     expect(followWith).toEqual({ status: "taskgate_status", result: "taskgate_result", cancel: "taskgate_cancel", answer: "taskgate_answer" });
     expect(textOf(detached)).toContain(taskId);
     expect(textOf(detached)).toContain("taskgate_status");
+    // structuredContent alone is enough: what to call next, with its arguments, in words.
+    expect(detached.structuredContent).toMatchObject({ status: "working", message: textOf(detached) });
+    expect(detached.structuredContent.next).toEqual([
+      { tool: "taskgate_status", arguments: { taskId }, purpose: expect.stringMatching(/progress/) },
+      { tool: "taskgate_result", arguments: { taskId }, purpose: expect.stringMatching(/result/) },
+      { tool: "taskgate_cancel", arguments: { taskId }, purpose: expect.stringMatching(/Stops/) },
+    ]);
+    const running = (await call(alice.client, "taskgate_status", { taskId })).structuredContent;
+    expect(running.message).toMatch(new RegExp(`Task ${taskId} is still running.*taskgate_status`));
+    expect(running.next.map((n: any) => [n.tool, n.arguments])).toEqual([
+      ["taskgate_status", { taskId }],
+      ["taskgate_result", { taskId }],
+      ["taskgate_cancel", { taskId }],
+    ]);
     const early = await call(alice.client, "taskgate_result", { taskId });
     expect(textOf(early)).toMatch(/still running, check again in \d+ s|Check again in \d+ s/i);
     const progress = await waitFor(async () => (await call(alice.client, "taskgate_status", { taskId })).structuredContent.statusMessage, { what: "progress" });
@@ -122,6 +160,12 @@ describe("task-unaware callers in handle mode (tasks.unawareClients: handle)", (
     expect(waiting.questions).toEqual([
       expect.objectContaining({ method: "elicitation/create", params: expect.objectContaining({ message: "Deploy billing?" }) }),
     ]);
+    // The answer call is spelled out, key and all, for a model that reads only structuredContent.
+    expect(waiting.next[0]).toEqual({
+      tool: "taskgate_answer",
+      arguments: { taskId, key: waiting.questions[0].key, response: { action: "accept", content: {} } },
+      purpose: expect.stringContaining("Deploy billing?"),
+    });
     const answered = await call(alice.client, "taskgate_answer", { taskId, response: { confirm: true } });
     expect(answered.isError).toBeFalsy();
     expect(textOf(await resultOf(alice.client, taskId))).toBe("Deployed billing");

@@ -17,6 +17,16 @@ const TASK_STATUS_SCHEMA = {
     lastUpdatedAt: { type: "string", description: "ISO 8601." },
     ttlMs: { type: "integer", description: "The task and its result are kept this long from creation." },
     pollIntervalMs: { type: "integer", description: "How long to wait before checking again." },
+    message: { type: "string", description: "Where the task stands and what to do next, in words (the same as the text)." },
+    next: {
+      type: "array",
+      description: "The calls to make next, in order: call `tool` with exactly `arguments` (fill in an answer's response).",
+      items: {
+        type: "object",
+        properties: { tool: { type: "string" }, arguments: { type: "object" }, purpose: { type: "string" } },
+        required: ["tool", "arguments", "purpose"],
+      },
+    },
     questions: {
       type: "array",
       description: "What the running tool asks (status input_required); answer each with the answer tool.",
@@ -27,7 +37,7 @@ const TASK_STATUS_SCHEMA = {
       },
     },
   },
-  required: ["taskId", "status", "pollIntervalMs"],
+  required: ["taskId", "status", "pollIntervalMs", "message", "next"],
 } as const;
 
 const taskIdOnly = { type: "object", properties: { taskId: TASK_ID }, required: ["taskId"], additionalProperties: false } as const;

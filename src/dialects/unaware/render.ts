@@ -11,13 +11,56 @@ export function toolResult(text: string, structured?: Record<string, unknown>, i
   };
 }
 
-/** The task as the status, cancel and answer tools show it (their outputSchema). */
-export function taskStatus(task: TaskRecord): Record<string, unknown> {
+/**
+ * The task as the status, cancel and answer tools show it (their outputSchema). Some hosts give
+ * the model `structuredContent` instead of the text when both are there, so it says in words
+ * where the task stands (`message`) and which calls come next with their arguments (`next`).
+ */
+export function taskStatus(task: TaskRecord, names: GatewayToolNames, message = statusLine(task, names)): Record<string, unknown> {
   // The same flat fields as the tasks extension's Task: one shape for a task wherever it is shown.
   const status = taskFields(task);
   const questions = pendingQuestions(task);
   if (questions.length > 0) status.questions = questions;
+  status.message = message;
+  status.next = nextCalls(task, names);
   return status;
+}
+
+/** One call a model can make next: the tool, its arguments as they are to be sent, and what it is for. */
+export interface NextCall {
+  tool: string;
+  arguments: Record<string, unknown>;
+  purpose: string;
+}
+
+/** The calls that make sense for a task in its state, in the order a model would make them. */
+export function nextCalls(task: TaskRecord, names: GatewayToolNames): NextCall[] {
+  const taskId = task.id;
+  const wait = `wait ${seconds(task.pollIntervalMs)} s between checks`;
+  switch (task.status) {
+    case "working":
+      return [
+        { tool: names.status, arguments: { taskId }, purpose: `Shows its progress and any question it asks; ${wait}.` },
+        { tool: names.result, arguments: { taskId }, purpose: "Gives the tool's result once the task is completed." },
+        { tool: names.cancel, arguments: { taskId }, purpose: "Stops it, if it is no longer wanted." },
+      ];
+    case "input_required":
+      return [
+        ...pendingQuestions(task).map((q) => ({
+          tool: names.answer,
+          arguments: { taskId, key: q.key, response: q.method === "elicitation/create" ? { action: "accept", content: {} } : {} },
+          purpose:
+            q.method === "elicitation/create"
+              ? `Answers question ${q.key}${typeof q.params?.message === "string" ? ` ("${q.params.message}")` : ""}: put the fields it asks for in response.content, or send {"action":"decline"}.`
+              : `Answers question ${q.key} (${q.method}) with the result that method expects.`,
+        })),
+        { tool: names.cancel, arguments: { taskId }, purpose: "Stops it instead." },
+      ];
+    case "completed":
+      return [{ tool: names.result, arguments: { taskId }, purpose: "Gives the tool's result." }];
+    default:
+      return [];
+  }
 }
 
 /** Questions the upstream asked that no answer was written for yet. */
@@ -66,11 +109,13 @@ export function detachedResult(task: TaskRecord, tool: string, names: GatewayToo
     `"${tool}" is still running in the background as task ${task.id}.${asks} ` +
     `Call ${names.status} with {"taskId":"${task.id}"} for its progress and ${names.result} with the same taskId for its result ` +
     `(check again in ${seconds(task.pollIntervalMs)} s); ${names.cancel} stops it.`;
+  // structuredContent says all the text says, for hosts that give the model only that field.
   return toolResult(text, {
     taskId: task.id,
     status: task.status,
-    message: "The call continues in the background; follow it with the tools named here.",
+    message: text,
     pollIntervalMs: task.pollIntervalMs,
+    next: nextCalls(task, names),
     followWith: { ...names },
   });
 }

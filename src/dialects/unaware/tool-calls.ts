@@ -25,16 +25,19 @@ export async function callGatewayTool(deps: GatewayToolDeps, kind: GatewayToolKi
   if (typeof taskId !== "string" || taskId.length === 0) return toolResult("taskId (a string) is required.", undefined, true);
   switch (kind) {
     case "status":
-      return withTask(await deps.engine.get(taskId, principal), taskId, (task) => toolResult(statusLine(task, deps.names), taskStatus(task)));
+      return withTask(await deps.engine.get(taskId, principal), taskId, (task) => {
+        const line = statusLine(task, deps.names);
+        return toolResult(line, taskStatus(task, deps.names, line));
+      });
     case "result":
       return withTask(await deps.engine.get(taskId, principal), taskId, (task) => resultOf(task, deps.names));
     case "cancel":
-      return withTask(await deps.engine.requestCancel(taskId, principal), taskId, (task) =>
-        toolResult(
-          isTerminal(task.status) ? statusLine(task, deps.names) : `Cancellation of task ${task.id} requested; ${deps.names.status} shows when it stopped.`,
-          taskStatus(task),
-        ),
-      );
+      return withTask(await deps.engine.requestCancel(taskId, principal), taskId, (task) => {
+        const line = isTerminal(task.status)
+          ? statusLine(task, deps.names)
+          : `Cancellation of task ${task.id} requested; ${deps.names.status} shows when it stopped.`;
+        return toolResult(line, taskStatus(task, deps.names, line));
+      });
     case "answer":
       return answer(deps, taskId, principal, args);
   }
@@ -68,11 +71,13 @@ async function answer(deps: GatewayToolDeps, taskId: string, principal: string, 
   const question = open.find((q) => q.key === key);
   if (!question) {
     const why = open.length === 0 ? `it asks nothing now (status ${task.status})` : `name the question with key: one of ${open.map((q) => q.key).join(", ")}`;
-    return toolResult(`Task ${task.id} was not answered: ${why}.`, taskStatus(task), true);
+    const line = `Task ${task.id} was not answered: ${why}.`;
+    return toolResult(line, taskStatus(task, deps.names, line), true);
   }
   const value = question.method === "elicitation/create" && !("action" in response) ? { action: "accept", content: response } : response;
   checkInputSize(value, deps.maxInputResponsesBytes);
   const after = await deps.engine.answer(taskId, principal, { [question.key]: value });
   if (!after) return withTask(undefined, taskId, () => ({}));
-  return toolResult(`Answer delivered to task ${task.id}; it goes on. Follow it with ${deps.names.status}.`, taskStatus(after));
+  const line = `Answer delivered to task ${task.id}; it goes on. Follow it with ${deps.names.status}.`;
+  return toolResult(line, taskStatus(after, deps.names, line));
 }
