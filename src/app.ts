@@ -30,6 +30,9 @@ import { startTracing } from "./observability/tracing-sdk.js";
 import type { Store } from "./store/contract.js";
 import { createStore } from "./store/index.js";
 import { observeStore } from "./store/observed-store.js";
+import { claimOf } from "./store/format.js";
+import { checkStoreFormat, FormatWatch } from "./store/format-check.js";
+import { packageVersion } from "./util/version.js";
 import { TaskEngine } from "./tasks/engine.js";
 import { RequestStateCodec } from "./tasks/request-state.js";
 import type { UpstreamConnector } from "./upstream/connector.js";
@@ -61,6 +64,7 @@ export async function startGateway(config: Config, logger: Logger, parts: Gatewa
     parts.store ?? createStore({ redisUrl: config.store.redisUrl, cluster: config.store.cluster, keyPrefix: config.store.keyPrefix, logger }),
     metrics,
   );
+  const formatWatch = await checkFormat(store, logger, stopTracing);
   if (store.kind === "memory")
     logger.warn(
       "NO REDIS CONFIGURED: sessions and tasks live in this process only and are lost when it stops; set store.redisUrl for anything but development",
@@ -79,7 +83,16 @@ export async function startGateway(config: Config, logger: Logger, parts: Gatewa
     maxResultBytes: config.limits.maxResultBytes,
   };
   const audit = new Audit(logger);
-  const engine = new TaskEngine({ store, logger, metrics, audit, options: engineOptions, clock: Date.now });
+  const engine = new TaskEngine({
+    store,
+    logger,
+    metrics,
+    audit,
+    options: engineOptions,
+    clock: Date.now,
+    ...(formatWatch ? { formatRefusal: () => formatWatch.refusal } : {}),
+  });
+  formatWatch?.start(tasks.leaseMs);
   metrics.setInFlight(() => engine.ownedCount);
   const requestState = requestStateCodec(tasks.requestStateSecret, store, logger);
   await engine.start();
@@ -132,7 +145,10 @@ export async function startGateway(config: Config, logger: Logger, parts: Gatewa
   const httpOptions = { ...config.http, metricsEnabled: config.metrics.enabled };
   const health = {
     // Draining answers 503 at once, before any other check, so load balancers stop sending work.
-    problems: async () => (engine.isDraining ? ["shutting down"] : problems(store, connectors, calls)),
+    problems: async () => {
+      if (engine.isDraining) return ["shutting down"];
+      return [...(formatWatch?.refusal ? [`store format: ${formatWatch.refusal}`] : []), ...(await problems(store, connectors, calls))];
+    },
     upstreams: () => Object.fromEntries(connectors.map((c) => [c.name, spoken(c)])),
     draining: () => engine.isDraining,
   };
@@ -152,9 +168,28 @@ export async function startGateway(config: Config, logger: Logger, parts: Gatewa
     const handedOver = await engine.drain(config.tasks.drainMs);
     await admin?.close();
     await Promise.all(sessionEnds.map((e) => e.stop()));
+    formatWatch?.stop();
     await shutdown(server, engine, closeables, store, handedOver).finally(stopTracing);
   };
   return { url, port, replicaId, ...(admin ? { adminUrl: admin.url } : {}), app, close };
+}
+
+/**
+ * The store's format recorded, or the start refused naming both formats (store/format.ts); then
+ * watched, so a replica the format moved past stops taking calls.
+ */
+async function checkFormat(store: Store, logger: Logger, stopTracing: () => Promise<void>): Promise<FormatWatch | undefined> {
+  if (!store.format) return undefined;
+  const claim = claimOf(packageVersion());
+  try {
+    const stored = await checkStoreFormat(store.format, claim);
+    logger.info({ storeFormat: stored.format, oldestFormat: stored.oldest, replicaFormat: claim.format }, "store format checked");
+  } catch (err) {
+    await store.close();
+    await stopTracing();
+    throw err;
+  }
+  return new FormatWatch(store.format, claim, logger);
 }
 
 /** MRTR's requestState is signed with a key every replica must share (docs/concepts/tasks.md, MRTR). */

@@ -1,9 +1,9 @@
 #!/usr/bin/env node
-import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { setFlagsFromString } from "node:v8";
 import type { Gateway } from "./app.js";
 import { tasksCommand, TASKS_USAGE } from "./admin/tasks-command.js";
+import { packageVersion } from "./util/version.js";
 
 const USAGE = `Usage:
   taskgate --version | --help
@@ -20,12 +20,6 @@ const DEMO_MAIN = fileURLToPath(new URL("./demo/main.js", import.meta.url));
 
 const defaultUpstream = () => ({ stdio: { command: process.execPath, args: [DEMO_MAIN] } });
 const processOut = { stdout: (t: string) => process.stdout.write(t), stderr: (t: string) => process.stderr.write(t) };
-
-/** The version of the package this file came from: its package.json sits beside dist/. */
-function packageVersion(): string {
-  const manifest = JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")) as { version?: unknown };
-  return typeof manifest.version === "string" ? manifest.version : "unknown";
-}
 
 /**
  * Each command imports only what it runs: the gateway does not load the demo server, and

@@ -1,4 +1,5 @@
 import type { TASKS_2025_VERSION } from "../jsonrpc/versions.js";
+import type { StoreFormatRecorder } from "./format.js";
 
 /**
  * The state contract. One interface, two implementations (memory/, redis/), one shared test suite
@@ -359,6 +360,8 @@ export interface TaskQuota {
 export interface Store extends SessionStore, TaskStore, ReplicaLeases, OrphanStore, TaskQuota {
   readonly kind: "memory" | "redis";
   readonly bus: EventBus;
+  /** Where a shared store records its format (store/format.ts); the in-process store has none. */
+  readonly format?: StoreFormatRecorder;
   /** Resolves when the backing store answers (for /readyz); rejects otherwise, within `timeoutMs`. */
   ping(timeoutMs?: number): Promise<void>;
   close(): Promise<void>;

@@ -12,6 +12,7 @@ import { SyncCalls } from "./sync-call.js";
 import { newTaskId } from "./task-id.js";
 import { isTerminal } from "./transitions.js";
 import { BatchedWrites } from "./batched-writes.js";
+import { StoreFormatError } from "../store/format.js";
 import { isToolCall, ShuttingDownError, taskCallOptions, type EngineDeps, type EngineParts, type TaskCall } from "./types.js";
 
 /**
@@ -238,6 +239,8 @@ export class TaskEngine {
     const rerunnable = isToolCall(call) && (await this.policy.mayRerun(call.upstream, toolOf(call)));
     let token = "";
     const created = async () => {
+      const refusal = this.deps.formatRefusal?.();
+      if (refusal !== undefined) throw new StoreFormatError(refusal);
       token = this.owner.leaseToken();
       return store.createTask({ ...newTask(call, now, options.replicaId, rerunnable), parked }, { owner: options.replicaId, token });
     };

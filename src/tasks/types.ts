@@ -33,6 +33,8 @@ export interface EngineDeps {
   audit: Audit;
   options: EngineOptions;
   clock: () => number;
+  /** Why this replica takes no new task (the store's format moved past it: store/format-check.ts); undefined while it may. */
+  formatRefusal?: () => string | undefined;
   /** Where owned calls write their outcomes and status messages: batched, made by the engine. */
   writes: BatchedWrites;
 }

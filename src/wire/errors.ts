@@ -1,5 +1,6 @@
 import type { JsonRpcId, JsonRpcMessage } from "../jsonrpc/message.js";
 import { StoreUnavailableError } from "../store/contract.js";
+import { StoreFormatError } from "../store/format.js";
 import { TaskLimitError } from "../tasks/admission.js";
 import { ShuttingDownError } from "../tasks/types.js";
 import type { Refusal } from "../observability/request-outcome.js";
@@ -35,6 +36,8 @@ export const ERRORS = {
   upstream_unavailable: { code: -32603, status: 503, message: "Upstream unavailable" },
   store_unavailable: { code: -32603, status: 503, message: "task store unavailable" },
   shutting_down: { code: -32603, status: 503, message: "taskgate is shutting down" },
+  // A replica of a version that cannot work with the store's format (docs/operations/upgrading.md).
+  store_format: { code: -32603, status: 503, message: "this taskgate replica cannot work with the task store's format; another replica may" },
   internal: { code: -32603, status: 200, message: "Internal error" },
   // The modern (2026-07-28) wire, https://modelcontextprotocol.io/specification/2026-07-28/basic and the extension's errors, https://github.com/modelcontextprotocol/ext-tasks/blob/main/specification/draft/tasks.md.
   header_mismatch: { code: -32020, status: 400, message: "Header mismatch" },
@@ -134,12 +137,19 @@ export function wireError(err: unknown): GatewayError {
   if (err instanceof StoreUnavailableError) return new GatewayError("store_unavailable");
   if (err instanceof TaskLimitError) return new GatewayError("too_many_tasks", err.message);
   if (err instanceof ShuttingDownError) return new GatewayError("shutting_down");
+  if (err instanceof StoreFormatError) return new GatewayError("store_format");
   return new GatewayError("internal");
 }
 
 /** An error that is neither taskgate's own nor one the table names: a bug, logged by whoever sees it. */
 export function isUnexpected(err: unknown): boolean {
-  return !(err instanceof GatewayError || err instanceof StoreUnavailableError || err instanceof TaskLimitError || err instanceof ShuttingDownError);
+  return !(
+    err instanceof GatewayError ||
+    err instanceof StoreUnavailableError ||
+    err instanceof TaskLimitError ||
+    err instanceof ShuttingDownError ||
+    err instanceof StoreFormatError
+  );
 }
 
 /**

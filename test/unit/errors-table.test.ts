@@ -28,6 +28,7 @@ describe("the errors table", () => {
       upstream_unavailable: [-32603, 503],
       store_unavailable: [-32603, 503],
       shutting_down: [-32603, 503],
+      store_format: [-32603, 503],
       internal: [-32603, 200],
       header_mismatch: [-32020, 400],
       missing_capability: [-32021, 400],

@@ -18,7 +18,7 @@ export const MODULE_MAP: readonly ModuleEntry[] = [
   { name: "jsonrpc", owns: "JSON-RPC framing and decoding, error codes by name, MCP protocol versions", mayImport: [] },
   {
     name: "util",
-    owns: "small pure helpers with no home of their own (the one backoff, the forwarded Authorization, a URL as taskgate writes it)",
+    owns: "small pure helpers with no home of their own (the one backoff, the forwarded Authorization, a URL as taskgate writes it, the package's version)",
     mayImport: [],
   },
   {
@@ -72,12 +72,12 @@ export const MODULE_MAP: readonly ModuleEntry[] = [
   {
     name: "app.ts",
     owns: "the composition root: builds every part from the config and wires them, no logic",
-    mayImport: ["admin", "auth", "config", "dialects", "http", "observability", "sessions", "store", "tasks", "upstream"],
+    mayImport: ["admin", "auth", "config", "dialects", "http", "observability", "sessions", "store", "tasks", "upstream", "util"],
   },
   {
     name: "cli.ts",
     owns: "the command line: load the config, start, stop on signals; the demo-server and tasks commands",
-    mayImport: ["admin", "app.ts", "config", "demo", "observability"],
+    mayImport: ["admin", "app.ts", "config", "demo", "observability", "util"],
   },
 ];
 

@@ -15,6 +15,7 @@ import { taskChannel } from "../contract.js";
  *   flagged       <prefix>{flag:<owner>}   set of task ids waiting for their owner (a cancel, answers)
  *   all tasks     <prefix>{all:<n>}:tasks  sorted set of task ids by expiry (admin listing), n < ALL_SHARDS
  *   lock          <prefix>{lock:<name>}    SET NX PX holder (the reaper's guard)
+ *   format        <prefix>{format}         hash: format, oldest, version (store/format.ts)
  *   channel       <prefix>ch:<name>        pub/sub is not slot-bound; no tag needed
  *
  * The index of every task for operators is split over sorted sets with a hash tag of their own, a
@@ -100,6 +101,16 @@ export class RedisKeys {
   /** A principal's live tasks for limits.maxActiveTasksPerPrincipal: a sorted set, scored by expiry. */
   principalQuota(principal: string): string {
     return `${this.prefix}{q:${principal}}`;
+  }
+
+  /** The store's format (store/format.ts). */
+  format(): string {
+    return `${this.prefix}{format}`;
+  }
+
+  /** A shard of format 1's live index, read only to find replicas of that format (store/format.ts). */
+  formatOneLiveShard(n: number): string {
+    return `${this.prefix}{live:${n}}`;
   }
 
   channel(name: string): string {

@@ -10,6 +10,7 @@ import { assertPrincipal } from "../task-rules.js";
 import { RedisBus } from "./redis-bus.js";
 import { RedisTasks } from "./redis-tasks.js";
 import { ScriptRunner } from "./scripts.js";
+import { RedisStoreFormat } from "./store-format.js";
 
 export interface RedisStoreOptions {
   target: RedisTarget;
@@ -27,6 +28,7 @@ export class RedisStore implements Store {
   readonly bus: RedisBus;
   readonly keys: RedisKeys;
   readonly scripts: ScriptRunner;
+  readonly format: RedisStoreFormat;
   private readonly connection: RedisConnection;
   private readonly tasks: RedisTasks;
 
@@ -37,6 +39,7 @@ export class RedisStore implements Store {
     this.keys = new RedisKeys(opts.keyPrefix);
     this.connection = connect("taskgate", true);
     this.scripts = new ScriptRunner(this.connection, allScripts);
+    this.format = new RedisStoreFormat(this.connection, this.scripts, this.keys);
     this.tasks = new RedisTasks(this.connection, this.scripts, this.keys, opts.orphanPageSize);
     this.bus = new RedisBus({
       publisher: this.connection,

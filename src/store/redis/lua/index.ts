@@ -1,5 +1,6 @@
 import type { LuaScript } from "../scripts.js";
 import { acquireLock } from "./acquire-lock-1.js";
+import { recordFormat } from "./record-format-1.js";
 import { TRANSITION_SCRIPTS } from "./transitions.js";
 import { claimOrphan } from "./claim-orphan-3.js";
 import { endOrphan } from "./end-orphan-3.js";
@@ -31,4 +32,5 @@ export const allScripts: readonly LuaScript[] = [
   claimOrphan,
   acquireLock,
   admitTask,
+  recordFormat,
 ];

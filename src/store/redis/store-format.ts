@@ -1,0 +1,52 @@
+import type { FormatClaim, FormatRecord, StoreFormatRecorder } from "../format.js";
+import type { RedisConnection } from "./connection.js";
+import type { RedisKeys } from "./keys.js";
+import { recordFormat } from "./lua/record-format-1.js";
+import type { ScriptRunner } from "./scripts.js";
+import { strings } from "./task-replies.js";
+
+/** Format 1's live index: `<prefix>{live:<n>}`, n < 16, sorted sets of task ids (store/format.ts). */
+const FORMAT_1_LIVE_SHARDS = 16;
+const LIVE_STATUSES = new Set(["working", "input_required"]);
+
+/** The store's format in `<prefix>{format}`, and the traces of format 1, which recorded none. */
+export class RedisStoreFormat implements StoreFormatRecorder {
+  readonly where: string;
+
+  constructor(
+    private readonly connection: RedisConnection,
+    private readonly scripts: ScriptRunner,
+    private readonly keys: RedisKeys,
+  ) {
+    this.where = `key prefix ${keys.prefix}`;
+  }
+
+  async record(claim: FormatClaim): Promise<FormatRecord> {
+    return toRecord(strings(await this.scripts.run(recordFormat, [this.keys.format()], [claim.format, claim.oldest, claim.version])));
+  }
+
+  async read(): Promise<FormatRecord | undefined> {
+    const [format, oldest, version] = await this.connection.call((c) => c.hmget(this.keys.format(), "format", "oldest", "version"));
+    return format === null || format === undefined ? undefined : toRecord([format, oldest ?? format, version ?? "unknown"]);
+  }
+
+  /**
+   * Tasks format 1 listed as live whose record is still non-terminal: a replica of that format
+   * holds them, or held them when it stopped. Entries of tasks that ended or expired are not counted.
+   */
+  async unrecordedTasks(limit: number): Promise<number> {
+    let found = 0;
+    for (let n = 0; n < FORMAT_1_LIVE_SHARDS && found < limit; n++) {
+      const ids = await this.connection.call((c) => c.zrange(this.keys.formatOneLiveShard(n), 0, limit - 1));
+      for (const id of ids) {
+        const status = await this.connection.call((c) => c.hget(this.keys.task(id), "status"));
+        if (status !== null && LIVE_STATUSES.has(status) && ++found >= limit) break;
+      }
+    }
+    return found;
+  }
+}
+
+function toRecord([format, oldest, version]: string[]): FormatRecord {
+  return { format: Number(format), oldest: Number(oldest), version: version ?? "unknown" };
+}
