@@ -112,7 +112,7 @@ export class TaskEngine {
     if (this.draining) throw new ShuttingDownError();
     const call = await this.admission.admit(asked);
     const { owned, task } = await this.create(call);
-    owned.run(call.caller.call(call.client, call.request, owned, taskCallOptions(call.ttlMs)), call.maxDurationMs);
+    owned.run(call.caller.call(call.client, call.request, owned, taskCallOptions(call.ttlMs, call.principal)), call.maxDurationMs);
     return task;
   }
 

@@ -44,7 +44,8 @@ export async function adoptOrphan(
   });
   owner.add(owned);
   deps.logger.info({ taskId: task.id, attempt: claimed.task.attempt, previousOwner: task.owner }, "running the call of a stopped replica again");
-  owned.run(caller.call(call.client, call.request, owned, taskCallOptions(call.ttlMs)));
+  // Its own TTL bounds its wait in this replica's queue, counted from the task's creation.
+  owned.run(caller.call(call.client, call.request, owned, taskCallOptions(call.ttlMs, call.principal, task.createdAt + task.ttlMs - clock())));
 }
 
 /**

@@ -9,6 +9,7 @@ import { SwitchSink } from "./sinks.js";
 import { isTerminal } from "./transitions.js";
 import { isToolCall, type EngineDeps, type TaskCall } from "./types.js";
 import { RPC } from "../jsonrpc/codes.js";
+import { QueueWait } from "../upstream/caller.js";
 
 /**
  * Where a call that is still synchronous stands when the client gets an answer:
@@ -60,7 +61,14 @@ export class SyncCalls {
     const input = new Promise<"input">((resolve) => (inputArrived = () => resolve("input")));
     const sink = new SwitchSink(front, inputArrived);
     // Progress feeds a task's statusMessage; a prompts/get or resources/read never becomes one.
-    const running = call.caller.call(call.client, call.request, sink, { trackProgress: isToolCall(call), ttlMs: call.ttlMs });
+    // A plain call while the client waits on it (queueTimeoutMs bounds a wait in the queue); its TTL once it detaches.
+    const queueWait = new QueueWait();
+    const running = call.caller.call(call.client, call.request, sink, {
+      trackProgress: isToolCall(call),
+      ttlMs: call.ttlMs,
+      principal: call.principal,
+      queueWait,
+    });
     const racers: Promise<JsonRpcResponse | "input" | undefined>[] = [running, input];
     if (detachAfterMs !== undefined) racers.push(delay(detachAfterMs));
     const early = await Promise.race(racers);
@@ -70,6 +78,7 @@ export class SyncCalls {
     }
     const parked = early === "input" && detachOnInput !== true;
     const { owned, task } = await this.create(call, parked, started);
+    if (!parked) queueWait.becameTask(task.ttlMs, task.createdAt + task.ttlMs - this.deps.clock());
     sink.detachTo(owned);
     owned.run(running, call.maxDurationMs);
     // `asking`: detached by a question (detachOnInput), which the task shows once it is written.

@@ -4,7 +4,7 @@ import type { Audit } from "../observability/audit.js";
 import type { Logger } from "../observability/logger.js";
 import type { Metrics } from "../observability/metrics.js";
 import type { Store, TaskProtocol } from "../store/contract.js";
-import type { CallClient, UpstreamCaller } from "../upstream/caller.js";
+import { QueueWait, type CallClient, type CallOptions, type UpstreamCaller } from "../upstream/caller.js";
 import type { BatchedWrites } from "./batched-writes.js";
 
 export interface EngineOptions {
@@ -71,8 +71,10 @@ export function isToolCall(call: TaskCall): boolean {
  * How the engine runs a call: with progress asked for (it becomes statusMessage), and the task's
  * TTL, which an upstream that runs the call as a task of its own is asked for.
  */
-export function taskCallOptions(ttlMs: number): { trackProgress: true; ttlMs: number } {
-  return { trackProgress: true, ttlMs };
+export function taskCallOptions(ttlMs: number, principal?: string, ttlLeftMs = ttlMs): CallOptions & { trackProgress: true; ttlMs: number } {
+  const queueWait = new QueueWait();
+  queueWait.becameTask(ttlMs, ttlLeftMs);
+  return principal === undefined ? { trackProgress: true, ttlMs, queueWait } : { trackProgress: true, ttlMs, principal, queueWait };
 }
 
 /** The bus channel a replica listens on for work routed to the calls it owns. */

@@ -52,6 +52,40 @@ export interface CallOptions {
   trackProgress?: boolean;
   /** The front task's TTL, for a call the upstream runs as a task of its own. */
   ttlMs?: number;
+  /** Whose call it is: a full upstream's queue takes turns by principal (docs/operations/isolation.md, the bulkhead). */
+  principal?: string;
+  /** How long the call may wait for a free slot: set for a call that is, or may become, a task. */
+  queueWait?: QueueWait;
+}
+
+/**
+ * How long a call may wait in its upstream's queue: `queueTimeoutMs` while a client holds a
+ * connection for it; once it is a task, until shortly before its TTL runs out (the TTL is how long
+ * the client agreed to wait). The engine makes one per call and says when the call became a task.
+ */
+export class QueueWait {
+  /** performance.now() after which a task stops waiting; undefined while it is a plain (blocking) call. */
+  until: number | undefined;
+  /** The task's TTL, for the error that says why it stopped waiting. */
+  ttlMs = 0;
+  private changed: (() => void) | undefined;
+
+  /** The call is a task from now on: it may wait for `ttlLeftMs` less a margin to write its failure in. */
+  becameTask(ttlMs: number, ttlLeftMs: number): void {
+    this.ttlMs = ttlMs;
+    this.until = performance.now() + Math.max(0, ttlLeftMs - queueMarginMs(ttlMs));
+    this.changed?.();
+  }
+
+  /** @internal The queue the call waits in listens for the change. */
+  watch(changed: (() => void) | undefined): void {
+    this.changed = changed;
+  }
+}
+
+/** A task that never got a slot fails this long before its TTL ends, so its failure can still be read: a tenth of the TTL, at most 10 s. */
+export function queueMarginMs(ttlMs: number): number {
+  return Math.min(10_000, Math.floor(ttlMs / 10));
 }
 
 export interface CancelOptions {

@@ -1,5 +1,6 @@
-import { describe, expect, it } from "vitest";
-import { Bulkhead, LeftQueueError, QueueTimeoutError } from "../../src/upstream/mux/bulkhead.js";
+import { describe, expect, it, vi } from "vitest";
+import { QueueWait } from "../../src/upstream/caller.js";
+import { Bulkhead, LeftQueueError, QUEUE_TICK_MS, QueueTimeoutError } from "../../src/upstream/mux/bulkhead.js";
 
 describe("the bulkhead in front of an upstream", () => {
   it("lets calls in up to its limit, then queues the rest first in, first out", async () => {
@@ -24,21 +25,119 @@ describe("the bulkhead in front of an upstream", () => {
     expect(bulkhead.inFlight).toBe(0);
   });
 
-  it("tells each queued call how many are ahead, as the queue moves", async () => {
+  it("tells each queued call how many are ahead, at once and then at the next tick after the queue moved", async () => {
+    vi.useFakeTimers({ toFake: ["setTimeout", "setInterval", "clearTimeout", "clearInterval", "performance"] });
+    try {
+      const bulkhead = new Bulkhead("up", 1, 60_000);
+      const running = bulkhead.enter();
+      const seen: Record<string, number[]> = { x: [], y: [], z: [] };
+      const [x, y, z] = ["x", "y", "z"].map((name) => bulkhead.enter((ahead) => seen[name]!.push(ahead)));
+      expect(y!.withdraw()).toBe(true);
+      await expect(y!.ready).rejects.toBeInstanceOf(LeftQueueError);
+      running.leave();
+      await x!.ready;
+      expect(seen).toEqual({ x: [0], y: [1], z: [2] });
+      vi.advanceTimersByTime(QUEUE_TICK_MS);
+      expect(seen).toEqual({ x: [0], y: [1], z: [2, 0] });
+      expect(x!.withdraw()).toBe(false);
+      x!.leave();
+      await z!.ready;
+      z!.leave();
+      expect(bulkhead.inFlight).toBe(0);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it("tells a long queue's places only moves worth a status write: every count under 10, else a fifth or more", () => {
+    vi.useFakeTimers({ toFake: ["setTimeout", "setInterval", "clearTimeout", "clearInterval", "performance"] });
+    try {
+      const bulkhead = new Bulkhead("up", 1, 3_600_000);
+      const tickets = [bulkhead.enter()];
+      const told: number[] = [];
+      let others = 0;
+      for (let i = 0; i < 500; i++) tickets.push(bulkhead.enter(() => others++));
+      const last = bulkhead.enter((ahead) => told.push(ahead));
+      tickets.push(last);
+      // Every slot's turn: the running call ends, the next one starts, the queue ticks.
+      for (let i = 0; i < 501; i++) {
+        tickets.shift()?.leave();
+        vi.advanceTimersByTime(QUEUE_TICK_MS);
+      }
+      expect(told[0]).toBe(500);
+      expect(told.at(-1)).toBe(0);
+      // 501 moves, told about 2·log(500) + 10 times, not 500.
+      expect(told.length).toBeLessThan(40);
+      expect(others).toBeLessThan(500 * 40);
+      for (let i = 1; i < told.length; i++) expect(told[i]!).toBeLessThan(told[i - 1]!);
+      expect(last.started).toBe(true);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it("takes turns by principal: a batch of one principal delays another's single call by at most one turn", async () => {
     const bulkhead = new Bulkhead("up", 1, 60_000);
-    const running = bulkhead.enter();
-    const seen: Record<string, number[]> = { x: [], y: [], z: [] };
-    const [x, y, z] = ["x", "y", "z"].map((name) => bulkhead.enter((ahead) => seen[name]!.push(ahead)));
-    expect(y!.withdraw()).toBe(true);
-    await expect(y!.ready).rejects.toBeInstanceOf(LeftQueueError);
+    const running = bulkhead.enter({ principal: "a" });
+    const order: string[] = [];
+    const tickets = [];
+    for (let i = 0; i < 5; i++) tickets.push([`a${i}`, bulkhead.enter({ principal: "a" })] as const);
+    const aheadOfB: number[] = [];
+    tickets.push(["b0", bulkhead.enter({ principal: "b", onAhead: (n) => aheadOfB.push(n) })] as const);
+    tickets.push(["b1", bulkhead.enter({ principal: "b" })] as const);
+    tickets.push(["c0", bulkhead.enter({ principal: "c" })] as const);
+    // b's first call waits behind a's next one only.
+    expect(aheadOfB).toEqual([1]);
     running.leave();
-    await x!.ready;
-    expect(seen).toEqual({ x: [0], y: [1], z: [2, 1, 0] });
-    expect(x!.withdraw()).toBe(false);
-    x!.leave();
-    await z!.ready;
-    z!.leave();
+    // One slot: each turn, the one call let in runs and ends.
+    for (let turn = 0; turn < tickets.length; turn++) {
+      const started = tickets.filter(([name, t]) => t.started && !order.includes(name));
+      expect(started).toHaveLength(1);
+      const [name, t] = started[0]!;
+      order.push(name);
+      await t.ready;
+      t.leave();
+    }
+    expect(order).toEqual(["a0", "b0", "c0", "a1", "b1", "a2", "a3", "a4"]);
     expect(bulkhead.inFlight).toBe(0);
+    expect(bulkhead.waitingPrincipals).toBe(0);
+  });
+
+  it("lets a task wait past queueTimeoutMs until shortly before its TTL, and a call that became a task too", async () => {
+    vi.useFakeTimers({ toFake: ["setTimeout", "setInterval", "clearTimeout", "clearInterval", "performance"] });
+    try {
+      const bulkhead = new Bulkhead("up", 1, 1_000);
+      const running = bulkhead.enter();
+      const task = new QueueWait();
+      task.becameTask(30_000, 30_000);
+      const plainNow = new QueueWait();
+      const t = bulkhead.enter({ wait: task });
+      const later = bulkhead.enter({ wait: plainNow });
+      const plain = bulkhead.enter();
+      const outcomes: string[] = [];
+      t.ready.catch((err: Error) => outcomes.push(`task: ${err.message}`));
+      plain.ready.catch((err: Error) => outcomes.push(`plain: ${err.name}`));
+      later.ready.catch((err: Error) => outcomes.push(`later: ${err.name}`));
+      vi.advanceTimersByTime(500);
+      plainNow.becameTask(30_000, 29_500);
+      await vi.advanceTimersByTimeAsync(1_000);
+      expect(outcomes).toEqual(["plain: QueueTimeoutError"]);
+      // The margin: a tenth of the TTL, so the failure is still there to read.
+      await vi.advanceTimersByTimeAsync(30_000 - 3_000 - 1_500 - 1_000);
+      expect(outcomes).toHaveLength(1);
+      await vi.advanceTimersByTimeAsync(2_000);
+      expect(outcomes.slice(1).sort()).toEqual([
+        "later: QueueTtlError",
+        expect.stringMatching(
+          /^task: upstream 'up' is busy: 1 calls were in flight the whole time this task waited for a slot \(2\d s\); it stopped waiting before its TTL \(30000 ms\) ran out$/,
+        ),
+      ]);
+      expect(bulkhead.queued).toBe(0);
+      running.leave();
+      expect(bulkhead.inFlight).toBe(0);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it("gives up on a call that waited queueTimeoutMs, and says why", async () => {

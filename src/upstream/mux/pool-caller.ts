@@ -3,8 +3,8 @@ import type { MessageSink } from "../../jsonrpc/sink.js";
 import type { CallClient, CancelOptions } from "../caller.js";
 import type { StreamResume } from "../connector.js";
 import type { PoolMember, UpstreamPool } from "./upstream-pool.js";
-import { LeftQueueError, QueueTimeoutError, type Bulkhead, type Ticket } from "./bulkhead.js";
-import { queueNotices } from "./queued.js";
+import { LeftQueueError, QueueTimeoutError, QueueTtlError, type Bulkhead, type Ticket } from "./bulkhead.js";
+import { entryOf, queueNotices } from "./queued.js";
 import { FAST_MS, quietKey, Quietness, type LaneProcess, type QuietLane } from "./quiet-lane.js";
 import { CANCELLED_BEFORE_START, type CallOptions, type PooledCalls, type Relay } from "./relay.js";
 import { frontKey } from "./relay-options.js";
@@ -90,7 +90,7 @@ export class PoolCaller implements PooledCalls {
     options: CallOptions,
   ): Promise<JsonRpcResponse> {
     const notices = options.trackProgress ? queueNotices(sink) : undefined;
-    const slot: Slot = { client, frontId: request.id, ticket: this.bulkhead.enter(notices?.onAhead) };
+    const slot: Slot = { client, frontId: request.id, ticket: this.bulkhead.enter(entryOf(client, options, notices)) };
     this.active.set(key, slot);
     let clean = false;
     try {
@@ -136,7 +136,7 @@ export class PoolCaller implements PooledCalls {
   ): Promise<JsonRpcResponse> {
     const { lane, bulkhead } = this.shared as SharedQuietCalls;
     const notices = options.trackProgress ? queueNotices(sink) : undefined;
-    const slot: Slot = { client, frontId: request.id, ticket: bulkhead.enter(notices?.onAhead) };
+    const slot: Slot = { client, frontId: request.id, ticket: bulkhead.enter(entryOf(client, options, notices)) };
     this.active.set(key, slot);
     try {
       if (!slot.ticket.started) await slot.ticket.ready;
@@ -227,7 +227,10 @@ export class PoolCaller implements PooledCalls {
 
   private failed(err: unknown): JsonRpcErrorObject {
     if (err instanceof LeftQueueError) return CANCELLED_BEFORE_START;
-    const message = err instanceof QueueTimeoutError ? err.message : `upstream '${this.pool.name}' failed: ${err instanceof Error ? err.message : String(err)}`;
+    const message =
+      err instanceof QueueTimeoutError || err instanceof QueueTtlError
+        ? err.message
+        : `upstream '${this.pool.name}' failed: ${err instanceof Error ? err.message : String(err)}`;
     return { code: RPC.INTERNAL_ERROR, message };
   }
 }

@@ -1,5 +1,6 @@
 import type { MessageSink } from "../../jsonrpc/sink.js";
-import { QUEUED_NOTICE } from "../caller.js";
+import { QUEUED_NOTICE, type CallClient, type CallOptions } from "../caller.js";
+import type { Entry } from "./bulkhead.js";
 
 export interface QueueNotices {
   onAhead: (ahead: number) => void;
@@ -23,4 +24,9 @@ export function queueNotices(sink: MessageSink): QueueNotices {
       if (waited) sink.send({ jsonrpc: "2.0", method: QUEUED_NOTICE, params: { ahead: null } });
     },
   };
+}
+
+/** What a call brings to its upstream's queue: its notices, whose turn it takes (its principal; else its client session), how long it may wait. */
+export function entryOf(client: CallClient, options: CallOptions, notices: QueueNotices | undefined): Entry {
+  return { onAhead: notices?.onAhead, principal: options.principal ?? client.sessionId, wait: options.queueWait };
 }

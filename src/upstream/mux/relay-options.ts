@@ -3,7 +3,7 @@ import { RPC } from "../../jsonrpc/codes.js";
 import type { JsonRpcId } from "../../jsonrpc/message.js";
 import { CANCELLED_CODE, type CallClient, type UpstreamCaller } from "../caller.js";
 import { UpstreamError } from "../connector.js";
-import type { Bulkhead } from "./bulkhead.js";
+import { QueueTimeoutError, QueueTtlError, type Bulkhead } from "./bulkhead.js";
 import type { ListChangedHub } from "./list-changed.js";
 import type { SessionStreams } from "./session-streams.js";
 import type { QuestionPolicy } from "./unowned.js";
@@ -46,6 +46,8 @@ export function frontKey(sessionId: string, id: JsonRpcId): string {
 }
 
 export function upstreamFailure(name: string, err: unknown): JsonRpcErrorObject {
+  // The queue's own errors name the upstream and the setting already.
+  if (err instanceof QueueTimeoutError || err instanceof QueueTtlError) return { code: RPC.INTERNAL_ERROR, message: err.message };
   const detail = err instanceof UpstreamError ? err.message : err instanceof Error ? err.message : String(err);
   return { code: RPC.INTERNAL_ERROR, message: `upstream '${name}' failed: ${detail}` };
 }

@@ -7,7 +7,7 @@ import type { ResumeFrom, StreamResume, UpstreamConnector, UpstreamEvent } from 
 import { LeftQueueError } from "./bulkhead.js";
 import { ListChangedHub } from "./list-changed.js";
 import { Questions } from "./questions.js";
-import { queueNotices } from "./queued.js";
+import { entryOf, queueNotices } from "./queued.js";
 import { CALL_METHODS, CANCELLED, CANCELLED_BEFORE_START, frontKey, upstreamFailure, type CallOptions, type RelayOptions } from "./relay-options.js";
 import { SessionStreams } from "./session-streams.js";
 
@@ -156,7 +156,7 @@ export class Relay implements UpstreamCaller {
     }
     const bulkhead = resume === undefined && CALL_METHODS.has(request.method) ? this.options.bulkhead : undefined;
     const notices = bulkhead && options.trackProgress ? queueNotices(sink) : undefined;
-    const slot = bulkhead?.enter(notices?.onAhead);
+    const slot = bulkhead?.enter(entryOf(client, options, notices));
     try {
       if (slot && !slot.started) {
         call.leaveQueue = () => slot.withdraw();
