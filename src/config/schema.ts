@@ -189,7 +189,9 @@ const Upstream = z
       .int()
       .positive()
       .default(60_000)
-      .describe("How long a call may wait in the queue for a free slot before it fails with a clear error."),
+      .describe(
+        "How long a plain call (one a client waits on, holding a connection) may wait in the queue for a free slot before it fails with a clear error. A task waits until a tenth of its TTL (at most 10 s) is left instead.",
+      ),
     roots: z
       .array(
         z
