@@ -169,7 +169,21 @@ describe.each([
     await until(gw.mcpUrl, created.taskId, "cancelled");
   });
 
-  it("sent no initialize after the negotiation, however many calls followed", () => {
+  it("sent no initialize after the negotiation, however many calls followed", async () => {
+    // Calls of its own, after the negotiation, on both wires: run alone, the test still has calls
+    // to count refusals across. Three tasks at once run alone each, on pooled processes (stdio) or
+    // upstream sessions (HTTP) started for them, and each of those negotiates too.
+    const tasks = await Promise.all(
+      [1, 2, 3].map(
+        async () => (await modern(gw.mcpUrl, "tools/call", { name: "sleep", arguments: { seconds: 1 } }, { capabilities: WITH_TASKS })).body.result,
+      ),
+    );
+    for (const task of tasks) expect((await until(gw.mcpUrl, task.taskId, "completed")).result).toMatchObject({ content: [{ text: "Slept 1 s" }] });
+    const called = await modern(gw.mcpUrl, "tools/call", { name: "echo", arguments: { text: "modern after" } });
+    expect(called.body.result).toMatchObject({ content: [{ text: "modern after" }] });
+    const { client } = await connectClient(gw.mcpUrl);
+    expect(textOf(await client.callTool({ name: "echo", arguments: { text: "legacy after" } }))).toBe("legacy after");
+    await client.close();
     expect(refusals(upstreamLog())).toBe(refusedAtStart);
   });
 });
