@@ -70,15 +70,18 @@ export interface GatewayProcess extends RunningProcess {
   port: number;
 }
 
-/** A real taskgate process on a free loopback port, started from a config object; resolves when /readyz is 200. */
-export async function startGateway(config: Record<string, unknown>, env: NodeJS.ProcessEnv = {}): Promise<GatewayProcess> {
+/**
+ * A real taskgate process on a free loopback port, started from a config object; resolves when
+ * /readyz is 200. `cli`: another build's dist/cli.js (the rolling-upgrade test's previous version).
+ */
+export async function startGateway(config: Record<string, unknown>, env: NodeJS.ProcessEnv = {}, cli = CLI): Promise<GatewayProcess> {
   const port = await freePort();
   const dir = mkdtempSync(join(tmpdir(), "taskgate-test-"));
   const file = join(dir, "taskgate.yaml");
   // A short drain unless the test sets one: stopping a gateway with calls in flight stays quick.
   const tasks = { drainMs: 300, ...(config.tasks as Record<string, unknown> | undefined) };
   writeFileSync(file, stringify({ log: { level: "debug" }, ...config, tasks, listen: { host: "127.0.0.1", port } }));
-  const running = runNode([CLI, "--config", file], env);
+  const running = runNode([cli, "--config", file], env);
   const url = `http://127.0.0.1:${port}`;
   await waitFor(
     async () => {
