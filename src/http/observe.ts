@@ -25,7 +25,7 @@ export type ObservedEnv = { Variables: { logContext: LogContext; reply?: ReplyTa
  * line written while serving it), a server span continuing the caller's `traceparent`, the count
  * of open SSE responses and the bound on what each holds unsent, the request's duration and
  * outcome (refusals included, since this runs before every other step), the tasks/get latency,
- * and a debug access line.
+ * and a debug access line written once the answer is complete.
  *
  * The log context is kept on the request for the routes, which hand it on with the front request
  * to whatever writes a line about it (observability/log-context.ts).
@@ -62,7 +62,14 @@ export function observeRequests(
           overflowed,
         );
       }
-      logger.debug({ ...context, upstream, status: response.status, ms: Math.round(seconds * 1000) }, "request");
+      // `ms`: until the answer was complete. A streamed answer (a call held open on SSE, one that
+      // detached into a task) is logged when its last message is sent; `streamedAfterMs` is when it turned into a stream.
+      if (tag instanceof Promise) {
+        const status = response.status;
+        void tag.then(() =>
+          logger.debug({ ...context, upstream, status, ms: Math.round(performance.now() - started), streamedAfterMs: Math.round(seconds * 1000) }, "request"),
+        );
+      } else logger.debug({ ...context, upstream, status: response.status, ms: Math.round(seconds * 1000) }, "request");
       return response;
     });
   };

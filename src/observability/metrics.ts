@@ -5,6 +5,8 @@ import type { Outcome, Wire } from "./request-outcome.js";
 
 /** Seconds; from 1 ms (a Redis read) to 5 minutes (a slow upstream call). */
 const BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300];
+/** Tasks live seconds to hours (tasks.maxTtlMs). */
+const TASK_BUCKETS = [0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600, 1800, 3600, 7200, 21600, 86400];
 
 export type TaskEnd = "completed" | "failed" | "cancelled";
 
@@ -25,6 +27,7 @@ export class Metrics {
   private readonly created: Counter<"upstream" | "tool">;
   private readonly ended: Counter<"upstream" | "tool" | "status">;
   private readonly detach: Histogram<"upstream">;
+  private readonly lifetime: Histogram<"upstream" | "status">;
   private readonly upstreamCalls: Histogram<"upstream" | "method" | "outcome">;
   private readonly tasksGetSeconds: FastHistogram<"upstream">;
   private readonly passthroughSeconds: Histogram<"upstream" | "method">;
@@ -69,6 +72,13 @@ export class Metrics {
       help: "From the start of a tools/call to the task handle being written (the client's wait before detaching).",
       labelNames: ["upstream"],
       buckets: BUCKETS,
+      registers,
+    });
+    this.lifetime = new Histogram({
+      name: "taskgate_task_duration_seconds",
+      help: "A task's whole life on the replica that ended it: from the arrival of the call that became the task (the wait before it detached included) to its terminal status, by upstream and status.",
+      labelNames: ["upstream", "status"],
+      buckets: TASK_BUCKETS,
       registers,
     });
     this.upstreamCalls = new Histogram({
@@ -171,8 +181,9 @@ export class Metrics {
     this.created.inc({ upstream, tool: this.labels.admit("tool", tool) });
   }
 
-  taskEnded(upstream: string, tool: string, status: TaskEnd): void {
+  taskEnded(upstream: string, tool: string, status: TaskEnd, seconds?: number): void {
     this.ended.inc({ upstream, tool: this.labels.admit("tool", tool), status });
+    if (seconds !== undefined) this.lifetime.observe({ upstream, status }, seconds);
   }
 
   detached(upstream: string, seconds: number): void {

@@ -166,7 +166,8 @@ export class TaskEngine {
     };
     const result = await this.deps.store.transitionTask(taskId, change);
     if (!result.ok) return result.reason === "not_found" ? this.audited(taskId, principal, undefined, log) : { terminal: result.task };
-    this.deps.metrics.taskEnded(result.task.upstream, result.task.tool, "cancelled");
+    const { upstream, tool, createdAt } = result.task;
+    this.deps.metrics.taskEnded(upstream, tool, "cancelled", Math.max(0, change.now - createdAt) / 1000);
     this.deps.audit.record("task.cancel", principal, { taskId }, log);
     await this.owner.route(taskId, result.task.owner);
     return { task: result.task };
@@ -249,7 +250,7 @@ export class TaskEngine {
       throw err;
     });
     if (!parked) this.announce(task, started, call.log);
-    const owned = new OwnedCall(task, token, call, this.deps, this.ownedDone);
+    const owned = new OwnedCall(task, token, call, this.deps, this.ownedDone, started);
     this.owner.add(owned);
     return { owned, task };
   }

@@ -77,6 +77,8 @@ export class OwnedCall implements MessageSink {
     call: TaskCall,
     private readonly deps: EngineDeps,
     private readonly done: OwnedCallDone,
+    /** When the client's call arrived (performance.now()), where this replica saw it; else the task's createdAt counts. */
+    private readonly startedAt?: number,
   ) {
     this.task = ownedTask(record);
     this.caller = call.caller;
@@ -262,10 +264,12 @@ export class OwnedCall implements MessageSink {
     }
   }
 
+  /** The task's whole life, from the call's arrival (before it detached) to its end: the line's `ms` and the lifetime histogram. */
   private ended(end: Ending): void {
     const { upstream, tool, taskProtocol, id: taskId } = this.task;
-    this.deps.metrics.taskEnded(upstream, tool, end.to);
-    this.deps.logger.info({ ...this.log, taskId, upstream, tool, taskProtocol, status: end.to }, "task ended");
+    const ms = this.startedAt !== undefined ? performance.now() - this.startedAt : Math.max(0, this.deps.clock() - this.task.createdAt);
+    this.deps.metrics.taskEnded(upstream, tool, end.to, ms / 1000);
+    this.deps.logger.info({ ...this.log, taskId, upstream, tool, taskProtocol, status: end.to, ms: Math.round(ms) }, "task ended");
   }
 
   private endingOf(response: JsonRpcResponse, progress: string | undefined): Ending {

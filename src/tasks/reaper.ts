@@ -95,7 +95,8 @@ export class Reaper {
     if (!ended.ok) return;
     this.ended(ended.task);
     this.deps.metrics.reaperAction(end.to);
-    this.deps.metrics.taskEnded(task.upstream, task.tool, end.to);
-    this.deps.logger.warn({ taskId: task.id, owner: task.owner, status: end.to }, "reaped a task whose owner stopped");
+    const ms = Math.max(0, end.now - task.createdAt);
+    this.deps.metrics.taskEnded(task.upstream, task.tool, end.to, ms / 1000);
+    this.deps.logger.warn({ taskId: task.id, owner: task.owner, status: end.to, ms }, "reaped a task whose owner stopped");
   }
 }
