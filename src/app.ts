@@ -92,7 +92,8 @@ export async function startGateway(config: Config, logger: Logger, parts: Gatewa
     clock: Date.now,
     ...(formatWatch ? { formatRefusal: () => formatWatch.refusal } : {}),
   });
-  formatWatch?.start(tasks.leaseMs);
+  // Twice the lease (30 s by default): 17 commands each time at rest (the record, and the 16 shards of format 1's index).
+  formatWatch?.start(2 * tasks.leaseMs);
   metrics.setInFlight(() => engine.ownedCount);
   const requestState = requestStateCodec(tasks.requestStateSecret, store, logger);
   await engine.start();

@@ -69,6 +69,21 @@ describe("the store format", () => {
     expect(await format.read()).toBeUndefined();
   });
 
+  it("has a serving replica refuse calls while a replica of format 1 runs tasks beside it, and take them again once they ended", async () => {
+    const { prefix, raw, store } = open();
+    await checkStoreFormat(store.format, CLAIM);
+    const watch = new FormatWatch(store.format, CLAIM, pino({ level: "silent" }));
+    await watch.check();
+    expect(watch.refusal).toBeUndefined();
+    await raw.hset(`${prefix}{t:01RUNNING}`, { status: "input_required" });
+    await raw.zadd(`${prefix}{live:0}`, 1, "01RUNNING");
+    await watch.check();
+    expect(watch.refusal).toContain("holds 1 running task of store format 1");
+    await raw.hset(`${prefix}{t:01RUNNING}`, { status: "cancelled" });
+    await watch.check();
+    expect(watch.refusal).toBeUndefined();
+  });
+
   it("has a serving replica stop taking calls once a newer version moved the format past it", async () => {
     const { prefix, raw, store } = open();
     const gateway = track(

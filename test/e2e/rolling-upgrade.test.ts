@@ -5,9 +5,10 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { STORE_FORMAT } from "../../src/store/format.js";
 import { useCleanups } from "../helpers/cleanups.js";
 import { modern, WITH_TASKS } from "../helpers/modern.js";
-import { PREVIOUS, previousBuild } from "../helpers/previous-build.js";
+import { FORMAT_1_BUILD, PREVIOUS, previousBuild } from "../helpers/previous-build.js";
 import { CLI, type GatewayProcess, startGateway } from "../helpers/processes.js";
 import { redisUrl, uniquePrefix } from "../helpers/redis.js";
+import { waitFor } from "../helpers/wait-for.js";
 import { ended, FAST_TASKS, replicaConfig, startTask, until } from "../helpers/replicas.js";
 
 /** From SIGKILL to terminal: the lease runs out, then the next sweep (plus a takeover of the reaper's lock, plus slack). */
@@ -111,5 +112,43 @@ describe(`a rolling upgrade from ${PREVIOUS.commit.slice(0, 7)} (store format ${
   it("takes the previous version's complete example configuration", () => {
     const out = execFileSync(process.execPath, [CLI, "check-config", join(previous, "config/taskgate.example.yaml")], { encoding: "utf8" });
     expect(out).toContain("taskgate.example.yaml: ok");
+  });
+});
+
+/** A change that could not keep the previous version working (format 1 to 2): the refusal instead of a silent split. */
+describe(`beside a build of store format ${FORMAT_1_BUILD.storeFormat} (${FORMAT_1_BUILD.commit.slice(0, 7)}), which this build cannot keep working`, () => {
+  const { track } = useCleanups();
+  let format1 = "";
+  beforeAll(() => void (format1 = previousBuild(FORMAT_1_BUILD.commit)), 600_000);
+  const statusOf = async (url: string) => (await fetch(`${url}/readyz`)).status;
+
+  it("refuses to start while that build runs tasks on the store, naming both formats, and starts once they ended", async () => {
+    const store = { redisUrl: redisUrl(), keyPrefix: uniquePrefix() };
+    const old = track(await startGateway(replicaConfig(store), {}, join(format1, "dist/cli.js")));
+    const hung = await startTask(old.mcpUrl, "hang", {});
+    await expect(startGateway(replicaConfig(store))).rejects.toThrow(
+      new RegExp(
+        `holds 1 running task of store format 1 .*cannot run beside this replica \\(taskgate [^,]+, format ${STORE_FORMAT}\\).*Replace every replica at once`,
+      ),
+    );
+    await modern(old.mcpUrl, "tasks/cancel", { taskId: hung }, { capabilities: WITH_TASKS });
+    expect((await ended([old.mcpUrl], hung)).status).toBe("cancelled");
+    const current = track(await startGateway(replicaConfig(store)));
+    expect(await statusOf(current.url)).toBe(200);
+  });
+
+  it("stops taking calls while that build runs tasks beside it, and takes them again once they ended", async () => {
+    const store = { redisUrl: redisUrl(), keyPrefix: uniquePrefix() };
+    const current = track(await startGateway(replicaConfig(store)));
+    const old = track(await startGateway(replicaConfig(store), {}, join(format1, "dist/cli.js")));
+    const hung = await startTask(old.mcpUrl, "hang", {});
+    await waitFor(async () => (await statusOf(current.url)) === 503, { timeoutMs: 15_000, what: "the current replica to refuse calls" });
+    const refused = await modern(current.mcpUrl, "tools/call", { name: "sleep", arguments: { seconds: 0 } }, { capabilities: WITH_TASKS });
+    expect(refused.status).toBe(503);
+    expect(refused.body.error.message).toContain("cannot work with the task store's format");
+    expect(current.output()).toContain("refusing calls: the store");
+    await modern(old.mcpUrl, "tasks/cancel", { taskId: hung }, { capabilities: WITH_TASKS });
+    await waitFor(async () => (await statusOf(current.url)) === 200, { timeoutMs: 15_000, what: "the current replica to take calls again" });
+    expect(await startTask(current.mcpUrl, "sleep", { seconds: 0 })).toBeTruthy();
   });
 });

@@ -14,6 +14,15 @@ export const PREVIOUS = {
   storeFormat: 2,
 };
 
+/**
+ * The last build of store format 1 (a lease per task), which a replica of this build refuses to
+ * run beside: the test shows the refusal the upgrade notes describe.
+ */
+export const FORMAT_1_BUILD = {
+  commit: "2a2c3ae636eca825aeee51b68fb7bc428c4f9d6d",
+  storeFormat: 1,
+};
+
 /** Built once per machine (per fresh node_modules in CI): kept under node_modules/.cache. */
 const CACHE = join(ROOT, "node_modules/.cache/taskgate-previous");
 
