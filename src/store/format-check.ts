@@ -62,7 +62,8 @@ export class FormatWatch {
       const stored = await this.recorder.read();
       const refusal = (stored && formatRefusal(stored, this.claim)) || (await formatOneRefusal(this.recorder, this.claim));
       if (refusal && refusal !== this.refusal) this.logger.error({ storeFormat: stored, replicaFormat: this.claim }, `refusing calls: ${refusal}`);
-      else if (!refusal && this.refusal) this.logger.info({ storeFormat: stored, replicaFormat: this.claim }, "taking calls again: the store's format allows this replica");
+      else if (!refusal && this.refusal)
+        this.logger.info({ storeFormat: stored, replicaFormat: this.claim }, "taking calls again: the store's format allows this replica");
       this.refusal = refusal;
     } catch {
       // The store did not answer: the lease and /readyz say so; the format is read again next time.
