@@ -27,6 +27,28 @@ describe("redis store", () => {
     expect(ttlMs).toBeLessThanOrEqual(60_000);
   });
 
+  it("keeps an outcome no longer than its task's shortened life, shortened by the ending or earlier", async () => {
+    const prefix = uniquePrefix();
+    const store = track(new RedisStore({ target: { url: redisUrl() }, keyPrefix: prefix }));
+    const raw = new Redis(redisUrl());
+    defer(() => raw.quit());
+    const fence = { leaseToken: LEASE.token, now: Date.now() };
+    const ttlMs = 120_000;
+    const byEnding = await store.createTask(newTask({ createdAt: Date.now() - 60_000, ttlMs: 600_000 }), LEASE);
+    await store.transitionTask(byEnding.id, { kind: "complete", outcome: { result: { content: [] } }, ttlMs, ...fence });
+    const earlier = await store.createTask(newTask({ createdAt: Date.now() - 60_000, ttlMs: 600_000 }), LEASE);
+    await store.transitionTask(earlier.id, { kind: "bind-upstream-task", upstreamTask: { taskId: "up-out" }, ttlMs, ...fence });
+    await store.transitionTask(earlier.id, { kind: "complete", outcome: { result: { content: [] } }, ...fence });
+    for (const { id } of [byEnding, earlier]) {
+      const [task, outcome] = await Promise.all([raw.pttl(store.keys.task(id)), raw.pttl(store.keys.taskOutcome(id))]);
+      // Both expire at createdAt + ttlMs, about 60 s from now (not 540 s).
+      expect(task).toBeGreaterThan(0);
+      expect(task).toBeLessThanOrEqual(60_000);
+      expect(outcome).toBeGreaterThan(0);
+      expect(outcome).toBeLessThanOrEqual(task);
+    }
+  });
+
   it("refuses a key prefix with braces, which would put every key in one slot", () => {
     expect(() => new RedisStore({ target: { url: redisUrl() }, keyPrefix: "a{b}:" })).toThrow(RangeError);
   });

@@ -79,17 +79,40 @@ export function describeUpstreamTasks(current: () => Store): void {
       expect(Date.now()).toBeGreaterThanOrEqual(task.createdAt + 60_400);
     });
 
-    it("shortens the life of an outcome written earlier too", async () => {
-      const task = newTask({ createdAt: Date.now() - 60_000, ttlMs: 600_000 });
-      await current().createTask(task, LEASE);
-      await current().transitionTask(task.id, {
-        kind: "complete",
-        outcome: { result: { content: [] } },
-        ttlMs: 60_300,
-        leaseToken: LEASE.token,
-        now: Date.now(),
+    it("shortens the life of the outcome too: written by the shortening ending, or after an earlier shortening", async () => {
+      const store = current();
+      const createdAt = Date.now() - 60_000;
+      const ttlMs = 60_600;
+      // One ending shortens the life and writes the outcome; the other's life was shortened
+      // earlier (bound to an upstream task) and its outcome is written after, with no ttlMs.
+      const byEnding = newTask({ createdAt, ttlMs: 600_000 });
+      const earlier = newTask({ createdAt, ttlMs: 600_000 });
+      await store.createTask(byEnding, LEASE);
+      await store.createTask(earlier, LEASE);
+      const fence = { leaseToken: LEASE.token, now: Date.now() };
+      await store.transitionTask(earlier.id, { kind: "bind-upstream-task", upstreamTask: { taskId: "up-out" }, ttlMs, ...fence });
+      const outcomes = {
+        [byEnding.id]: { result: { content: [{ type: "text", text: "by the ending" }] } },
+        [earlier.id]: { result: { content: [{ type: "text", text: "after" }] } },
+      };
+      expect(await store.transitionTask(byEnding.id, { kind: "complete", outcome: outcomes[byEnding.id]!, ttlMs, ...fence })).toMatchObject({
+        ok: true,
+        task: { ttlMs },
       });
-      await waitFor(async () => (await current().getTask(task.id, null)) === undefined, { timeoutMs: 3_000, what: "the ended task to expire" });
+      expect(await store.transitionTask(earlier.id, { kind: "complete", outcome: outcomes[earlier.id]!, ...fence })).toMatchObject({
+        ok: true,
+        task: { ttlMs },
+      });
+      for (const id of [byEnding.id, earlier.id]) {
+        expect((await store.getTask(id, null))?.outcome).toEqual(outcomes[id]);
+        expect((await store.viewTask(id, null, true))?.outcome).toEqual(outcomes[id]);
+      }
+      // Real time: the store's own expiry (Redis PEXPIREAT, the memory store's clock) is what is checked.
+      await waitFor(async () => (await store.viewTask(byEnding.id, null, true)) === undefined && (await store.viewTask(earlier.id, null, true)) === undefined, {
+        timeoutMs: 3_000,
+        what: "both ended tasks and their outcomes to expire at the shorter end",
+      });
+      expect(Date.now()).toBeGreaterThanOrEqual(createdAt + ttlMs);
     });
 
     it("refuses a ttlMs that is not a positive integer", async () => {
