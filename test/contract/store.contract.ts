@@ -23,12 +23,14 @@ export function sessionRecord(overrides: Partial<SessionRecord> = {}): SessionRe
 }
 
 /** Reading keeps a session alive, so expiry is watched with polls spaced wider than its TTL. */
-async function waitUntilExpired(store: Store, id: string, ttlMs: number): Promise<void> {
-  await waitFor(async () => (await store.getSession(id, ttlMs)) === undefined, {
-    timeoutMs: 5_000,
-    intervalMs: ttlMs * 2,
-    what: `session ${id} to expire`,
-  });
+/**
+ * Wait until the session is gone, polling with hasSession (which leaves its expiry alone, where a
+ * getSession would push it out); returns when it was first seen gone. Real time: the expiry is
+ * the store's own (Redis PEXPIRE), which no fake clock moves.
+ */
+async function expiredAt(store: Store, id: string): Promise<number> {
+  await waitFor(async () => !(await store.hasSession(id)), { timeoutMs: 5_000, intervalMs: 20, what: `session ${id} to expire` });
+  return Date.now();
 }
 
 /** The one suite every Store runs: what holds here holds for memory and Redis alike. */
@@ -93,8 +95,11 @@ function describeSessions(current: () => Store): void {
 
     it("expires a session left idle for its TTL", async () => {
       const record = sessionRecord();
-      await current().createSession(record, 100);
-      await waitUntilExpired(current(), record.id, 100);
+      const written = Date.now();
+      await current().createSession(record, 300);
+      expect(await current().hasSession(record.id)).toBe(true);
+      // Gone, and not before its TTL was over (a store that dropped it at once fails here).
+      expect((await expiredAt(current(), record.id)) - written).toBeGreaterThanOrEqual(300);
     });
 
     it("keeps a session alive past its first TTL when a read gives it a longer one", async () => {
@@ -102,18 +107,21 @@ function describeSessions(current: () => Store): void {
       const createdAt = Date.now();
       await current().createSession(record, 1_000);
       expect(await current().getSession(record.id, 60_000)).toBeDefined();
-      // Without the read it would be gone once its first TTL is over: wait for that moment to pass.
+      // Without the read it would be gone once its first TTL is over: wait for that moment to pass
+      // (real time: the expiry is the store's own, which no fake clock moves).
       await waitFor(() => Date.now() > createdAt + 1_500, { what: "the first TTL to be over" });
-      expect(await current().getSession(record.id, 60_000)).toBeDefined();
+      expect(await current().hasSession(record.id)).toBe(true);
+      const read = Date.now();
       expect(await current().getSession(record.id, 100)).toBeDefined();
-      await waitUntilExpired(current(), record.id, 100);
+      expect((await expiredAt(current(), record.id)) - read).toBeGreaterThanOrEqual(100);
     });
 
     it("sets the expiry to the TTL of the read, even a shorter one", async () => {
       const record = sessionRecord();
       await current().createSession(record, 60_000);
+      const read = Date.now();
       expect(await current().getSession(record.id, 100)).toBeDefined();
-      await waitUntilExpired(current(), record.id, 100);
+      expect((await expiredAt(current(), record.id)) - read).toBeGreaterThanOrEqual(100);
     });
 
     it("refuses a TTL that is not a positive integer", async () => {
