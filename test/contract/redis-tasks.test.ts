@@ -1,4 +1,3 @@
-import { Socket } from "node:net";
 import { Redis } from "ioredis";
 import { afterEach, beforeEach, expect, it, vi } from "vitest";
 import { createStore } from "../../src/store/index.js";
@@ -15,6 +14,15 @@ beforeEach(() => {
   store = createStore({ redisUrl: redisUrl(), keyPrefix: prefix }) as RedisStore;
   raw = new Redis(redisUrl());
 });
+/**
+ * Writes to the socket of the store's own Redis client, the one under test: one round trip is one
+ * write (a pipeline is flushed in one), and no other connection of the process counts.
+ */
+function storeWrites() {
+  const client = store["connection"].client as Redis;
+  return vi.spyOn(client.stream, "write");
+}
+
 afterEach(async () => {
   vi.restoreAllMocks();
   await store.close();
@@ -65,7 +73,7 @@ it("writes the outcomes of 200 tasks in one round trip", async () => {
   const tasks = await Promise.all(Array.from({ length: 200 }, () => store.createTask(newTask(), LEASE)));
   // One round trip is one write to a socket: a pipeline is flushed in a single write, where one
   // request per task would make 200 of them.
-  const writes = vi.spyOn(Socket.prototype, "write");
+  const writes = storeWrites();
   const results = await store.transitionTasks(
     tasks.map((t) => ({ id: t.id, change: { kind: "complete", outcome: { result: {} }, leaseToken: LEASE.token, now: Date.now() } })),
   );
@@ -109,7 +117,7 @@ it("costs the store the same at rest for 20 or 2,000 held tasks: one renewal, on
 
 it("reads one task in one round trip", async () => {
   const { id } = await store.createTask(newTask(), LEASE);
-  const writes = vi.spyOn(Socket.prototype, "write");
+  const writes = storeWrites();
   expect(await store.getTask(id, "alice")).toBeDefined();
   expect(writes).toHaveBeenCalledTimes(1);
 });
