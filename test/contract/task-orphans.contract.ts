@@ -30,6 +30,7 @@ export function describeOrphans(current: () => Store): void {
       expect(await store.renewReplicaLease(token, 300)).toBe(true);
       // Counted from before the renewal left, so the store's own lease ends no later than this.
       const renewedBy = Date.now();
+      // Real time: the lease lapses on the store's clock (a Redis key's PX), which no fake clock moves.
       await waitFor(() => Date.now() - renewedBy > 400, { timeoutMs: 5_000, what: "leaseMs to pass without a renewal" });
       expect(await store.renewReplicaLease(token, 60_000)).toBe(false);
       // Nor is it started again: a token is started once.
