@@ -160,7 +160,7 @@ const Upstream = z
       .boolean()
       .default(true)
       .describe(
-        "isolation: pool only. true: a tool whose calls ran alone 5 times in a row, each under 1 s, ended cleanly and asking nothing, has its calls run together on one process of the pool (the quiet lane, bounded by maxInFlight), as shared would, at shared's cost; a question heard there is held until the lane's other calls end and tied to the one left (docs/operations/isolation.md). false: every call runs alone on a process, always.",
+        "isolation: pool only. true: a tool whose calls ran alone 5 times in a row, each ended cleanly and asking nothing (however long it took), has its calls run together on one process of the pool (the quiet lane, bounded by maxInFlight), as shared would, at shared's cost, its calls still queued to run alone included; a question heard there is held until the lane's other calls end and tied to the one left (docs/operations/isolation.md). false: every call runs alone on a process, always.",
       ),
     perCallPool: z
       .number()

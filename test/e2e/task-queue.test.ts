@@ -1,8 +1,13 @@
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { as, bearerAuth } from "../helpers/auth.js";
+import { connectClient, textOf } from "../helpers/mcp-client.js";
 import { modern, WITH_TASKS } from "../helpers/modern.js";
-import { demoStdio, startGateway, type GatewayProcess } from "../helpers/processes.js";
+import { demoStdio, ROOT, startGateway, type GatewayProcess } from "../helpers/processes.js";
 import { TERMINAL, untilTask } from "../helpers/until.js";
+import { waitFor } from "../helpers/wait-for.js";
 
 /**
  * A task waits in its upstream's queue as long as its TTL allows, never failed by the queue's
@@ -109,5 +114,55 @@ describe("turns by principal, a cancel in the queue, and a plain call's bound", 
     expect(endedAt(bob)).toBeLessThan(endedAt(batch[1]!));
     // Four of alice's queued calls and bob's ran; the cancelled one never reached the upstream.
     expect(gw.output().split("sleep started (0.6 s)").length - 1).toBe(5);
+  });
+});
+
+describe("a long tool that never asks, on the quiet lane", () => {
+  // The fixture's `quiet` tool waits for a file when told to (the test decides when a call ends) and answers with its pid.
+  const FIXTURE = { command: process.execPath, args: [join(ROOT, "test/fixtures/blocking-server.mjs"), "stdio"] };
+  let gw: GatewayProcess;
+  let dir: string;
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), "taskgate-long-lane-"));
+    gw = await startGateway({ upstreams: [{ name: "fixture", path: "/mcp", stdio: FIXTURE, poolSize: 2 }] });
+  });
+  afterAll(async () => {
+    await gw?.stop();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it("shares one process once five runs alone ended cleanly asking nothing, however long they took, and calls queued to run alone move there", async () => {
+    const { client } = await connectClient(gw.mcpUrl);
+    try {
+      const slowFile = join(dir, "slow");
+      const together = join(dir, "together");
+      const waiting = (file: string, count: number) =>
+        waitFor(
+          () => {
+            const pids = [...gw.output().matchAll(new RegExp(`quiet waits for ${file} in pid (\\d+)`, "g"))].map((m) => m[1]!);
+            return pids.length >= count ? pids : undefined;
+          },
+          { timeoutMs: 15_000, what: `${count} calls waiting for ${file}` },
+        );
+      // Five runs alone: two at once (the pool), slower than a second, then three more.
+      const slow = Array.from({ length: 5 }, () => client.callTool({ name: "quiet", arguments: { waitFile: slowFile } }));
+      await waiting("slow", 2);
+      // Six calls queue behind them to run alone, two at a time as things stand.
+      const calls = Array.from({ length: 6 }, () => client.callTool({ name: "quiet", arguments: { waitFile: together } }));
+      // The first two runs last over a second (a run's length no longer counts against it).
+      await new Promise((resolve) => setTimeout(resolve, 1_100));
+      writeFileSync(slowFile, "");
+      await Promise.all(slow);
+      // The fifth clean run made the tool quiet: the calls still queued left for the lane, so all six wait at once on two pool processes.
+      const pids = await waiting("together", 6);
+      writeFileSync(together, "");
+      const ran = (await Promise.all(calls)).map((r) => /^pid (\d+)/.exec(textOf(r))?.[1]);
+      expect(ran.sort()).toEqual([...pids].sort());
+      const counts = [...new Set(pids)].map((pid) => pids.filter((p) => p === pid).length).sort();
+      // At most one ran alone (it took a pool slot before the tool was quiet); the rest shared the lane's process.
+      expect(counts.at(-1)).toBeGreaterThanOrEqual(5);
+    } finally {
+      await client.close();
+    }
   });
 });

@@ -8,13 +8,15 @@ const QUIET = { asked: false, quiet: true };
 describe("which tools are quiet", () => {
   it("counts a tool quiet after QUIET_AFTER quiet runs alone in a row, and not before", () => {
     const q = new Quietness();
-    for (let i = 1; i < QUIET_AFTER; i++) q.ranAlone("t", QUIET);
+    for (let i = 1; i < QUIET_AFTER; i++) expect(q.ranAlone("t", QUIET)).toBe(false);
     expect(q.isQuiet("t")).toBe(false);
-    q.ranAlone("t", QUIET);
+    // The run that makes it quiet says so (calls of it still queued to run alone move to the lane); later ones do not.
+    expect(q.ranAlone("t", QUIET)).toBe(true);
     expect(q.isQuiet("t")).toBe(true);
+    expect(q.ranAlone("t", QUIET)).toBe(false);
   });
 
-  it("starts over after a slow or unclean run, or a doubt from the lane", () => {
+  it("starts over after an unclean run, or a doubt from the lane (a question heard there)", () => {
     const q = new Quietness();
     for (let i = 0; i < QUIET_AFTER; i++) q.ranAlone("t", QUIET);
     q.ranAlone("t", { asked: false, quiet: false });

@@ -5,7 +5,7 @@ import type { StreamResume } from "../connector.js";
 import type { PoolMember, UpstreamPool } from "./upstream-pool.js";
 import { LeftQueueError, QueueTimeoutError, QueueTtlError, type Bulkhead, type Ticket } from "./bulkhead.js";
 import { entryOf, queueNotices } from "./queued.js";
-import { FAST_MS, quietKey, Quietness, type LaneProcess, type QuietLane } from "./quiet-lane.js";
+import { quietKey, Quietness, type LaneProcess, type QuietLane } from "./quiet-lane.js";
 import { CANCELLED_BEFORE_START, type CallOptions, type PooledCalls, type Relay } from "./relay.js";
 import { frontKey } from "./relay-options.js";
 import { RPC } from "../../jsonrpc/codes.js";
@@ -26,7 +26,14 @@ interface Slot {
   cancelled?: boolean;
   /** Handed over with a resumable stream: another replica resumes it in this session, which must outlive the call here. */
   handedOver?: boolean;
+  /** The quiet key of its tool, while it waits to run alone: it moves to the lane if the tool shows itself quiet meanwhile. */
+  tool?: string;
+  /** Taken out of the queue to run on the lane. */
+  toLane?: boolean;
 }
+
+/** What `alone` answers for a call that left its queue for the lane. */
+const TO_LANE = Symbol("to the lane");
 
 /** The quiet lane of a pool and its own bound (`maxInFlight`). */
 export interface SharedQuietCalls {
@@ -77,7 +84,9 @@ export class PoolCaller implements PooledCalls {
     if (this.active.has(key)) return failure(request.id, { code: RPC.INVALID_REQUEST, message: `request id ${String(request.id)} is already in flight` });
     const tool = this.shared ? quietKey(request) : undefined;
     if (tool !== undefined && this.quietness.isQuiet(tool)) return this.onLane(key, tool, client, request, sink, options);
-    return this.alone(key, tool, client, request, sink, options);
+    const response = await this.alone(key, tool, client, request, sink, options);
+    // Its tool showed itself quiet while the call waited: it runs on the lane, beside the others.
+    return response === TO_LANE ? this.onLane(key, tool as string, client, request, sink, options) : response;
   }
 
   /** On a process of its own, which comes back if the call ended cleanly. */
@@ -88,14 +97,17 @@ export class PoolCaller implements PooledCalls {
     request: JsonRpcRequest,
     sink: MessageSink,
     options: CallOptions,
-  ): Promise<JsonRpcResponse> {
+  ): Promise<JsonRpcResponse | typeof TO_LANE> {
     const notices = options.trackProgress ? queueNotices(sink) : undefined;
     const slot: Slot = { client, frontId: request.id, ticket: this.bulkhead.enter(entryOf(client, options, notices)) };
+    if (tool !== undefined && !slot.ticket.started) slot.tool = tool;
     this.active.set(key, slot);
     let clean = false;
     try {
       // A call let in at once goes on in this turn: no promise to wait for, none made.
-      if (!slot.ticket.started) await slot.ticket.ready;
+      if (!slot.ticket.started) await slot.ticket.ready.catch((err: unknown) => (slot.toLane ? undefined : Promise.reject(err)));
+      slot.tool = undefined;
+      if (slot.toLane) return TO_LANE;
       if (slot.cancelled) return failure(request.id, CANCELLED_BEFORE_START);
       const member = this.pool.takeIdle() ?? (await this.pool.take());
       slot.member = member;
@@ -108,12 +120,11 @@ export class PoolCaller implements PooledCalls {
       const { questions } = member.relay;
       const asked = questions.asked;
       const leftRunning = questions.leftRunning;
-      const began = performance.now();
       const response = await member.relay.call(client, request, sink, options);
       // Not clean when a handler may still run: cancelled, or given up on (a timeout, a failed connection).
       clean = !slot.cancelled && questions.leftRunning === leftRunning && member.connector.isReady();
-      if (tool !== undefined)
-        this.quietness.ranAlone(tool, { asked: questions.asked !== asked, quiet: clean && "result" in response && performance.now() - began < FAST_MS });
+      if (tool !== undefined && this.quietness.ranAlone(tool, { asked: questions.asked !== asked, quiet: clean && "result" in response }))
+        this.moveToLane(tool);
       return response;
     } catch (err) {
       return failure(request.id, this.failed(err));
@@ -148,9 +159,8 @@ export class PoolCaller implements PooledCalls {
       notices?.started();
       const { questions } = taken.member.relay;
       const asked = questions.asked;
-      const began = performance.now();
       const response = await taken.member.relay.call(client, request, sink, options);
-      if (questions.asked !== asked || performance.now() - began >= FAST_MS) this.quietness.doubt(tool);
+      if (questions.asked !== asked) this.quietness.doubt(tool);
       return response;
     } catch (err) {
       return failure(request.id, this.failed(err));
@@ -158,6 +168,15 @@ export class PoolCaller implements PooledCalls {
       this.active.delete(key);
       if (slot.lane) lane.leave(slot.lane);
       slot.ticket.leave();
+    }
+  }
+
+  /** A tool just showed itself quiet: its calls still waiting to run alone leave that queue for the lane. */
+  private moveToLane(tool: string): void {
+    for (const slot of this.active.values()) {
+      if (slot.tool !== tool || slot.cancelled) continue;
+      slot.toLane = true;
+      if (!slot.ticket.withdraw()) slot.toLane = false;
     }
   }
 

@@ -3,10 +3,8 @@ import { MCP_NAME_PARAM } from "../../jsonrpc/versions.js";
 import type { UpstreamPool } from "./upstream-pool.js";
 import type { PooledProcess } from "./pool-caller.js";
 
-/** Runs alone that must each be fast and ask nothing before a tool's calls share the lane. */
+/** Runs alone that must each end cleanly and ask nothing before a tool's calls share the lane. */
 export const QUIET_AFTER = 5;
-/** A run slower than this is not quiet: held questions wait for the lane's other calls to end. */
-export const FAST_MS = 1_000;
 /** Tools remembered at most, so that names a client makes up cannot grow the table without bound. */
 const MAX_KEYS = 4_096;
 const ASKS = -1;
@@ -20,9 +18,10 @@ export function quietKey(request: JsonRpcRequest): string | undefined {
 
 /**
  * Which tools have shown themselves quiet: `QUIET_AFTER` runs in a row, each alone on a process
- * (so a question it asked would have been seen), fast, ended cleanly, asking nothing. A tool
- * seen asking once never shares again; one that runs slow, or shares a lane that hears a
- * question, starts over.
+ * (so a question it asked would have been seen), ended cleanly, asking nothing, however long they
+ * took: what a shared process risks is a question, not a long call. A tool seen asking once
+ * never shares again; one whose run ends unclean, or that shares a lane that hears a question,
+ * starts over.
  */
 export class Quietness {
   private readonly runs = new Map<string, number>();
@@ -31,17 +30,21 @@ export class Quietness {
     return (this.runs.get(key) ?? 0) >= QUIET_AFTER;
   }
 
-  /** A run alone on a process: what it asked is certain. */
-  ranAlone(key: string, run: { asked: boolean; quiet: boolean }): void {
+  /** A run alone on a process: what it asked is certain. True when this run made the tool quiet. */
+  ranAlone(key: string, run: { asked: boolean; quiet: boolean }): boolean {
     const seen = this.runs.get(key);
-    if (seen === ASKS) return;
-    if (run.asked) return void this.runs.set(key, ASKS);
-    if (!run.quiet) return void this.runs.delete(key);
-    if (seen === undefined && this.runs.size >= MAX_KEYS) return;
+    if (seen === ASKS) return false;
+    if (run.asked || !run.quiet) {
+      if (run.asked) this.runs.set(key, ASKS);
+      else this.runs.delete(key);
+      return false;
+    }
+    if (seen === undefined && this.runs.size >= MAX_KEYS) return false;
     this.runs.set(key, (seen ?? 0) + 1);
+    return (seen ?? 0) + 1 === QUIET_AFTER;
   }
 
-  /** A run on the lane that was slow, or heard a question it may have asked: back to runs alone. */
+  /** A run on the lane that heard a question it may have asked: back to runs alone. */
   doubt(key: string): void {
     if (this.runs.get(key) !== ASKS) this.runs.delete(key);
   }
