@@ -14,7 +14,7 @@ export function seeded(seed: number): () => number {
 }
 
 export interface Plan {
-  tool: "echo" | "deploy" | "sleep";
+  tool: "echo" | "deploy" | "sleep" | "crunch";
   args: Record<string, unknown>;
   /** deploy: the answer to its question. */
   confirm?: boolean;

@@ -35,6 +35,28 @@ describe("the deployment files", () => {
     }
   });
 
+  it("let a SIGTERM'd replica's preStop pause, drain and hand-over end within its grace period", () => {
+    const dir = mkdtempSync(join(tmpdir(), "taskgate-deploy-"));
+    try {
+      for (const { file, pod, container } of taskgateContainers) {
+        const map = documents.find((d) => d.doc?.kind === "ConfigMap" && d.file === file)!.doc;
+        writeFileSync(join(dir, "taskgate.yaml"), map.data["taskgate.yaml"]);
+        const loaded = loadConfig({
+          argv: ["--config", "taskgate.yaml"],
+          env: { TASKGATE_ADMIN_TOKEN: "x".repeat(32) },
+          cwd: dir,
+          defaultUpstream: () => ({}),
+        });
+        if (!loaded.ok) throw new Error(loaded.problems.join("\n"));
+        const preStopS = Number(container.lifecycle?.preStop?.exec?.command?.[1] ?? 0);
+        // The hand-over after the drain and the close take about 1.5 s in test/e2e/rolling-restart.test.ts: 10 s spare.
+        expect(preStopS + loaded.config.tasks.drainMs / 1000 + 10, file).toBeLessThanOrEqual(pod.terminationGracePeriodSeconds);
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it("hold taskgate configurations that the schema accepts", () => {
     const configs = documents.filter((d) => d.doc?.kind === "ConfigMap").map((d) => d.doc.data["taskgate.yaml"] as string);
     expect(configs).toHaveLength(2);
