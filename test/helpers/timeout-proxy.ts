@@ -12,6 +12,8 @@ export interface TimeoutProxy {
   url: string;
   /** Responses this hop cut, by reason. */
   cuts: { duration: number; idle: number };
+  /** Why the hop cut the request that carried `x-hop-request: <id>`; undefined if it did not. */
+  cutOf(id: string): "duration" | "idle" | undefined;
   close(): Promise<void>;
 }
 
@@ -23,12 +25,14 @@ export interface TimeoutProxy {
 export async function startTimeoutProxy(targetOrigin: string, limits: HopLimits): Promise<TimeoutProxy> {
   const to = new URL(targetOrigin);
   const cuts = { duration: 0, idle: 0 };
-  const server = createServer((req, res) => forward(req, res, to, limits, cuts));
+  const byRequest = new Map<string, "duration" | "idle">();
+  const server = createServer((req, res) => forward(req, res, to, limits, cuts, byRequest));
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const { port } = server.address() as AddressInfo;
   return {
     url: `http://127.0.0.1:${port}`,
     cuts,
+    cutOf: (id) => byRequest.get(id),
     close: () =>
       new Promise((resolve) => {
         server.close(() => resolve());
@@ -37,10 +41,19 @@ export async function startTimeoutProxy(targetOrigin: string, limits: HopLimits)
   };
 }
 
-function forward(req: IncomingMessage, res: ServerResponse, to: URL, limits: HopLimits, cuts: TimeoutProxy["cuts"]): void {
+function forward(
+  req: IncomingMessage,
+  res: ServerResponse,
+  to: URL,
+  limits: HopLimits,
+  cuts: TimeoutProxy["cuts"],
+  byRequest: Map<string, "duration" | "idle">,
+): void {
+  const id = req.headers["x-hop-request"];
   const upstream = request({ hostname: to.hostname, port: to.port, path: req.url, method: req.method, headers: { ...req.headers, host: to.host } });
   const cut = (reason: "duration" | "idle") => {
     cuts[reason]++;
+    if (typeof id === "string") byRequest.set(id, reason);
     if (!res.headersSent) res.writeHead(504, { "content-type": "text/plain" }).end(`hop ${reason} limit`);
     else res.destroy();
     upstream.destroy();
