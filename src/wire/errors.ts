@@ -9,7 +9,8 @@ import { tagReply } from "./reply-outcome.js";
 /**
  * Every error taskgate itself produces, with its JSON-RPC code and HTTP status: the one table.
  * Errors from the upstream (a tool's JSON-RPC error) are relayed untouched and never pass here.
- * Pinned by test/unit/errors-table.test.ts.
+ * docs/reference/errors.md shows it (generated: `npm run docs:errors`); test/unit/errors-table.test.ts
+ * checks the page against it and it against the specifications where they name a code or status.
  */
 export const ERRORS = {
   parse_error: { code: -32700, status: 400, message: "Parse error: the body is not valid JSON" },

@@ -1,44 +1,66 @@
+import { readFileSync } from "node:fs";
+import { resolve } from "node:path";
 import { describe, expect, it } from "vitest";
-import { ERRORS, GatewayError } from "../../src/wire/errors.js";
 import { RPC } from "../../src/jsonrpc/codes.js";
+import { ERRORS_END, ERRORS_START, errorsReference, withErrorsReference } from "../../src/wire/errors-reference.js";
+import { ERRORS, GatewayError, type ErrorKind } from "../../src/wire/errors.js";
+
+const PAGE = readFileSync(resolve(import.meta.dirname, "../../docs/reference/errors.md"), "utf8");
+
+const JSONRPC = "https://www.jsonrpc.org/specification#error_object";
+const TRANSPORTS = "https://modelcontextprotocol.io/specification/2025-11-25/basic/transports";
+const AUTHORIZATION = "https://modelcontextprotocol.io/specification/2025-11-25/basic/authorization#error-handling";
+const TASKS = "https://modelcontextprotocol.io/specification/2025-11-25/basic/utilities/tasks#error-handling";
+const MODERN = "https://modelcontextprotocol.io/specification/2026-07-28/basic";
+
+/** What the specifications name for an error taskgate answers with: its JSON-RPC code, its HTTP status, or both. */
+const SPEC: Partial<Record<ErrorKind, { code?: number; status?: number; where: string }>> = {
+  parse_error: { code: -32700, where: JSONRPC },
+  invalid_request: { code: -32600, where: JSONRPC },
+  batch_unsupported: { code: -32600, where: JSONRPC },
+  internal: { code: -32603, where: JSONRPC },
+  invalid_params: { code: -32602, where: JSONRPC },
+  task_not_found: { code: -32602, where: TASKS },
+  session_required: { status: 400, where: TRANSPORTS },
+  session_not_found: { status: 404, where: TRANSPORTS },
+  unsupported_protocol_version: { status: 400, where: TRANSPORTS },
+  origin_forbidden: { status: 403, where: TRANSPORTS },
+  method_not_allowed: { status: 405, where: TRANSPORTS },
+  unauthorized: { status: 401, where: AUTHORIZATION },
+  insufficient_scope: { status: 403, where: AUTHORIZATION },
+  header_mismatch: { code: -32020, status: 400, where: MODERN },
+  missing_capability: { code: -32021, status: 400, where: MODERN },
+  unsupported_version: { code: -32022, status: 400, where: MODERN },
+  missing_meta: { code: -32602, status: 400, where: MODERN },
+  method_not_found: { code: -32601, status: 404, where: MODERN },
+};
 
 describe("the errors table", () => {
-  it("pins every error's JSON-RPC code and HTTP status", () => {
-    const pinned = Object.fromEntries(Object.entries(ERRORS).map(([kind, row]) => [kind, [row.code, row.status]]));
-    expect(pinned).toEqual({
-      parse_error: [-32700, 400],
-      invalid_request: [-32600, 400],
-      batch_unsupported: [-32600, 400],
-      session_required: [-32600, 400],
-      unsupported_protocol_version: [-32600, 400],
-      session_not_found: [-32001, 404],
-      origin_forbidden: [-32600, 403],
-      host_forbidden: [-32600, 403],
-      unauthorized: [-32600, 401],
-      insufficient_scope: [-32600, 403],
-      auth_unavailable: [-32603, 503],
-      rate_limited: [-32000, 429],
-      too_many_tasks: [-32000, 429],
-      too_many_streams: [-32000, 429],
-      not_acceptable: [-32600, 406],
-      method_not_allowed: [-32600, 405],
-      stream_conflict: [-32600, 409],
-      payload_too_large: [-32600, 413],
-      unsupported_media_type: [-32600, 415],
-      upstream_unavailable: [-32603, 503],
-      store_unavailable: [-32603, 503],
-      shutting_down: [-32603, 503],
-      store_format: [-32603, 503],
-      internal: [-32603, 200],
-      header_mismatch: [-32020, 400],
-      missing_capability: [-32021, 400],
-      unsupported_version: [-32022, 400],
-      missing_meta: [-32602, 400],
-      method_not_found: [-32601, 404],
-      invalid_params: [-32602, 200],
-      task_not_found: [-32602, 200],
-      modern_method_not_allowed: [-32600, 405],
+  it("is what docs/reference/errors.md shows (run `npm run docs:errors` after changing it)", () => {
+    const start = PAGE.indexOf(ERRORS_START);
+    const end = PAGE.indexOf(ERRORS_END);
+    expect(start).toBeGreaterThan(0);
+    expect(PAGE.slice(start, end + ERRORS_END.length)).toBe(errorsReference());
+    // One row per error, each with its status and code.
+    for (const row of Object.values(ERRORS)) expect(errorsReference()).toContain(`| ${row.status} | ${row.code} |`);
+  });
+
+  it("notices a drifted page", () => {
+    const drifted = PAGE.replace("| 404 | -32001 |", "| 404 | -32002 |");
+    expect(drifted).not.toBe(PAGE);
+    expect(withErrorsReference(drifted)).toBe(PAGE);
+  });
+
+  it("answers with the code and status the specifications name, where they name one", () => {
+    const named = Object.entries(SPEC).map(([kind, spec]) => {
+      const row = ERRORS[kind as ErrorKind];
+      return { kind, code: spec.code === undefined ? undefined : row.code, status: spec.status === undefined ? undefined : row.status, where: spec.where };
     });
+    expect(named).toEqual(Object.entries(SPEC).map(([kind, spec]) => ({ kind, code: spec.code, status: spec.status, where: spec.where })));
+    // A code the specifications do not name is in the range left to implementations (-32000 to -32019, https://modelcontextprotocol.io/specification/2026-07-28/basic).
+    const ownCodes = Object.entries(ERRORS).filter(([kind]) => SPEC[kind as ErrorKind]?.code === undefined);
+    const spec = new Set(Object.values(SPEC).map((s) => s.code));
+    expect(ownCodes.filter(([, row]) => !spec.has(row.code) && (row.code > -32000 || row.code < -32019)).map(([kind]) => kind)).toEqual([]);
   });
 
   it("renders itself as a JSON-RPC error response with the request id", async () => {
