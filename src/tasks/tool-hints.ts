@@ -17,7 +17,7 @@ interface ToolFacts {
   taskSupport?: string;
 }
 const MAX_PAGES = 20;
-const CLIENT = { sessionId: "taskgate:tool-hints", capabilities: {} };
+const CLIENT = { sessionId: "taskgate:tool-hints", capabilities: {}, own: true as const };
 
 /**
  * The upstream's own word on its tools, read from its `tools/list` and kept for a minute (or

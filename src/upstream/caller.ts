@@ -10,6 +10,8 @@ import { forwardedAuthorization } from "../util/forwarded-authorization.js";
 export interface CallClient {
   sessionId: string;
   capabilities: Record<string, unknown>;
+  /** taskgate's own request (it reads the upstream's tool list for itself): on the home session, never a caller's profile. */
+  own?: true;
   /**
    * The client's own Authorization header, present only when its upstream forwards it
    * (`http.forwardAuthorization`). In memory only: a task record keeps the capabilities, never

@@ -1,11 +1,17 @@
 import { isFailure, type JsonRpcResponse } from "../jsonrpc/message.js";
 import { GATEWAY_CLIENT_CAPABILITIES, GATEWAY_CLIENT_INFO, UPSTREAM_PROTOCOL_VERSION, UpstreamError, type InitializeResultLike } from "./connector.js";
 
-/** The `initialize` taskgate makes itself: it is the one client of the upstream session. */
-export function initializeParams(protocolVersion: string = UPSTREAM_PROTOCOL_VERSION): Record<string, unknown> {
+/**
+ * The `initialize` taskgate makes: `capabilities` are those of the callers the session serves
+ * (a pool member's profile, upstream/mux/profiles.ts), else taskgate's own for its home session.
+ */
+export function initializeParams(
+  protocolVersion: string = UPSTREAM_PROTOCOL_VERSION,
+  capabilities: Record<string, unknown> = GATEWAY_CLIENT_CAPABILITIES,
+): Record<string, unknown> {
   return {
     protocolVersion,
-    capabilities: GATEWAY_CLIENT_CAPABILITIES,
+    capabilities,
     clientInfo: GATEWAY_CLIENT_INFO,
   };
 }

@@ -50,12 +50,12 @@ export async function negotiate(
   setting: GenerationSetting,
   remembered: UpstreamGeneration | undefined,
   name: string,
-  { probeModern = false }: { probeModern?: boolean } = {},
+  { probeModern = false, capabilities }: { probeModern?: boolean; capabilities?: Record<string, unknown> | undefined } = {},
 ): Promise<Negotiated> {
   if (setting === "auto" && remembered === undefined && probeModern) {
     const modern = await probe(exchange, name);
     if (modern) return modern;
-    return initializeFollowing(exchange, setting, name);
+    return initializeFollowing(exchange, setting, name, capabilities);
   }
   if (setting === "modern" || (setting === "auto" && remembered === "modern")) {
     const modern = await discover(exchange, name);
@@ -66,13 +66,18 @@ export async function negotiate(
         "protocol",
       );
   }
-  return initializeFollowing(exchange, setting, name);
+  return initializeFollowing(exchange, setting, name, capabilities);
 }
 
-async function initializeFollowing(exchange: Exchange, setting: GenerationSetting, name: string): Promise<Negotiated> {
+async function initializeFollowing(
+  exchange: Exchange,
+  setting: GenerationSetting,
+  name: string,
+  capabilities: Record<string, unknown> | undefined,
+): Promise<Negotiated> {
   let version: string = LEGACY_VERSIONS[0];
   for (;;) {
-    const response = await exchange("initialize", initializeParams(version)).catch((err: unknown) => refusedByTransport(err));
+    const response = await exchange("initialize", initializeParams(version, capabilities)).catch((err: unknown) => refusedByTransport(err));
     if (!("error" in response) || response.error.code !== UNSUPPORTED_VERSION) {
       if (!isFailure(response)) return { generation: "legacy", result: readInitializeResult(response, name) };
       // Not a version answer: a modern-only server that does not name its versions (the spec's SHOULD) may still answer discover.

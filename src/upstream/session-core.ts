@@ -40,6 +40,8 @@ export interface SessionCoreOptions {
   probeModern?: boolean | undefined;
   /** The upstream's configuration: what it spoke last is remembered under it (see generationMemory). */
   config?: object;
+  /** What `initialize` declares: the capabilities of the callers this session serves (default taskgate's own). */
+  clientCapabilities?: Record<string, unknown> | undefined;
 }
 
 /**
@@ -184,6 +186,7 @@ export class SessionCore {
     const key = this.options.config ?? this;
     const negotiated = await negotiate((method, params) => this.call(method, params, { timeoutMs }), generation, generationMemory.of(key), name, {
       probeModern: this.options.probeModern,
+      capabilities: this.options.clientCapabilities,
     });
     this.result = negotiated.result;
     this.spoken = negotiated.generation;

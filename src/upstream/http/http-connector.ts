@@ -28,7 +28,8 @@ export class HttpConnector extends CoreConnector {
   private renewing: Promise<void> | undefined;
   private closing: Promise<void> | undefined;
 
-  constructor(name: string, config: HttpUpstreamConfig, logger: Logger, generation?: GenerationSetting) {
+  /** `clientCapabilities`: what its `initialize` declares (a pool member's caller profile); taskgate's own when absent. */
+  constructor(name: string, config: HttpUpstreamConfig, logger: Logger, generation?: GenerationSetting, clientCapabilities?: Record<string, unknown>) {
     super(name);
     this.link = new HttpLink(name, config, logger, {
       receive: (message, relatedTo, session) => this.core.receive(message, relatedTo, session),
@@ -41,7 +42,7 @@ export class HttpConnector extends CoreConnector {
       streamPosition: (id, position) => this.core.generation() === "legacy" && this.core.streamPosition(id, position),
     });
     const initializeTimeoutMs = config.requestTimeoutMs ?? INITIALIZE_TIMEOUT_MS;
-    const options = { name, logger, requestTimeoutMs: config.requestTimeoutMs, initializeTimeoutMs, generation, config, probeModern: true };
+    const options = { name, logger, requestTimeoutMs: config.requestTimeoutMs, initializeTimeoutMs, generation, config, probeModern: true, clientCapabilities };
     const link = this.link;
     this.core = new SessionCore(options, {
       send: (m, onBehalf) => link.send(m, onBehalf),

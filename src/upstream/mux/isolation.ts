@@ -11,7 +11,8 @@ import { QuietLane } from "./quiet-lane.js";
 import { Relay } from "./relay.js";
 import { SessionStreams } from "./session-streams.js";
 import type { QuestionPolicy } from "./unowned.js";
-import { UpstreamPool, type PoolOptions, type PoolSource } from "./upstream-pool.js";
+import { UpstreamPool, type PoolOptions, type PoolSource, type PoolState } from "./upstream-pool.js";
+import { ProfilePools } from "./profiles.js";
 
 /** One upstream's way of running calls: the relay over its home connection, and its pool if it has one. */
 export interface UpstreamCalls {
@@ -58,23 +59,45 @@ export function upstreamCalls(u: UpstreamConfig, home: UpstreamConnector, logger
   const options: PoolOptions = { size, warm: reuse ? 1 : Math.min(u.perCallPool, size), reuse };
   const streams = new SessionStreams();
   const pooled: QuestionPolicy = { ...questions, oneCallPerConnection: true };
-  const pool = new UpstreamPool<PooledProcess>(u.name, poolSource(u), options, logger, (connector, id) => ({
-    connector,
-    relay: new Relay(connector, logger.child({ [transport === "stdio" ? "process" : "session"]: id }), `${idPrefix}-p${id}`, metrics, {
-      questions: pooled,
-      streams,
-      poolMember: true,
-      listChanged,
-    }),
-  }));
-  metrics.watchPool(u.name, () => pool.counts());
+  const source = poolSource(u);
+  const unit = transport === "stdio" ? "process" : "session";
+  // One pool per caller profile, all within poolSize: each member declares its callers' capabilities.
+  const pools = new ProfilePools(
+    u.name,
+    size,
+    (capabilities, bound) => {
+      const own: PoolSource = { ...source, connect: (log, id) => source.connect(log, id, capabilities) };
+      // Only the first profile (taskgate's own, warmed at start) keeps per-call's warm members; another keeps one once used.
+      const first = capabilities === undefined;
+      const profileOptions: PoolOptions = first ? options : { ...options, warm: reuse ? 1 : 0 };
+      const pool = new UpstreamPool<PooledProcess>(
+        u.name,
+        own,
+        profileOptions,
+        logger,
+        (connector, id) => ({
+          connector,
+          relay: new Relay(connector, logger.child({ [unit]: id }), `${idPrefix}-p${id}`, metrics, {
+            questions: pooled,
+            streams,
+            poolMember: true,
+            listChanged,
+          }),
+        }),
+        bound,
+      );
+      return { pool, lane: reuse && u.shareQuietCalls ? new QuietLane(pool) : undefined };
+    },
+    u.roots !== undefined,
+  );
+  metrics.watchPool(u.name, () => countsOf(pools));
   const alone = bulkheadOf(u, size, metrics);
   // The quiet lane's bound is maxInFlight, as shared's is; the queue gauge counts both queues.
-  const shared: SharedQuietCalls | undefined =
-    reuse && u.shareQuietCalls ? { lane: new QuietLane(pool), bulkhead: bulkheadOf(u, u.maxInFlight, metrics) } : undefined;
+  const shared: SharedQuietCalls | undefined = reuse && u.shareQuietCalls ? { bulkhead: bulkheadOf(u, u.maxInFlight, metrics) } : undefined;
+  const pool = pools.first.pool;
   // Over HTTP the pool serves an upstream that keeps sessions; the calls of one that keeps none stay home.
   const keepsSessions = u.stdio ? undefined : () => home.session() !== undefined;
-  const caller = new PoolCaller(pool, alone, shared, keepsSessions);
+  const caller = new PoolCaller(pools, alone, shared, keepsSessions, reuse);
   // What a pool member says outside its call (list_changed, resources/updated) reaches the front sessions' streams.
   const bulkhead = keepsSessions ? bulkheadOf(u, u.maxInFlight, metrics) : undefined;
   // The queue gauge counts every queue a call of this upstream may wait in.
@@ -92,12 +115,19 @@ export function upstreamCalls(u: UpstreamConfig, home: UpstreamConnector, logger
   };
 }
 
+/** Members by state, all profiles counted. */
+function countsOf(pools: ProfilePools): Record<PoolState, number> {
+  const counts: Record<PoolState, number> = { idle: 0, busy: 0, starting: 0, stopping: 0 };
+  for (const { pool } of pools.all()) for (const [state, n] of Object.entries(pool.counts()) as Array<[PoolState, number]>) counts[state] += n;
+  return counts;
+}
+
 /** Where a pool's members come from: processes of the stdio command, or sessions of the HTTP URL. */
 function poolSource(u: UpstreamConfig): PoolSource {
   const { stdio, http, name, generation } = u;
   if (stdio)
     return {
-      connect: (logger) => new StdioConnector(name, stdio, logger, generation),
+      connect: (logger, _id, capabilities) => new StdioConnector(name, stdio, logger, generation, capabilities),
       unit: "process",
       startsTogether: false,
       retryInitialMs: stdio.restartInitialDelayMs,
@@ -105,7 +135,7 @@ function poolSource(u: UpstreamConfig): PoolSource {
     };
   if (!http) throw new Error(`upstream '${name}' has neither stdio nor http`);
   return {
-    connect: (logger) => new HttpConnector(name, http, logger, generation),
+    connect: (logger, _id, capabilities) => new HttpConnector(name, http, logger, generation, capabilities),
     unit: "session",
     startsTogether: true,
     retryInitialMs: HTTP_RETRY_INITIAL_MS,

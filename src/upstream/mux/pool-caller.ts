@@ -3,12 +3,38 @@ import type { MessageSink } from "../../jsonrpc/sink.js";
 import type { CallClient, CancelOptions } from "../caller.js";
 import type { StreamResume } from "../connector.js";
 import type { PoolMember, UpstreamPool } from "./upstream-pool.js";
+import { ProfileLimitError, type Profile, type ProfilePools } from "./profiles.js";
 import { LeftQueueError, QueueTimeoutError, QueueTtlError, type Bulkhead, type Ticket } from "./bulkhead.js";
 import { entryOf, queueNotices } from "./queued.js";
 import { quietKey, Quietness, type LaneProcess, type QuietLane } from "./quiet-lane.js";
 import { CANCELLED_BEFORE_START, type CallOptions, type PooledCalls, type Relay } from "./relay.js";
 import { frontKey } from "./relay-options.js";
 import { RPC } from "../../jsonrpc/codes.js";
+
+/** How long a list waits for a member of its profile to start before the home session answers it. */
+const LIST_WAIT_MS = 5_000;
+
+/** A member within `ms`, else undefined (one that comes later goes straight back); undefined when none can start. */
+function takeWithin(pool: UpstreamPool<PooledProcess>, ms: number): Promise<PooledProcess | undefined> {
+  return new Promise((resolve) => {
+    let late = false;
+    const timer = setTimeout(() => {
+      late = true;
+      resolve(undefined);
+    }, ms);
+    pool.take().then(
+      (member) => {
+        clearTimeout(timer);
+        if (late) pool.give(member, true);
+        else resolve(member);
+      },
+      () => {
+        clearTimeout(timer);
+        resolve(undefined);
+      },
+    );
+  });
+}
 
 /** A pooled process and the relay that listens to it from its start. */
 export interface PooledProcess extends PoolMember {
@@ -21,8 +47,11 @@ interface Slot {
   frontId: JsonRpcId;
   ticket: Ticket;
   member?: PooledProcess;
+  /** The pool of the caller's profile, once the call took a member of it. */
+  pool?: UpstreamPool<PooledProcess>;
   /** Set for a call on the quiet lane: its process is the lane's, shared. */
   lane?: LaneProcess;
+  laneOf?: QuietLane;
   cancelled?: boolean;
   /** Handed over with a resumable stream: another replica resumes it in this session, which must outlive the call here. */
   handedOver?: boolean;
@@ -35,9 +64,8 @@ interface Slot {
 /** What `alone` answers for a call that left its queue for the lane. */
 const TO_LANE = Symbol("to the lane");
 
-/** The quiet lane of a pool and its own bound (`maxInFlight`). */
+/** The quiet lanes' bound (`maxInFlight`), one bulkhead for the lanes of every profile. */
 export interface SharedQuietCalls {
-  readonly lane: QuietLane;
   readonly bulkhead: Bulkhead;
 }
 
@@ -60,12 +88,15 @@ export class PoolCaller implements PooledCalls {
   private home: Relay | undefined;
 
   constructor(
-    private readonly pool: UpstreamPool<PooledProcess>,
+    /** The members, by the profile of the callers they serve (profiles.ts). */
+    private readonly pools: ProfilePools,
     private readonly bulkhead: Bulkhead,
     /** Set with `shareQuietCalls` (isolation pool). */
     private readonly shared?: SharedQuietCalls,
     /** HTTP: whether the upstream keeps sessions; one that keeps none runs its calls on the home connection. */
     private readonly keepsSessions?: () => boolean,
+    /** isolation pool (members serve call after call); per-call ends each after its call. */
+    private readonly reuse = true,
   ) {}
 
   takesCalls(): boolean {
@@ -82,17 +113,52 @@ export class PoolCaller implements PooledCalls {
     const home = this.home;
     if (home && !this.takesCalls()) return this.atHomeCall(key, () => home.call(client, request, sink, options));
     if (this.active.has(key)) return failure(request.id, { code: RPC.INVALID_REQUEST, message: `request id ${String(request.id)} is already in flight` });
+    let profile: Profile;
+    try {
+      profile = this.pools.of(client.capabilities);
+    } catch (err) {
+      return failure(request.id, this.failed(err));
+    }
     const tool = this.shared ? quietKey(request) : undefined;
-    if (tool !== undefined && this.quietness.isQuiet(tool)) return this.onLane(key, tool, client, request, sink, options);
-    const response = await this.alone(key, tool, client, request, sink, options);
+    // A tool is given a quiet key only where there are lanes (shareQuietCalls): every profile has one then.
+    const lane = profile.lane as QuietLane;
+    if (tool !== undefined && this.quietness.isQuiet(tool)) return this.onLane(key, tool, lane, client, request, sink, options);
+    const response = await this.alone(key, tool, profile.pool, client, request, sink, options);
     // Its tool showed itself quiet while the call waited: it runs on the lane, beside the others.
-    return response === TO_LANE ? this.onLane(key, tool as string, client, request, sink, options) : response;
+    return response === TO_LANE ? this.onLane(key, tool as string, lane, client, request, sink, options) : response;
+  }
+
+  /**
+   * A caller's list on a member of its profile, since a server may list by what the client
+   * declared. Not queued behind calls: an idle member, or one started while there is room within
+   * poolSize; else undefined, and the home session answers. `per-call` starts no process for a
+   * list: the home session answers there.
+   */
+  async list(client: CallClient, request: JsonRpcRequest, sink: MessageSink, options: CallOptions = {}): Promise<JsonRpcResponse | undefined> {
+    if (!this.reuse) return undefined;
+    let pool: UpstreamPool<PooledProcess>;
+    try {
+      pool = this.pools.of(client.capabilities).pool;
+    } catch {
+      return undefined;
+    }
+    const member = pool.takeIdle() ?? (this.pools.bound.makeRoom() ? await takeWithin(pool, LIST_WAIT_MS) : undefined);
+    if (!member) return undefined;
+    let clean = false;
+    try {
+      const response = await member.relay.call(client, request, sink, options);
+      clean = member.connector.isReady();
+      return response;
+    } finally {
+      pool.give(member, clean);
+    }
   }
 
   /** On a process of its own, which comes back if the call ended cleanly. */
   private async alone(
     key: string,
     tool: string | undefined,
+    pool: UpstreamPool<PooledProcess>,
     client: CallClient,
     request: JsonRpcRequest,
     sink: MessageSink,
@@ -109,8 +175,9 @@ export class PoolCaller implements PooledCalls {
       slot.tool = undefined;
       if (slot.toLane) return TO_LANE;
       if (slot.cancelled) return failure(request.id, CANCELLED_BEFORE_START);
-      const member = this.pool.takeIdle() ?? (await this.pool.take());
+      const member = pool.takeIdle() ?? (await pool.take());
       slot.member = member;
+      slot.pool = pool;
       // Cancelled while its process was being taken: it never starts, and the process is untouched.
       if (slot.cancelled) {
         clean = true;
@@ -130,7 +197,7 @@ export class PoolCaller implements PooledCalls {
       return failure(request.id, this.failed(err));
     } finally {
       this.active.delete(key);
-      if (slot.member) this.giveBack(slot.member, clean, slot.handedOver);
+      if (slot.member) this.giveBack(pool, slot.member, clean, slot.handedOver);
       // After the process is back, so the next call in the queue finds it idle.
       slot.ticket.leave();
     }
@@ -140,12 +207,13 @@ export class PoolCaller implements PooledCalls {
   private async onLane(
     key: string,
     tool: string,
+    lane: QuietLane,
     client: CallClient,
     request: JsonRpcRequest,
     sink: MessageSink,
     options: CallOptions,
   ): Promise<JsonRpcResponse> {
-    const { lane, bulkhead } = this.shared as SharedQuietCalls;
+    const { bulkhead } = this.shared as SharedQuietCalls;
     const notices = options.trackProgress ? queueNotices(sink) : undefined;
     const slot: Slot = { client, frontId: request.id, ticket: bulkhead.enter(entryOf(client, options, notices)) };
     this.active.set(key, slot);
@@ -154,6 +222,7 @@ export class PoolCaller implements PooledCalls {
       if (slot.cancelled) return failure(request.id, CANCELLED_BEFORE_START);
       const taken = lane.enterOpen() ?? (await lane.enter());
       slot.lane = taken;
+      slot.laneOf = lane;
       slot.member = taken.member;
       if (slot.cancelled) return failure(request.id, CANCELLED_BEFORE_START);
       notices?.started();
@@ -213,7 +282,7 @@ export class PoolCaller implements PooledCalls {
       if (slot.lane) slot.lane.keepSession = true;
     }
     // The lane takes no more calls: its handler may go on asking, as if it were another call's.
-    if (slot.lane) this.shared?.lane.close(slot.lane);
+    if (slot.lane) slot.laneOf?.close(slot.lane);
     await slot.member.relay.cancel(client, frontId, reason, options);
   }
 
@@ -234,22 +303,24 @@ export class PoolCaller implements PooledCalls {
   }
 
   async close(): Promise<void> {
-    await this.pool.close();
-    await this.shared?.lane.closeAll();
+    for (const profile of this.pools.all()) {
+      await profile.pool.close();
+      await profile.lane?.closeAll();
+    }
     await Promise.allSettled([...this.active.values()].map((slot) => slot.member?.connector.close()));
   }
 
-  private giveBack(member: PooledProcess, clean: boolean, keepSession = false): void {
+  private giveBack(pool: UpstreamPool<PooledProcess>, member: PooledProcess, clean: boolean, keepSession = false): void {
     if (!clean) void member.relay.questions.retire();
-    this.pool.give(member, clean, keepSession);
+    pool.give(member, clean, keepSession);
   }
 
   private failed(err: unknown): JsonRpcErrorObject {
     if (err instanceof LeftQueueError) return CANCELLED_BEFORE_START;
     const message =
-      err instanceof QueueTimeoutError || err instanceof QueueTtlError
+      err instanceof QueueTimeoutError || err instanceof QueueTtlError || err instanceof ProfileLimitError
         ? err.message
-        : `upstream '${this.pool.name}' failed: ${err instanceof Error ? err.message : String(err)}`;
+        : `upstream '${this.pools.first.pool.name}' failed: ${err instanceof Error ? err.message : String(err)}`;
     return { code: RPC.INTERNAL_ERROR, message };
   }
 }

@@ -1,7 +1,8 @@
 import type { JsonRpcErrorObject } from "../../jsonrpc/message.js";
 import { RPC } from "../../jsonrpc/codes.js";
-import type { JsonRpcId } from "../../jsonrpc/message.js";
-import { CANCELLED_CODE, type CallClient, type UpstreamCaller } from "../caller.js";
+import type { JsonRpcId, JsonRpcRequest, JsonRpcResponse } from "../../jsonrpc/message.js";
+import type { MessageSink } from "../../jsonrpc/sink.js";
+import { CANCELLED_CODE, type CallClient, type CallOptions, type UpstreamCaller } from "../caller.js";
 import { UpstreamError } from "../connector.js";
 import { QueueTimeoutError, QueueTtlError, type Bulkhead } from "./bulkhead.js";
 import type { ListChangedHub } from "./list-changed.js";
@@ -15,6 +16,8 @@ export interface PooledCalls extends UpstreamCaller {
   endSession(client: CallClient): Promise<void>;
   /** False when the upstream's calls run on the home connection after all (an HTTP upstream that keeps no sessions). */
   takesCalls(): boolean;
+  /** A caller's list request on a member of its profile; undefined when none is to be had at once (it then runs on the home connection). */
+  list(client: CallClient, request: JsonRpcRequest, sink: MessageSink, options?: CallOptions): Promise<JsonRpcResponse | undefined>;
 }
 
 export interface RelayOptions {
@@ -34,6 +37,9 @@ export interface RelayOptions {
 
 /** The requests that run a server handler on the client's behalf, and so may ask the client something. */
 export const CALL_METHODS: ReadonlySet<string> = new Set(["tools/call", "prompts/get", "resources/read"]);
+
+/** Lists whose answer a server may shape by what the client declared (an MCP Apps server lists its app tools only to hosts that render them). */
+export const LIST_METHODS: ReadonlySet<string> = new Set(["tools/list", "prompts/list", "resources/list", "resources/templates/list"]);
 
 /** Cancelled while it waited in the upstream's queue: the upstream never saw it. */
 export const CANCELLED_BEFORE_START: JsonRpcErrorObject = { code: CANCELLED_CODE, message: "Request cancelled before it reached the upstream" };

@@ -8,7 +8,16 @@ import { LeftQueueError } from "./bulkhead.js";
 import { ListChangedHub } from "./list-changed.js";
 import { Questions } from "./questions.js";
 import { entryOf, queueNotices } from "./queued.js";
-import { CALL_METHODS, CANCELLED, CANCELLED_BEFORE_START, frontKey, upstreamFailure, type CallOptions, type RelayOptions } from "./relay-options.js";
+import {
+  CALL_METHODS,
+  LIST_METHODS,
+  CANCELLED,
+  CANCELLED_BEFORE_START,
+  frontKey,
+  upstreamFailure,
+  type CallOptions,
+  type RelayOptions,
+} from "./relay-options.js";
 import { SessionStreams } from "./session-streams.js";
 
 export { CANCELLED_BEFORE_START, type CallOptions, type PooledCalls, type RelayOptions } from "./relay-options.js";
@@ -100,6 +109,14 @@ export class Relay implements UpstreamCaller {
     // A task-augmented call stays on the home process, where its tasks/get and tasks/result go too.
     if (pooled && CALL_METHODS.has(request.method) && request.params?.task === undefined && pooled.takesCalls())
       return pooled.call(client, request, sink, options);
+    // A caller's list, from a session that declared what it did; taskgate's own reads stay home.
+    if (pooled && LIST_METHODS.has(request.method) && client.own !== true && pooled.takesCalls())
+      return pooled.list(client, request, sink, options).then((listed) => listed ?? this.callHere(client, request, sink, options));
+    return this.callHere(client, request, sink, options);
+  }
+
+  /** `call` on this relay's own connection. */
+  private callHere(client: FrontClient, request: JsonRpcRequest, sink: MessageSink, options: CallOptions): Promise<JsonRpcResponse> {
     const started = performance.now();
     // Without a tracing SDK no span, nor its attributes and closure, is made per call.
     if (!tracingEnabled()) return this.relayCall(client, request, sink, options).then((response) => this.measured(request, response, started, options));

@@ -15,8 +15,11 @@ interface Waiting<M> {
 
 /** How a pool makes its members: a new connector (a process, or an HTTP session) and the words for it. */
 export interface PoolSource {
-  /** A connector not yet started: a stdio process, or a session of an HTTP upstream. */
-  connect(logger: Logger, id: number): UpstreamConnector;
+  /**
+   * A connector not yet started: a stdio process, or a session of an HTTP upstream. `capabilities`:
+   * what its `initialize` declares (its callers' profile, profiles.ts); taskgate's own when absent.
+   */
+  connect(logger: Logger, id: number, capabilities?: Record<string, unknown>): UpstreamConnector;
   /** What a member is, for logs and errors: "process" (stdio) or "session" (HTTP). */
   unit: "process" | "session";
   /**
@@ -28,6 +31,16 @@ export interface PoolSource {
   /** Delays between attempts after a member could not start. */
   retryInitialMs: number;
   retryMaxMs: number;
+}
+
+/** What the pools of one upstream's caller profiles share (profiles.ts): the member numbering and the bound. */
+export interface SharedBound {
+  /** A number no other member of the upstream has: its relay mints question ids with it. */
+  nextId(): number;
+  /** Whether one more member fits within the upstream's poolSize, all profiles counted. */
+  room(): boolean;
+  /** room(), after ending an idle member of another profile if need be: for calls that wait, never to keep members warm. */
+  makeRoom(): boolean;
 }
 
 /**
@@ -59,6 +72,8 @@ export class UpstreamPool<M extends PoolMember> {
   private next = 0;
   private closed = false;
   private everUp = false;
+  /** Members kept ready; 0 once the pool gave way to another profile's (coolDown). */
+  private warm: number;
 
   constructor(
     readonly name: string,
@@ -66,8 +81,32 @@ export class UpstreamPool<M extends PoolMember> {
     private readonly options: PoolOptions,
     private readonly logger: Logger,
     private readonly create: (connector: UpstreamConnector, id: number) => M,
+    private readonly shared?: SharedBound,
   ) {
     this.backoff = new Backoff(source.retryInitialMs, source.retryMaxMs);
+    this.warm = options.warm;
+  }
+
+  /** Members of this pool, whatever their state but stopping. */
+  get members(): number {
+    return this.out + this.idle.length + this.starting.size + this.growing;
+  }
+
+  /** Has an idle member (a call taking one now would not wait). */
+  get hasIdle(): boolean {
+    return this.idle.length > 0;
+  }
+
+  /**
+   * Gives way to another profile's pool: keeps no member ready from now on and ends one idle
+   * member, if it has one (true then).
+   */
+  coolDown(): boolean {
+    this.warm = 0;
+    const member = this.idle.shift();
+    if (!member) return false;
+    this.retire(member);
+    return true;
   }
 
   /** Fill the warm processes in the background; failures are logged and retried with backoff. */
@@ -172,7 +211,7 @@ export class UpstreamPool<M extends PoolMember> {
   private canGrow(): boolean {
     const total = this.out + this.idle.length + this.starting.size + this.growing;
     const alone = this.source.startsTogether || (this.growing === 0 && this.starting.size === 0);
-    return !this.closed && alone && total < this.options.size;
+    return !this.closed && alone && total < this.options.size && (this.shared?.makeRoom() ?? true);
   }
 
   /**
@@ -274,10 +313,12 @@ export class UpstreamPool<M extends PoolMember> {
    * idle ones ready, since each call uses one up. Never beyond `size`.
    */
   private refill(): void {
-    const { size, warm, reuse } = this.options;
+    const { size, reuse } = this.options;
+    const warm = this.warm;
     const total = () => this.out + this.idle.length + this.starting.size + this.growing;
     const short = () => (reuse ? total() < warm : this.idle.length + this.starting.size < warm);
-    while (!this.closed && short() && total() < size) {
+    const room = () => this.shared?.room() ?? true;
+    while (!this.closed && short() && total() < size && room()) {
       const warming: Promise<void> = this.warmOne().finally(() => {
         this.starting.delete(warming);
         this.refill();
@@ -306,7 +347,7 @@ export class UpstreamPool<M extends PoolMember> {
   }
 
   private member(): M {
-    const id = ++this.next;
+    const id = this.shared ? this.shared.nextId() : ++this.next;
     return this.create(this.source.connect(this.logger.child({ [this.source.unit]: id }), id), id);
   }
 }

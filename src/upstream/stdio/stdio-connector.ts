@@ -30,9 +30,12 @@ export class StdioConnector extends CoreConnector {
     private readonly config: StdioUpstreamConfig,
     private readonly logger: Logger,
     generation?: GenerationSetting,
+    /** What its `initialize` declares (a pool member's caller profile); taskgate's own when absent. */
+    clientCapabilities?: Record<string, unknown>,
   ) {
     super(name);
-    this.core = new SessionCore({ name, logger, initializeTimeoutMs: INITIALIZE_TIMEOUT_MS, generation, config }, { send: (m) => this.write(m) });
+    const options = { name, logger, initializeTimeoutMs: INITIALIZE_TIMEOUT_MS, generation, config, clientCapabilities };
+    this.core = new SessionCore(options, { send: (m) => this.write(m) });
     const backoff = new Backoff(config.restartInitialDelayMs, config.restartMaxDelayMs);
     this.retry = new RetryLoop(() => this.launch(), backoff, logger);
   }

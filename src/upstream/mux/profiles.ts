@@ -1,0 +1,144 @@
+import { createHash } from "node:crypto";
+import { TASKS_EXTENSION } from "../modern/envelope.js";
+import type { PooledProcess } from "./pool-caller.js";
+import type { QuietLane } from "./quiet-lane.js";
+import type { SharedBound, UpstreamPool } from "./upstream-pool.js";
+
+/** The client capabilities an upstream may act on (https://modelcontextprotocol.io/specification/2025-11-25/basic/lifecycle#capability-negotiation). */
+const DECLARED = ["elicitation", "sampling", "roots", "extensions"] as const;
+
+/**
+ * What a caller declared that its upstream session declares in turn: elicitation, sampling, roots
+ * (with `listChanged`) and `extensions` (MCP Apps' `io.modelcontextprotocol/ui` among them), as
+ * the caller wrote them. Not the tasks extension: taskgate offers it to the caller itself, and
+ * what the upstream hears of tasks follows the upstream's own support. Undefined: taskgate's own
+ * capabilities (the home session, the profile a pool warms with at start). `configuredRoots`:
+ * upstreams[].roots is set, so taskgate answers a roots/list itself where the caller declared no roots.
+ */
+export function callerProfile(
+  capabilities: Record<string, unknown> | undefined,
+  configuredRoots = false,
+): { key: string; capabilities: Record<string, unknown> | undefined } {
+  if (capabilities === undefined) return { key: "taskgate", capabilities: undefined };
+  const declared: Record<string, unknown> = configuredRoots ? { roots: {} } : {};
+  for (const name of DECLARED) {
+    const value = capabilities[name];
+    if (value === undefined || value === null) continue;
+    if (name === "extensions" && isObject(value)) {
+      const { [TASKS_EXTENSION]: _tasks, ...others } = value;
+      if (Object.keys(others).length > 0) declared.extensions = others;
+    } else declared[name] = value;
+  }
+  // A fixed-size key, however much a caller declared.
+  const key = createHash("sha256").update(canonical(declared)).digest("base64url");
+  return { key, capabilities: declared };
+}
+
+/** One caller profile's members: its pool, and its quiet lane where calls share one. */
+export interface Profile {
+  readonly key: string;
+  readonly pool: UpstreamPool<PooledProcess>;
+  readonly lane: QuietLane | undefined;
+  /** When a call last took it (performance.now()): the least recently used give way first. */
+  usedAt: number;
+}
+
+export class ProfileLimitError extends Error {
+  constructor(upstream: string, profiles: number) {
+    super(
+      `upstream '${upstream}' serves callers of ${profiles} different capability profiles at once, each on members of its own (upstreams[].poolSize bounds them); this call's profile gets a member once a call of another profile ends`,
+    );
+    this.name = "ProfileLimitError";
+  }
+}
+
+/**
+ * The pool of one upstream (`isolation: pool` and `per-call`) split by caller profile: each
+ * member (a stdio process, an HTTP session) was initialized with the capabilities of the callers
+ * it serves, so the upstream sees each caller as that caller declared itself, as it would direct.
+ * Profiles get members on demand, all within `poolSize`: an idle member of the least recently
+ * used other profile is ended to make room for a call that waits. The first profile, taskgate's
+ * own capabilities, is the one warmed at start (readiness); it gives way like any other.
+ * Rationale and costs: docs/operations/isolation.md#caller-capabilities.
+ */
+export class ProfilePools {
+  private readonly profiles = new Map<string, Profile>();
+  readonly first: Profile;
+  private next = 0;
+  readonly bound: SharedBound;
+
+  constructor(
+    private readonly upstream: string,
+    private readonly size: number,
+    private readonly make: (capabilities: Record<string, unknown> | undefined, bound: SharedBound) => Omit<Profile, "key" | "usedAt">,
+    /** upstreams[].roots is set: every profile declares roots, which taskgate answers where its caller cannot. */
+    private readonly configuredRoots = false,
+  ) {
+    this.bound = {
+      nextId: () => ++this.next,
+      room: () => this.members() < this.size,
+      makeRoom: () => this.members() < this.size || (this.giveWay() && this.members() < this.size),
+    };
+    this.first = this.add(callerProfile(undefined));
+  }
+
+  /** The profile of a caller with these capabilities, made on first use. */
+  of(capabilities: Record<string, unknown>): Profile {
+    const { key, capabilities: declared } = callerProfile(capabilities, this.configuredRoots);
+    const known = this.profiles.get(key);
+    const profile = known ?? this.add({ key, capabilities: declared });
+    profile.usedAt = performance.now();
+    return profile;
+  }
+
+  all(): IterableIterator<Profile> {
+    return this.profiles.values();
+  }
+
+  /** Members of every profile, but those being ended. */
+  members(): number {
+    let total = 0;
+    for (const profile of this.profiles.values()) total += profile.pool.members;
+    return total;
+  }
+
+  private add({ key, capabilities }: { key: string; capabilities: Record<string, unknown> | undefined }): Profile {
+    // A profile is worth keeping while it has members; at most poolSize + 1 are kept (the first is taskgate's own).
+    if (this.profiles.size > this.size) this.forgetEmpty();
+    if (this.profiles.size > this.size) throw new ProfileLimitError(this.upstream, this.profiles.size);
+    const profile: Profile = { key, usedAt: performance.now(), ...this.make(capabilities, this.bound) };
+    this.profiles.set(key, profile);
+    return profile;
+  }
+
+  /** An idle member of the least recently used profile that has one is ended: true when one was. */
+  private giveWay(): boolean {
+    const byAge = [...this.profiles.values()].filter((p) => p.pool.hasIdle).sort((a, b) => a.usedAt - b.usedAt);
+    for (const profile of byAge) if (profile.pool.coolDown()) return true;
+    return false;
+  }
+
+  /** Profiles without members (but the first) are forgotten; their pools are closed. */
+  private forgetEmpty(): void {
+    for (const profile of [...this.profiles.values()]) {
+      if (profile === this.first || profile.pool.members > 0) continue;
+      this.profiles.delete(profile.key);
+      void profile.pool.close();
+    }
+  }
+}
+
+/** JSON with object keys sorted, so that two callers who declared the same get the same key. */
+function canonical(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonical).join(",")}]`;
+  if (isObject(value))
+    return `{${Object.keys(value)
+      .sort()
+      .map((k) => `${JSON.stringify(k)}:${canonical(value[k])}`)
+      .join(",")}}`;
+  return JSON.stringify(value) ?? "null";
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
