@@ -119,6 +119,11 @@ export interface TaskRecord {
    * for the client's retry, and it is not a task the client knows of until it detaches.
    */
   parked: boolean;
+  /**
+   * Waiting in its owner's queue for a slot on the upstream: nothing of it has run, so if its
+   * owner stops, a live replica queues it again (with `requestParams`, kept while it waits).
+   */
+  queued?: boolean;
 }
 
 /** An upstream's own task a front task is bridged to: its id, and the upstream session that made it. */
@@ -192,6 +197,10 @@ export type TaskChange =
   | (ChangeFence & { kind: "bind-stream"; stream: StreamPosition })
   /** A parked call detaches: from now on it is a task the client may see. */
   | (ChangeFence & { kind: "detach" })
+  /** The call waits in its owner's queue: what it would send is kept, so another replica can queue it again if the owner stops. */
+  | (ChangeFence & { kind: "queue"; requestParams: Record<string, unknown> })
+  /** The call leaves the queue to run: from now on it is a started call; its params go unless re-runs keep them. */
+  | (ChangeFence & { kind: "start-queued"; keepParams: boolean })
   /** The tasks extension's cancel: recorded for the owner, which stops the call. */
   | (ChangeFence & { kind: "request-cancel" })
   | (TaskEnding & { kind: "complete" | "fail" })

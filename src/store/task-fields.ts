@@ -54,6 +54,7 @@ export function newTaskFields(task: NewTask): FieldPairs {
   if (task.statusMessage !== undefined) pairs.push(["statusMessage", task.statusMessage]);
   if (task.upstreamRequestId !== undefined) pairs.push(["upstreamRequestId", task.upstreamRequestId]);
   if (task.parked) pairs.push(["parked", "1"]);
+  if (task.queued) pairs.push(["queued", "1"]);
   if (task.frontSession !== undefined) pairs.push(["frontSession", task.frontSession]);
   if (task.upstreamTaskId !== undefined) pairs.push(["upstreamTaskId", task.upstreamTaskId]);
   if (task.upstreamSession !== undefined) pairs.push(["upstreamSession", task.upstreamSession]);
@@ -88,6 +89,13 @@ export function changeFields(change: TaskChange): { set: FieldPairs; del: string
       break;
     case "detach":
       del.push("parked");
+      break;
+    case "queue":
+      set.push(["queued", "1"], ["requestParams", JSON.stringify(change.requestParams)]);
+      break;
+    case "start-queued":
+      del.push("queued");
+      if (!change.keepParams) del.push("requestParams");
       break;
     case "request-cancel":
       set.push(["cancelRequested", "1"]);
@@ -212,6 +220,7 @@ export function decodeTask(fields: TaskFields, outcome: string | null | undefine
   optional(task, fields, "upstreamTaskId");
   optional(task, fields, "upstreamSession");
   optional(task, fields, "lastEventId");
+  if (fields.get("queued") === "1") task.queued = true;
   task.inputRequests = {};
   task.inputResponses = {};
   for (const [field, value] of fields) {

@@ -53,6 +53,8 @@ export const TRANSITION_RULES: Readonly<Record<TaskChange["kind"], TransitionRul
   "bind-stream": { from: NON_TERMINAL },
   // Only a working parked call detaches: one with a question out waits for its answer first.
   detach: { from: ["working"] },
+  queue: { from: NON_TERMINAL },
+  "start-queued": { from: NON_TERMINAL },
   "request-cancel": { from: NON_TERMINAL },
   complete: { from: allowedFrom("completed"), to: "completed" },
   fail: { from: allowedFrom("failed"), to: "failed" },

@@ -13,7 +13,7 @@ import { newTaskId } from "./task-id.js";
 import { isTerminal } from "./transitions.js";
 import { BatchedWrites } from "./batched-writes.js";
 import { StoreFormatError } from "../store/format.js";
-import { isToolCall, ShuttingDownError, taskCallOptions, type EngineDeps, type EngineParts, type TaskCall } from "./types.js";
+import { isToolCall, ShuttingDownError, type EngineDeps, type EngineParts, type TaskCall } from "./types.js";
 
 /**
  * The task engine: decides nothing about task protocols, only runs calls that may become tasks.
@@ -112,7 +112,7 @@ export class TaskEngine {
     if (this.draining) throw new ShuttingDownError();
     const call = await this.admission.admit(asked);
     const { owned, task } = await this.create(call);
-    owned.run(call.caller.call(call.client, call.request, owned, taskCallOptions(call.ttlMs, call.principal)), call.maxDurationMs);
+    owned.run(call.caller.call(call.client, call.request, owned, owned.callOptions(call.ttlMs, call.principal)), call.maxDurationMs);
     return task;
   }
 

@@ -45,7 +45,7 @@ export async function adoptOrphan(
   owner.add(owned);
   deps.logger.info({ taskId: task.id, attempt: claimed.task.attempt, previousOwner: task.owner }, "running the call of a stopped replica again");
   // Its own TTL bounds its wait in this replica's queue, counted from the task's creation.
-  owned.run(caller.call(call.client, call.request, owned, taskCallOptions(call.ttlMs, call.principal, task.createdAt + task.ttlMs - clock())));
+  owned.run(caller.call(call.client, call.request, owned, owned.callOptions(call.ttlMs, call.principal, task.createdAt + task.ttlMs - clock())));
 }
 
 /**
@@ -157,6 +157,13 @@ function requestIdOf(json: string | undefined): string | number | undefined {
  * upstream sessions must outlive this replica, since those tasks live in them.
  */
 export async function drainOwned(deps: EngineDeps, owner: Owner, policy: RerunPolicy, drainMs: number): Promise<Set<string>> {
+  // Tasks still queued here are handed over at once: they leave the queue (nothing of them
+  // ran) and a live replica queues them again once this one's lease ends, rather than
+  // starting here only to be cut off by the drain.
+  const queued = deps.store.kind === "memory" ? [] : [...owner.calls.values()].filter((call) => call.isQueued);
+  const handing = `The taskgate replica this task was queued on shut down before it started; another replica queues it`;
+  await Promise.allSettled(queued.map((call) => call.handOver(true, handing)));
+  if (queued.length) deps.logger.info({ calls: queued.length }, "shutting down: handed over the tasks still queued");
   await owner.whenIdle(drainMs);
   const left = [...owner.calls.values()];
   const message = `The taskgate replica running this call shut down before it finished (drain period ${drainMs} ms)`;
@@ -179,6 +186,7 @@ export async function drainOwned(deps: EngineDeps, owner: Owner, policy: RerunPo
  */
 async function releasable(deps: EngineDeps, policy: RerunPolicy, call: OwnedCall): Promise<boolean> {
   if (deps.store.kind === "memory" || call.task.parked) return false;
+  if (call.isQueued) return true;
   if (call.upstreamTaskId !== undefined && policy.resumable(call.task.upstream)) return true;
   if (call.upstreamTaskId === undefined && call.resumable && policy.streams(call.task.upstream)) return true;
   return policy.allows(call.task).catch(() => false);

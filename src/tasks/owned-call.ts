@@ -3,13 +3,13 @@ import { isNotification, isRequest, type JsonRpcMessage, type JsonRpcRequest, ty
 import type { MessageSink } from "../jsonrpc/sink.js";
 import type { TaskChange, TaskEnding, TaskOutcome, TaskRecord, TransitionResult } from "../store/contract.js";
 import type { TerminalStatus } from "../store/task-rules.js";
-import { CANCELLED_CODE, QUEUED_NOTICE, STREAM_NOTICE, type CallClient, type UpstreamCaller } from "../upstream/caller.js";
+import { CANCELLED_CODE, QUEUED_NOTICE, STREAM_NOTICE, type CallClient, type CallOptions, type QueueWait, type UpstreamCaller } from "../upstream/caller.js";
 import { InputBridge } from "./input-bridge.js";
 import { bindingOf } from "./native/binding.js";
 import { cancelledUpstream, UPSTREAM_STATUS_NOTICE, UPSTREAM_TASK_NOTICE } from "./native/notices.js";
 import { statusFromProgress, Throttle } from "./status-message.js";
 import { retryWhileUnavailable } from "./store-retry.js";
-import type { EngineDeps, TaskCall } from "./types.js";
+import { taskCallOptions, type EngineDeps, type TaskCall } from "./types.js";
 import { RPC } from "../jsonrpc/codes.js";
 import { TASKS_2025_VERSION } from "../jsonrpc/versions.js";
 
@@ -70,6 +70,17 @@ export class OwnedCall implements MessageSink {
 
   /** The front request that made the call, for the task's lines. */
   private readonly log: LogContext | undefined;
+  /** How long the call may wait in its upstream's queue, and what it awaits before it starts (set by the engine). */
+  queueWait?: QueueWait;
+  /** The tools/call params, kept with the task while it waits in the queue (the request's own object, no copy). */
+  private readonly params: Record<string, unknown> | undefined;
+  /** The write marking the task queued in the store (true: it landed); set once, when the call first waits. */
+  private queueMark?: Promise<boolean>;
+  private queuedDurably = false;
+  /** It got its slot: marked started, or being marked. */
+  private starting = false;
+  /** The params stay with the task after it starts: re-runs after a stopped owner need them. */
+  private readonly keepParams: boolean;
 
   constructor(
     record: TaskRecord,
@@ -89,6 +100,31 @@ export class OwnedCall implements MessageSink {
     this.ttlMs = record.ttlMs;
     if (record.upstreamTaskId !== undefined) this.upstreamTaskId = record.upstreamTaskId;
     if (record.lastEventId !== undefined) this.resumable = true;
+    this.params = this.isTool ? call.request.params : undefined;
+    this.keepParams = record.requestParams !== undefined && record.queued !== true;
+    // Queued again here after its owner stopped while it waited: the store says so already.
+    if (record.queued) {
+      this.queueMark = Promise.resolve(true);
+      this.queuedDurably = true;
+    }
+  }
+
+  /** The options the call runs with: a task's wait in the queue, and its start marked first when it was queued. */
+  callOptions(ttlMs: number, principal: string, ttlLeftMs = ttlMs): CallOptions {
+    const options = taskCallOptions(ttlMs, principal, ttlLeftMs);
+    this.attachQueue(options.queueWait as QueueWait);
+    return options;
+  }
+
+  /** The call's place in the queue: it may start only once the store no longer says queued. */
+  attachQueue(wait: QueueWait): void {
+    this.queueWait = wait;
+    if (this.queueMark) wait.beforeStart = () => this.startQueued();
+  }
+
+  /** Waiting in the queue, and the store knows it: another replica can queue it again. */
+  get isQueued(): boolean {
+    return this.queuedDurably && !this.starting;
   }
 
   /** Messages of the running call: the task answers questions and turns progress into statusMessage. */
@@ -100,8 +136,10 @@ export class OwnedCall implements MessageSink {
     if (!isNotification(message)) return true;
     if (message.method === "notifications/progress") this.progress(message.params ?? {});
     // Where the call stands in its upstream's queue.
-    else if (message.method === QUEUED_NOTICE) this.progress({ message: queueStatus(message.params?.ahead) });
-    else if (message.method === UPSTREAM_TASK_NOTICE) this.bind(message.params ?? {});
+    else if (message.method === QUEUED_NOTICE) {
+      if (typeof message.params?.ahead === "number") this.markQueued();
+      this.progress({ message: queueStatus(message.params?.ahead) });
+    } else if (message.method === UPSTREAM_TASK_NOTICE) this.bind(message.params ?? {});
     // The upstream task's own statusMessage is the task's.
     else if (message.method === UPSTREAM_STATUS_NOTICE) this.progress({ message: message.params?.statusMessage });
     else if (message.method === STREAM_NOTICE) this.bindStream(message.params ?? {});
@@ -174,6 +212,53 @@ export class OwnedCall implements MessageSink {
     } finally {
       void this.caller.cancel(this.client, this.requestId, "taskgate is shutting down", { keepUpstreamTask: release });
     }
+  }
+
+  /**
+   * The call waits for a slot: the task is marked queued with the params it would send, one
+   * write when it first waits (its place is told as statusMessage), so that if this replica
+   * stops, a live one queues it again: nothing of it ran.
+   */
+  private markQueued(): void {
+    const params = this.params;
+    if (this.queueMark || this.starting || this.lost || this.task.parked || params === undefined) return;
+    const change = { kind: "queue" as const, requestParams: params, leaseToken: this.token, now: 0 };
+    this.queueMark = retryWhileUnavailable(
+      () => this.deps.store.transitionTask(this.task.id, { ...change, now: this.deps.clock() }),
+      () => !this.lost && !this.ending,
+    ).then(
+      (result) => {
+        const marked = result?.ok === true;
+        this.queuedDurably = marked && !this.starting;
+        return marked;
+      },
+      (err: unknown) => {
+        this.deps.logger.warn({ err, taskId: this.task.id }, "could not mark a queued task in the store");
+        return false;
+      },
+    );
+    if (this.queueWait) this.queueWait.beforeStart = () => this.startQueued();
+  }
+
+  /**
+   * The queued call has its slot: the store hears it started before the upstream hears of it.
+   * False when it must not start: the lease is gone, or the task ended (cancelled) meanwhile.
+   */
+  private async startQueued(): Promise<boolean> {
+    this.starting = true;
+    this.queuedDurably = false;
+    const marked = await this.queueMark;
+    if (this.lost) return false;
+    if (!marked) return true;
+    const change = { kind: "start-queued" as const, keepParams: this.keepParams, leaseToken: this.token, now: 0 };
+    const result = await retryWhileUnavailable(
+      () => this.deps.store.transitionTask(this.task.id, { ...change, now: this.deps.clock() }),
+      () => !this.lost,
+    ).catch((err: unknown) => {
+      this.deps.logger.warn({ err, taskId: this.task.id }, "could not mark a queued task started");
+      return undefined;
+    });
+    return result?.ok === true && !this.lost;
   }
 
   private countLoss(): void {

@@ -70,6 +70,10 @@ export class Reaper {
     } else if (task.cancelRequested) {
       const statusMessage = "Cancelled at the client's request; the replica running the call stopped before confirming it";
       await this.end(orphan, { to: "cancelled", statusMessage, now: this.deps.clock() });
+    } else if (task.queued && !task.parked && task.requestParams !== undefined) {
+      // It waited in its owner's queue: nothing of it ran, so it waits in this replica's queue
+      // now, whatever the re-run policy (no call runs twice: the start is written before the call goes upstream).
+      await this.adopt(orphan, "The replica this task was queued on stopped before it started; it waits in another replica's queue now");
     } else if (!task.parked && (await this.policy.allows(task))) {
       // A parked call (an MRTR round) is still the client's synchronous call: its retry goes to
       // the parked call, which a re-run elsewhere would not be, so it is only ever ended.

@@ -79,6 +79,8 @@ export class SyncCalls {
     const parked = early === "input" && detachOnInput !== true;
     const { owned, task } = await this.create(call, parked, started);
     if (!parked) queueWait.becameTask(task.ttlMs, task.createdAt + task.ttlMs - this.deps.clock());
+    // Before the notices it held: a call still queued marks its task so (OwnedCall.markQueued).
+    owned.attachQueue(queueWait);
     sink.detachTo(owned);
     owned.run(running, call.maxDurationMs);
     // `asking`: detached by a question (detachOnInput), which the task shows once it is written.

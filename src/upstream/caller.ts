@@ -71,6 +71,13 @@ export class QueueWait {
   /** The task's TTL, for the error that says why it stopped waiting. */
   ttlMs = 0;
   private changed: (() => void) | undefined;
+  /**
+   * Set while the call's task is marked queued in the store: awaited once the call has its slot,
+   * before anything goes upstream, so the store says it started before it does (another replica
+   * queues a stopped owner's queued task again, never a started one). False: it must not start
+   * (its task moved on: cancelled, or held by another replica now).
+   */
+  beforeStart: (() => Promise<boolean>) | undefined;
 
   /** The call is a task from now on: it may wait for `ttlLeftMs` less a margin to write its failure in. */
   becameTask(ttlMs: number, ttlLeftMs: number): void {

@@ -105,6 +105,20 @@ const CASES: Record<keyof typeof TRANSITION_SCRIPTS, TransitionCase> = {
     before: { parked: "1" },
     wrote: (f) => expect(f).not.toHaveProperty("parked"),
   },
+  queue: {
+    args: [JSON.stringify({ name: "sleep", arguments: { seconds: 1 } })],
+    refusedFrom: "completed",
+    wrote: (f) => expect(f).toMatchObject({ queued: "1", requestParams: '{"name":"sleep","arguments":{"seconds":1}}' }),
+  },
+  "start-queued": {
+    args: [""],
+    refusedFrom: "cancelled",
+    before: { queued: "1", requestParams: '{"name":"sleep"}' },
+    wrote: (f) => {
+      expect(f).not.toHaveProperty("queued");
+      expect(f).not.toHaveProperty("requestParams");
+    },
+  },
   "request-cancel": {
     args: [],
     refusedFrom: "failed",

@@ -56,6 +56,29 @@ export function describeUpstreamTasks(current: () => Store): void {
       expect(bound.ok && bound.task).not.toHaveProperty("upstreamSession");
     });
 
+    it("keeps a queued call's params, fenced by the owner's lease and through a claim, until it starts", async () => {
+      const store = current();
+      const stopped = await startedLease(store);
+      const task = newTask();
+      await store.createTask(task, stopped);
+      const requestParams = { name: "sleep", arguments: { seconds: 20 } };
+      const stale = await store.transitionTask(task.id, { kind: "queue", requestParams, leaseToken: "other", now: Date.now() });
+      expect(stale).toMatchObject({ ok: false, reason: "stale_lease" });
+      const queued = await store.transitionTask(task.id, { kind: "queue", requestParams, leaseToken: stopped.token, now: Date.now() });
+      expect(queued).toMatchObject({ ok: true, task: { queued: true, requestParams, revision: 2 } });
+      await store.endReplicaLease(stopped.token);
+      const claimed = await store.claimTask(await orphaned(store, task.id), { owner: "replica-2", token: "tok-q2" }, "queued again", Date.now());
+      expect(claimed.ok && claimed.task).toMatchObject({ owner: "replica-2", queued: true, requestParams });
+      const started = await store.transitionTask(task.id, { kind: "start-queued", keepParams: false, leaseToken: "tok-q2", now: Date.now() });
+      expect(started.ok && started.task).not.toHaveProperty("queued");
+      expect(started.ok && started.task).not.toHaveProperty("requestParams");
+      const { id: kept } = await store.createTask(newTask(), LEASE);
+      await store.transitionTask(kept, { kind: "queue", requestParams, leaseToken: LEASE.token, now: Date.now() });
+      const keeping = await store.transitionTask(kept, { kind: "start-queued", keepParams: true, leaseToken: LEASE.token, now: Date.now() });
+      expect(keeping.ok && keeping.task).toMatchObject({ requestParams });
+      expect(keeping.ok && keeping.task).not.toHaveProperty("queued");
+    });
+
     it("shortens a task's life, counted from its creation, and never lengthens it", async () => {
       const task = newTask({ createdAt: Date.now() - 60_000, ttlMs: 600_000 });
       await current().createTask(task, LEASE);

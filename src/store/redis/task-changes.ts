@@ -31,6 +31,10 @@ function argsOf(change: TaskChange): Args {
     case "detach":
     case "request-cancel":
       return [];
+    case "queue":
+      return [JSON.stringify(change.requestParams)];
+    case "start-queued":
+      return [change.keepParams ? "1" : ""];
     case "complete":
     case "fail":
       return endingArgs(change);

@@ -19,8 +19,8 @@ export interface Ticket {
   readonly started: boolean;
   /** Done (or no longer wanted): frees the slot, or the place in the queue. Idempotent. */
   leave(): void;
-  /** Leaves the queue if still in it (`ready` rejects with LeftQueueError); false once started. */
-  withdraw(): boolean;
+  /** Leaves the queue if still in it (`ready` rejects with LeftQueueError); false once started. `moved`: it waits on in another queue (not counted as a wait here). */
+  withdraw(moved?: boolean): boolean;
 }
 
 /** What a call brings to the queue. */
@@ -114,8 +114,8 @@ class Place implements Ticket {
     else this.withdraw();
   }
 
-  withdraw(): boolean {
-    return !this.started && this.bulkhead.drop(this, new LeftQueueError());
+  withdraw(moved = false): boolean {
+    return !this.started && this.bulkhead.drop(this, new LeftQueueError(), moved);
   }
 }
 
@@ -199,7 +199,7 @@ export class Bulkhead {
   }
 
   /** @internal Out of the queue before its turn (timed out, left); false when it is not queued. */
-  drop(place: Place, err: Error): boolean {
+  drop(place: Place, err: Error, moved = false): boolean {
     const lane = this.lanes.get(place.principal);
     const at = lane ? lane.indexOf(place) : -1;
     if (!lane || at === -1) return false;
@@ -208,7 +208,7 @@ export class Bulkhead {
     this.count--;
     if (!place.isTask) this.removePlain(place);
     place.wait?.watch(undefined);
-    this.waited(place);
+    if (!moved) this.waited(place);
     place.fail(err);
     this.afterMove();
     return true;

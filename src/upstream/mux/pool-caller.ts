@@ -5,7 +5,7 @@ import type { StreamResume } from "../connector.js";
 import type { PoolMember, UpstreamPool } from "./upstream-pool.js";
 import { ProfileLimitError, type Profile, type ProfilePools } from "./profiles.js";
 import { LeftQueueError, QueueTimeoutError, QueueTtlError, type Bulkhead, type Ticket } from "./bulkhead.js";
-import { entryOf, queueNotices } from "./queued.js";
+import { entryOf, mayStart, queueNotices } from "./queued.js";
 import { quietKey, Quietness, type LaneProcess, type QuietLane } from "./quiet-lane.js";
 import { CANCELLED_BEFORE_START, type CallOptions, type PooledCalls, type Relay } from "./relay.js";
 import { frontKey } from "./relay-options.js";
@@ -174,7 +174,8 @@ export class PoolCaller implements PooledCalls {
       if (!slot.ticket.started) await slot.ticket.ready.catch((err: unknown) => (slot.toLane ? undefined : Promise.reject(err)));
       slot.tool = undefined;
       if (slot.toLane) return TO_LANE;
-      if (slot.cancelled) return failure(request.id, CANCELLED_BEFORE_START);
+      const allowed = mayStart(options);
+      if (slot.cancelled || (allowed && !(await allowed))) return failure(request.id, CANCELLED_BEFORE_START);
       const member = pool.takeIdle() ?? (await pool.take());
       slot.member = member;
       slot.pool = pool;
@@ -203,7 +204,7 @@ export class PoolCaller implements PooledCalls {
     }
   }
 
-  /** On the quiet lane, beside the other quiet calls; a slow run, or a question heard meanwhile, sends its tool back to runs alone. */
+  /** On the quiet lane, beside the other quiet calls; a question heard meanwhile sends its tool back to runs alone. */
   private async onLane(
     key: string,
     tool: string,
@@ -219,7 +220,8 @@ export class PoolCaller implements PooledCalls {
     this.active.set(key, slot);
     try {
       if (!slot.ticket.started) await slot.ticket.ready;
-      if (slot.cancelled) return failure(request.id, CANCELLED_BEFORE_START);
+      const allowed = mayStart(options);
+      if (slot.cancelled || (allowed && !(await allowed))) return failure(request.id, CANCELLED_BEFORE_START);
       const taken = lane.enterOpen() ?? (await lane.enter());
       slot.lane = taken;
       slot.laneOf = lane;
@@ -245,7 +247,7 @@ export class PoolCaller implements PooledCalls {
     for (const slot of this.active.values()) {
       if (slot.tool !== tool || slot.cancelled) continue;
       slot.toLane = true;
-      if (!slot.ticket.withdraw()) slot.toLane = false;
+      if (!slot.ticket.withdraw(true)) slot.toLane = false;
     }
   }
 

@@ -26,6 +26,11 @@ export function queueNotices(sink: MessageSink): QueueNotices {
   };
 }
 
+/** Whether a call that got its slot may start: its task's store record says so first when it was queued (QueueWait.beforeStart). */
+export function mayStart(options: CallOptions): Promise<boolean> | undefined {
+  return options.queueWait?.beforeStart?.();
+}
+
 /** What a call brings to its upstream's queue: its notices, whose turn it takes (its principal; else its client session), how long it may wait. */
 export function entryOf(client: CallClient, options: CallOptions, notices: QueueNotices | undefined): Entry {
   return { onAhead: notices?.onAhead, principal: options.principal ?? client.sessionId, wait: options.queueWait };

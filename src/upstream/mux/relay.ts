@@ -7,7 +7,7 @@ import type { ResumeFrom, StreamResume, UpstreamConnector, UpstreamEvent } from 
 import { LeftQueueError } from "./bulkhead.js";
 import { ListChangedHub } from "./list-changed.js";
 import { Questions } from "./questions.js";
-import { entryOf, queueNotices } from "./queued.js";
+import { entryOf, mayStart, queueNotices } from "./queued.js";
 import {
   CALL_METHODS,
   LIST_METHODS,
@@ -181,6 +181,8 @@ export class Relay implements UpstreamCaller {
         call.leaveQueue = undefined;
         if (call.abandoned) return failure(request.id, CANCELLED_BEFORE_START);
       }
+      const allowed = slot ? mayStart(options) : undefined;
+      if (allowed && !(await allowed)) return failure(request.id, CANCELLED_BEFORE_START);
       notices?.started();
       const response = await this.connector.request({
         ...onBehalfOf(client),

@@ -5,6 +5,7 @@ import { bindUpstreamTask } from "./bind-upstream-task-3.js";
 import { cancelTask } from "./cancel-task-3.js";
 import { completeTask } from "./complete-task-3.js";
 import { detachTask } from "./detach-task-3.js";
+import { queueTask, startQueued } from "./queue-task-3.js";
 import { failTask } from "./fail-task-3.js";
 import { requestCancel } from "./request-cancel-3.js";
 import { setStatusMessage } from "./set-status-message-3.js";
@@ -19,6 +20,8 @@ export const TRANSITION_SCRIPTS: Readonly<Record<TaskChange["kind"], LuaScript>>
   "bind-upstream-task": bindUpstreamTask,
   "bind-stream": bindStream,
   detach: detachTask,
+  queue: queueTask,
+  "start-queued": startQueued,
   "request-cancel": requestCancel,
   complete: completeTask,
   fail: failTask,
