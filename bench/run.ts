@@ -16,10 +16,11 @@ import { heldAtRest } from "./scenarios/held-at-rest.js";
 import { inFlight } from "./scenarios/in-flight.js";
 import { stdioPassthrough } from "./scenarios/stdio-passthrough.js";
 import { taskThroughput } from "./scenarios/task-throughput.js";
+import { taskQueue } from "./scenarios/task-queue.js";
 import { tasksGet } from "./scenarios/tasks-get.js";
 import { readSettings } from "./settings.js";
 
-const SCENARIOS: readonly Scenario[] = [httpPassthrough, tasksGet, taskThroughput, stdioPassthrough, inFlight, heldAtRest, endingsTogether, cluster];
+const SCENARIOS: readonly Scenario[] = [httpPassthrough, tasksGet, taskThroughput, stdioPassthrough, inFlight, heldAtRest, endingsTogether, cluster, taskQueue];
 
 /** `npm run bench`: every scenario in one run, side by side, then the JSON and markdown reports. */
 async function main(): Promise<void> {
@@ -56,6 +57,8 @@ async function main(): Promise<void> {
     clusterWave: settings.clusterWave,
     heldLevels: settings.heldLevels,
     burstCalls: settings.burstCalls,
+    queueTasks: settings.queueTasks,
+    queueSeconds: settings.queueSeconds,
     rounds: settings.rounds,
   };
   try {

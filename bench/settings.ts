@@ -14,6 +14,9 @@ export interface Settings {
   heldLevels: number[];
   /** Scenario o (opt-in): BENCH_BURST detached calls that all end in the same second. */
   burstCalls: number;
+  /** Scenario q (opt-in): BENCH_QUEUE_TASKS long calls of BENCH_QUEUE_SECONDS each, at once. */
+  queueTasks: number;
+  queueSeconds: number;
   /** BENCH_ROUNDS: a taskgate row and its floor take turns in this many slices of the measured time. */
   rounds: number;
   /** Scenario ids to run, e.g. "a,d"; all when empty. */
@@ -38,6 +41,8 @@ const DEFAULTS = {
   BENCH_CLUSTER_CALLS: 100_000,
   BENCH_CLUSTER_WAVE: 30_000,
   BENCH_BURST: 10_000,
+  BENCH_QUEUE_TASKS: 500,
+  BENCH_QUEUE_SECONDS: 20,
 } as const;
 const DEFAULT_HELD = "300,3000,30000";
 
@@ -57,6 +62,8 @@ export function readSettings(env: NodeJS.ProcessEnv): Settings {
   const clusterCalls = Math.round(num("BENCH_CLUSTER_CALLS", 1, 1_000_000));
   const clusterWave = Math.round(num("BENCH_CLUSTER_WAVE", 1, 100_000));
   const burstCalls = Math.round(num("BENCH_BURST", 1, 100_000));
+  const queueTasks = Math.round(num("BENCH_QUEUE_TASKS", 1, 10_000));
+  const queueSeconds = num("BENCH_QUEUE_SECONDS", 0.1, 600);
   const heldLevels = readLevels(env.BENCH_HELD || DEFAULT_HELD);
   if (env.BENCH_HELD && env.BENCH_HELD !== DEFAULT_HELD) changed.push(`BENCH_HELD=${env.BENCH_HELD}`);
   const only = (env.BENCH_ONLY ?? "")
@@ -76,6 +83,8 @@ export function readSettings(env: NodeJS.ProcessEnv): Settings {
     clusterWave,
     heldLevels,
     burstCalls,
+    queueTasks,
+    queueSeconds,
     rounds,
     only,
     profile,

@@ -37,6 +37,9 @@ export interface BenchContext {
   /** Scenario h: calls held at each step (BENCH_HELD); scenario o: calls that end together (BENCH_BURST). */
   heldLevels: number[];
   burstCalls: number;
+  /** Scenario q: long calls at once (BENCH_QUEUE_TASKS) and their length (BENCH_QUEUE_SECONDS). */
+  queueTasks: number;
+  queueSeconds: number;
 }
 
 export interface Scenario {
