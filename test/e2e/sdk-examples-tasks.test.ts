@@ -162,7 +162,9 @@ describe("the SDK's task-native example (simpleTaskInteractive.js), directly and
       expect(waiting.questions).toEqual([
         expect.objectContaining({ method: "elicitation/create", params: expect.objectContaining({ message: "Are you sure you want to delete 'w.txt'?" }) }),
       ]);
-      expect(((await client.callTool({ name: "taskgate_answer", arguments: { taskId, response: { confirm: true } } })) as any).isError).toBeFalsy();
+      const answered = (await client.callTool({ name: "taskgate_answer", arguments: { taskId, response: { confirm: true } } })) as any;
+      expect(answered.isError).not.toBe(true);
+      expect(answered.structuredContent).toMatchObject({ taskId });
       const done = await waitFor(async () => {
         const r = (await client.callTool({ name: "taskgate_result", arguments: { taskId } })) as any;
         return r.structuredContent?.taskId === taskId || /still running/.test(textOf(r)) ? undefined : r;

@@ -118,8 +118,9 @@ describe("task-unaware callers in handle mode (tasks.unawareClients: handle)", (
 
   it("detaches a long call into a task, answered with an ordinary result, and follows it to the upstream's result", async () => {
     const detached = await call(alice.client, "sleep", { seconds: 3, progressIntervalMs: 200 });
-    expect(detached.isError).toBeFalsy();
+    expect(detached.isError).not.toBe(true);
     const { taskId, followWith } = detached.structuredContent;
+    expect(taskId).toEqual(expect.any(String));
     expect(followWith).toEqual({ status: "taskgate_status", result: "taskgate_result", cancel: "taskgate_cancel", answer: "taskgate_answer" });
     expect(textOf(detached)).toContain(taskId);
     expect(textOf(detached)).toContain("taskgate_status");
@@ -167,7 +168,8 @@ describe("task-unaware callers in handle mode (tasks.unawareClients: handle)", (
       purpose: expect.stringContaining("Deploy billing?"),
     });
     const answered = await call(alice.client, "taskgate_answer", { taskId, response: { confirm: true } });
-    expect(answered.isError).toBeFalsy();
+    expect(answered.isError).not.toBe(true);
+    expect(answered.structuredContent).toMatchObject({ taskId });
     expect(textOf(await resultOf(alice.client, taskId))).toBe("Deployed billing");
   });
 

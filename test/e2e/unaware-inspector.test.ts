@@ -35,8 +35,9 @@ describe("a real task-unaware client: the MCP Inspector CLI in plain mode, throu
 
   it("calls a long tool, follows it with the status and result tools, and gets the upstream's own result", async () => {
     const detached = await run("sleep", { seconds: 4, progressIntervalMs: 500 });
-    expect(detached.isError).toBeFalsy();
+    expect(detached.isError).not.toBe(true);
     const taskId: string = detached.structuredContent.taskId;
+    expect(taskId).toEqual(expect.any(String));
     expect(textOf(detached)).toContain(`"taskId":"${taskId}"`);
     const status = await run("taskgate_status", { taskId });
     expect(status.structuredContent).toMatchObject({ taskId, status: expect.stringMatching(/working|completed/) });
@@ -53,7 +54,8 @@ describe("a real task-unaware client: the MCP Inspector CLI in plain mode, throu
     });
     expect(question).toMatchObject({ method: "elicitation/create", params: { message: "Deploy billing?" } });
     const answered = await run("taskgate_answer", { taskId, response: { action: "accept", content: { confirm: true } } });
-    expect(answered.isError).toBeFalsy();
+    expect(answered.isError).not.toBe(true);
+    expect(answered.structuredContent).toMatchObject({ taskId });
     expect(textOf(await resultOf(taskId))).toBe("Deployed billing");
   }, 90_000);
 });
