@@ -60,10 +60,8 @@ export async function startGateway(config: Config, logger: Logger, parts: Gatewa
   const replicaId = randomBytes(4).toString("hex");
   const stopTracing = await startTracing(config.tracing, replicaId, logger);
   const metrics = new Metrics();
-  const store = observeStore(
-    parts.store ?? createStore({ redisUrl: config.store.redisUrl, cluster: config.store.cluster, keyPrefix: config.store.keyPrefix, logger }),
-    metrics,
-  );
+  const store = observeStore(parts.store ?? createStore({ ...config.store, logger }), metrics);
+  if (store.kind === "redis") for (const warning of await store.configurationWarnings()) logger.warn(warning);
   const formatWatch = await checkFormat(store, logger, stopTracing);
   if (store.kind === "memory")
     logger.warn(

@@ -69,7 +69,9 @@ export function buildAdminApp(engine: TaskEngine, token: string, logger: Logger,
   });
   app.notFound((c) => c.json({ error: "not found" }, 404));
   // The store being away is 503 here as on every path: read from the one mapping.
-  app.onError((err, c) => (wireError(err).kind === "store_unavailable" ? c.json({ error: err.message }, 503) : c.json({ error: "internal error" }, 500)));
+  app.onError((err, c) =>
+    ["store_unavailable", "store_unconfirmed"].includes(wireError(err).kind) ? c.json({ error: err.message }, 503) : c.json({ error: "internal error" }, 500),
+  );
   return app;
 }
 

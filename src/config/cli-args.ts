@@ -3,6 +3,7 @@ import type { Overrides, Parsed } from "./overrides.js";
 import { parseUpstreamSpec } from "./upstream-spec.js";
 import { parsePort } from "./port.js";
 import { seedList } from "./seed-list.js";
+import { parseSentinelUrl } from "./sentinel-url.js";
 
 /** The serve flags; each takes a value. */
 const FLAGS = {
@@ -11,6 +12,7 @@ const FLAGS = {
   host: { type: "string" },
   redis: { type: "string" },
   "redis-cluster": { type: "string" },
+  "redis-sentinel": { type: "string" },
   upstream: { type: "string" },
   "log-level": { type: "string" },
 } as const;
@@ -63,6 +65,8 @@ function toOverrides(values: Map<FlagName, string>, env: NodeJS.ProcessEnv, prob
   set("redisUrl", values.get("redis"));
   const cluster = values.get("redis-cluster");
   if (cluster !== undefined) set("redisCluster", seedList(cluster));
+  const sentinel = values.get("redis-sentinel");
+  if (sentinel !== undefined) set("redisSentinel", parseSentinelUrl(sentinel, "--redis-sentinel", problems));
   set("logLevel", values.get("log-level"));
   const port = values.get("port");
   if (port !== undefined) set("port", parsePort(port, "--port", problems));

@@ -2,6 +2,7 @@ import type { Overrides, Parsed } from "./overrides.js";
 import { parseUpstreamSpec } from "./upstream-spec.js";
 import { parsePort } from "./port.js";
 import { seedList } from "./seed-list.js";
+import { parseSentinelUrl } from "./sentinel-url.js";
 
 export const ENV_NAMES = {
   configFile: "TASKGATE_CONFIG",
@@ -9,6 +10,7 @@ export const ENV_NAMES = {
   port: "TASKGATE_PORT",
   redisUrl: "TASKGATE_REDIS_URL",
   redisCluster: "TASKGATE_REDIS_CLUSTER",
+  redisSentinel: "TASKGATE_REDIS_SENTINEL",
   logLevel: "TASKGATE_LOG_LEVEL",
   logFormat: "TASKGATE_LOG_FORMAT",
   upstream: "TASKGATE_UPSTREAM",
@@ -29,6 +31,9 @@ export function readEnvOverrides(env: NodeJS.ProcessEnv): Parsed<Overrides> {
   }
   const cluster = get(ENV_NAMES.redisCluster);
   if (cluster !== undefined) overrides.redisCluster = seedList(cluster);
+  const sentinel = get(ENV_NAMES.redisSentinel);
+  const parsedSentinel = sentinel === undefined ? undefined : parseSentinelUrl(sentinel, ENV_NAMES.redisSentinel, problems);
+  if (parsedSentinel !== undefined) overrides.redisSentinel = parsedSentinel;
   const port = get(ENV_NAMES.port);
   const parsedPort = port === undefined ? undefined : parsePort(port, ENV_NAMES.port, problems);
   if (parsedPort !== undefined) overrides.port = parsedPort;

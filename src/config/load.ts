@@ -58,11 +58,11 @@ export function loadConfig({ argv, env, cwd, defaultUpstream, retired = RETIRED_
 function applyOverrides(raw: RawConfig, o: Overrides): RawConfig {
   const out: RawConfig = { ...raw };
   if (o.host !== undefined || o.port !== undefined) out["listen"] = { ...section(raw["listen"]), ...pick({ host: o.host, port: o.port }) };
-  if (o.redisUrl !== undefined || o.redisCluster !== undefined) {
-    // Where the store is, as a flag or env names it, replaces the file's answer (URL or cluster).
-    // Both named at once stay both, and the schema says to pick one.
-    const { redisUrl: _url, cluster: _cluster, ...rest } = section(raw["store"]);
-    out["store"] = { ...rest, ...pick({ redisUrl: o.redisUrl, cluster: o.redisCluster }) };
+  if (o.redisUrl !== undefined || o.redisCluster !== undefined || o.redisSentinel !== undefined) {
+    // Where the store is, as a flag or env names it, replaces the file's answer (URL, cluster or sentinel).
+    // Several named at once stay several, and the schema says to pick one.
+    const { redisUrl: _url, cluster: _cluster, sentinel: _sentinel, ...rest } = section(raw["store"]);
+    out["store"] = { ...rest, ...pick({ redisUrl: o.redisUrl, cluster: o.redisCluster, sentinel: o.redisSentinel }) };
   }
   if (o.logLevel !== undefined) out["log"] = { ...section(out["log"]), level: o.logLevel };
   if (o.logFormat !== undefined) out["log"] = { ...section(out["log"]), format: o.logFormat };

@@ -1,4 +1,5 @@
 import type { ConfigInput } from "./schema.js";
+import type { SentinelInput } from "./sentinel-url.js";
 
 export type UpstreamConfigInput = ConfigInput["upstreams"][number];
 
@@ -13,6 +14,8 @@ export interface Overrides {
   redisUrl?: string;
   /** Redis Cluster seed nodes; like redisUrl, it replaces where the file says the store is. */
   redisCluster?: string[];
+  /** Redis Sentinel; like redisUrl, it replaces where the file says the store is. */
+  redisSentinel?: SentinelInput;
   logLevel?: string;
   logFormat?: string;
   upstream?: UpstreamTransport;

@@ -31,6 +31,7 @@ const ENV_PATHS: Record<Exclude<keyof typeof ENV_NAMES, "configFile">, string> =
   port: "listen.port",
   redisUrl: "store.redisUrl",
   redisCluster: "store.cluster",
+  redisSentinel: "store.sentinel",
   logLevel: "log.level",
   logFormat: "log.format",
   upstream: "upstreams",
@@ -114,7 +115,7 @@ const EXAMPLE_VALUES: Record<string, unknown> = {
   "upstreams[].stdio.args": ["dist/demo/main.js"],
 };
 /** Keys shown commented out: one of two alternatives, or a map entry named for the example. */
-const EXAMPLE_OFF = new Set(["upstreams[].http", "store.cluster"]);
+const EXAMPLE_OFF = new Set(["upstreams[].http", "store.cluster", "store.sentinel"]);
 const EXAMPLE_ON = new Set(["upstreams[].stdio"]);
 const EXAMPLE_ENTRY = "run_migration";
 const WIDTH = 100;

@@ -7,6 +7,20 @@ import { AuthSchema, LimitsSchema } from "./security-schema.js";
  * the typed `Config`. Units are in the key names.
  */
 
+const HostPort = z.string().regex(/^[^\s/:]+:\d+$/, "host:port");
+
+const SentinelSchema = z
+  .object({
+    name: z.string().min(1).describe("The primary's name as the sentinels monitor it (`sentinel monitor <name> ...`)."),
+    nodes: z.array(HostPort).min(1).describe("The sentinels, host:port each."),
+    username: z.string().optional().describe("The Redis servers' ACL user, as in redisUrl."),
+    password: z.string().optional().describe("The Redis servers' password, as in redisUrl; may name ${ENV_VARIABLES}."),
+    sentinelUsername: z.string().optional().describe("The sentinels' own ACL user, when they have one."),
+    sentinelPassword: z.string().optional().describe("The sentinels' own password (requirepass of sentinel.conf); may name ${ENV_VARIABLES}."),
+    tls: z.boolean().default(false).describe("TLS to the sentinels and the servers, as rediss:// in redisUrl."),
+  })
+  .strict();
+
 const TaskSupport = z.enum(["forbidden", "optional", "required"]);
 /** What a tools/call from a caller that declared no task support gets. */
 const UnawareClients = z.enum(["block", "handle"]);
@@ -283,10 +297,27 @@ export const ConfigSchema = z
           .min(1)
           .optional()
           .describe("Redis Cluster seed nodes (host:port or redis://[user:pass@]host:port); instead of redisUrl."),
+        sentinel: SentinelSchema.optional().describe(
+          "Redis Sentinel: taskgate asks the sentinels where the primary is, and follows a failover; instead of redisUrl (docs/guides/replicas-redis.md, HA Redis).",
+        ),
         keyPrefix: z
           .string()
           .default("taskgate:")
           .describe("Prefix of every Redis key and channel; several gateways may share one Redis with different prefixes. No braces."),
+        waitForReplicas: z
+          .union([z.literal("listed"), z.number().int().nonnegative()])
+          .default("listed")
+          .describe(
+            "An acknowledged write (a task handle, an accepted answer or cancel, an outcome) is answered only once this many replicas have it (Redis WAIT). listed: every replica the topology lists (the shard's replicas in a Cluster, the sentinels' replicas, the primary's connected replicas); none listed waits for nothing. 0 trades that away: a failover may then lose what was acknowledged.",
+          ),
+        waitTimeoutMs: z
+          .number()
+          .int()
+          .positive()
+          .default(1000)
+          .describe(
+            "Longest an acknowledged write waits for its replicas; past it the caller gets -32603 'the task store could not confirm the write' (a new task is tried once more on another shard).",
+          ),
       })
       .strict()
       .prefault({}),
@@ -480,8 +511,13 @@ export const ConfigSchema = z
       paths.add(u.path);
       names.add(u.name);
     });
-    if (c.store.redisUrl !== undefined && c.store.cluster !== undefined)
-      ctx.addIssue({ code: "custom", path: ["store", "cluster"], message: "give either store.redisUrl or store.cluster, not both" });
+    const where = (["redisUrl", "cluster", "sentinel"] as const).filter((k) => c.store[k] !== undefined);
+    if (where.length > 1)
+      ctx.addIssue({
+        code: "custom",
+        path: ["store", where[1]!],
+        message: `give one of store.redisUrl, store.cluster and store.sentinel, not ${where.join(" and ")}`,
+      });
     if (c.admin.port !== undefined && c.admin.token === undefined)
       ctx.addIssue({ code: "custom", path: ["admin", "token"], message: "is required when admin.port is set (or set TASKGATE_ADMIN_TOKEN)" });
     const toolNames = Object.values(c.tasks.gatewayTools);

@@ -16,6 +16,8 @@ export function expandSecrets(raw: RawConfig, env: NodeJS.ProcessEnv, problems: 
   const auth = raw["auth"];
   if (isRecord(auth) && typeof auth["mode"] === "string" && auth[auth["mode"]] !== undefined)
     out["auth"] = { ...auth, [auth["mode"]]: expand(auth[auth["mode"]], `auth.${auth["mode"]}`, env, problems) };
+  const store = raw["store"];
+  if (isRecord(store) && isRecord(store["sentinel"])) out["store"] = { ...store, sentinel: expand(store["sentinel"], "store.sentinel", env, problems) };
   if (Array.isArray(raw["upstreams"]))
     out["upstreams"] = raw["upstreams"].map((u: unknown, i) => {
       if (!isRecord(u) || !isRecord(u["http"]) || u["http"]["headers"] === undefined) return u;

@@ -2,7 +2,7 @@ import { createHash } from "node:crypto";
 import type { LogContext } from "./log-context.js";
 import type { Logger } from "./logger.js";
 
-export type AuditEvent = "task.create" | "task.end" | "task.cancel" | "task.lookup_failed" | "auth.failed" | "limit.refused";
+export type AuditEvent = "task.create" | "task.end" | "task.cancel" | "task.lookup_failed" | "auth.failed" | "limit.refused" | "limit.unchecked";
 
 /**
  * Audit lines: one JSON log line per security-relevant event, `{"audit":"task.create", …}`.

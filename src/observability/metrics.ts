@@ -34,6 +34,8 @@ export class Metrics {
   private readonly storeErrors: Counter<"operation">;
   private readonly leaseRenewals: Counter;
   private readonly leaseLosses: Counter;
+  private readonly recordsLost: Counter;
+  private readonly unconfirmed: Counter;
   private readonly reaper: Counter<"action">;
   private readonly sse: Gauge;
   private readonly operations: FastHistogram<OperationLabel>;
@@ -117,6 +119,18 @@ export class Metrics {
     this.leaseLosses = new Counter({
       name: "taskgate_lease_losses_total",
       help: "Detached calls this replica abandoned because their lease was lost.",
+      registers,
+    });
+    this.recordsLost = new Counter({
+      name: "taskgate_task_records_lost_total",
+      help: "Tasks whose record the store lost while this replica ran their call (a failover without replication, a flush, an eviction), by upstream.",
+      labelNames: ["upstream"],
+      registers,
+    });
+    this.unconfirmed = new Counter({
+      name: "taskgate_store_writes_unconfirmed_total",
+      help: "Acknowledged writes (a task handle, an answer, a cancel, an outcome) the store's replicas did not confirm within store.waitTimeoutMs, by store operation.",
+      labelNames: ["operation"],
       registers,
     });
     this.reaper = new Counter({ name: "taskgate_reaper_actions_total", help: "Tasks the reaper acted on, by action.", labelNames: ["action"], registers });
@@ -231,6 +245,14 @@ export class Metrics {
 
   leaseRenewed(): void {
     this.leaseRenewals.inc();
+  }
+
+  taskRecordLost(upstream: string): void {
+    this.recordsLost.inc({ upstream });
+  }
+
+  storeUnconfirmed(operation: string): void {
+    this.unconfirmed.inc({ operation });
   }
 
   leaseLost(): void {

@@ -282,6 +282,11 @@ export interface TaskStore {
    * matches little must not make one page read the whole store. An invalid cursor is undefined.
    */
   listAllTasks(filter: TaskFilter, page: { cursor?: string; limit: number }): Promise<{ tasks: TaskRecord[]; nextCursor?: string } | undefined>;
+  /**
+   * Of `ids`, those whose record is gone (expired, or lost: a failover without replication, a
+   * flush, an eviction). One round trip per store node and 1,000 ids; the owner asks it of its calls.
+   */
+  missingTasks(ids: readonly string[]): Promise<string[]>;
 }
 
 /**
@@ -296,6 +301,12 @@ export interface TaskStore {
 export interface ReplicaLeases {
   /** Start the lease of a new `token` (`first`) or renew it; false once it lapsed: it is over for good (nor is a token started twice). */
   renewReplicaLease(token: string, leaseMs: number, first?: boolean): Promise<boolean>;
+  /**
+   * Whether the store knows `token` at all, held or lapsed. A renewal refused for a token the
+   * store does not know, sent while the lease could not have lapsed, means the store lost it
+   * (a flush, a failover without replication): nobody can have reaped under it.
+   */
+  hasReplicaLease(token: string): Promise<boolean>;
   /** End it now (after a replica handed its calls over at shutdown): its tasks are orphans at the next sweep. */
   endReplicaLease(token: string): Promise<void>;
   /** A task of `owner`'s waits for it (a cancel, answers): kept until the owner takes it. */
@@ -368,9 +379,16 @@ export interface TaskQuota {
 
 export interface Store extends SessionStore, TaskStore, ReplicaLeases, OrphanStore, TaskQuota {
   readonly kind: "memory" | "redis";
+  /** Tasks live on several shards (Redis Cluster): a create one shard refuses may succeed under another id. */
+  readonly sharded: boolean;
   readonly bus: EventBus;
   /** Where a shared store records its format (store/format.ts); the in-process store has none. */
   readonly format?: StoreFormatRecorder;
+  /**
+   * What in the backing store's own configuration can lose tasks, one line each, for the log at
+   * start (Redis: a maxmemory-policy other than noeviction). Empty when all is well or unknown.
+   */
+  configurationWarnings(): Promise<string[]>;
   /** Resolves when the backing store answers (for /readyz); rejects otherwise, within `timeoutMs`. */
   ping(timeoutMs?: number): Promise<void>;
   close(): Promise<void>;
@@ -381,5 +399,30 @@ export class StoreUnavailableError extends Error {
   constructor(cause?: unknown) {
     super("task store unavailable", { cause });
     this.name = "StoreUnavailableError";
+  }
+}
+
+/**
+ * The store answered but refused the write (a primary under min-replicas-to-write whose replicas
+ * are away, a replica still named primary after a failover): that one shard is in trouble, not
+ * the whole store. The store not answering at all is not this.
+ */
+export function refusedByShard(err: unknown): boolean {
+  return err instanceof StoreUnavailableError && err.cause instanceof Error && err.cause.name === "ReplyError";
+}
+
+/**
+ * The write reached the primary but not, within the bound, the replicas a failover could promote
+ * (Redis WAIT): it may be there or not, and the caller must not be told it was made. Retried like
+ * any unavailability; the client is told "the task store could not confirm the write".
+ */
+export class StoreUnconfirmedError extends StoreUnavailableError {
+  constructor(
+    readonly acknowledged: number,
+    readonly needed: number,
+    readonly timeoutMs: number,
+  ) {
+    super(new Error(`${acknowledged} of ${needed} replicas acknowledged the write within ${timeoutMs} ms`));
+    this.name = "StoreUnconfirmedError";
   }
 }

@@ -2,6 +2,8 @@ import type { Logger } from "pino";
 import type { Store } from "./contract.js";
 import { MemoryStore } from "./memory/memory-store.js";
 import { RedisStore } from "./redis/redis-store.js";
+import type { SentinelTarget } from "./redis/connection.js";
+import type { WaitForReplicas } from "./redis/replicas.js";
 
 export type { EventBus, SessionRecord, SessionStore, Store } from "./contract.js";
 export { StoreUnavailableError } from "./contract.js";
@@ -11,6 +13,11 @@ export interface CreateStoreOptions {
   redisUrl?: string;
   /** From `store.cluster`: Redis Cluster seed nodes. */
   cluster?: readonly string[];
+  /** From `store.sentinel`. */
+  sentinel?: SentinelTarget;
+  /** From `store.waitForReplicas` and `store.waitTimeoutMs`. */
+  waitForReplicas?: WaitForReplicas;
+  waitTimeoutMs?: number;
   /** From `store.keyPrefix`; used by Redis only. */
   keyPrefix: string;
   logger?: Logger;
@@ -21,7 +28,20 @@ export interface CreateStoreOptions {
  * State) belongs to the composition root, which knows it is starting a server, not a test.
  */
 export function createStore(opts: CreateStoreOptions): Store {
-  if (opts.cluster?.length) return new RedisStore({ target: { cluster: opts.cluster }, keyPrefix: opts.keyPrefix, logger: opts.logger });
-  if (opts.redisUrl) return new RedisStore({ target: { url: opts.redisUrl }, keyPrefix: opts.keyPrefix, logger: opts.logger });
-  return new MemoryStore({ logger: opts.logger });
+  const target = opts.cluster?.length
+    ? { cluster: opts.cluster }
+    : opts.sentinel
+      ? { sentinel: opts.sentinel }
+      : opts.redisUrl
+        ? { url: opts.redisUrl }
+        : undefined;
+  if (!target) return new MemoryStore({ logger: opts.logger });
+  const { keyPrefix, logger, waitForReplicas, waitTimeoutMs } = opts;
+  return new RedisStore({
+    target,
+    keyPrefix,
+    ...(logger ? { logger } : {}),
+    ...(waitForReplicas !== undefined ? { waitForReplicas } : {}),
+    ...(waitTimeoutMs !== undefined ? { waitTimeoutMs } : {}),
+  });
 }

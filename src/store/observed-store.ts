@@ -1,8 +1,9 @@
 import { activeSpan, traced, tracingEnabled } from "../observability/tracing.js";
-import type { Store } from "./contract.js";
+import { StoreUnconfirmedError, type Store } from "./contract.js";
 
 export interface StoreObserver {
   storeError(operation: string): void;
+  storeUnconfirmed(operation: string): void;
 }
 
 /** Not operations on the stored state: the bus has its own hints, ping is the probe. */
@@ -37,6 +38,7 @@ export function observeStore<S extends Store>(store: S, observer: StoreObserver)
         const work = inTrace ? traced(`store ${prop}`, { "db.system": target.kind, "db.operation": prop }, run) : run();
         return work.catch((err: unknown) => {
           observer.storeError(prop);
+          if (err instanceof StoreUnconfirmedError) observer.storeUnconfirmed(prop);
           throw err;
         });
       };

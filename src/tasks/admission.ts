@@ -1,5 +1,5 @@
 import type { Audit } from "../observability/audit.js";
-import type { TaskQuota } from "../store/contract.js";
+import { refusedByShard, type TaskQuota } from "../store/contract.js";
 import { newTaskId } from "./task-id.js";
 import type { TaskCall } from "./types.js";
 
@@ -30,12 +30,40 @@ export class Admission {
     if ("taskId" in call) return call;
     const now = this.clock();
     const taskId = newTaskId(now);
-    if (this.limit > 0 && !(await this.quota.admitTask(call.principal, taskId, this.limit, now + call.ttlMs, now))) {
+    if (this.limit > 0 && !(await this.admitted(call, taskId, now))) {
       this.audit.record("limit.refused", call.principal, { limit: "maxActiveTasksPerPrincipal", tool: toolOf(call) }, call.log);
       throw new TaskLimitError(this.limit);
     }
     // Object.assign, not a spread: on Node 20 a spread of this many fields gives each copy a map
     // of its own, held as long as the call (task-fields.ts, decodeTask).
+    return Object.assign({}, call, { taskId });
+  }
+
+  /**
+   * The principal's count lives in a shard of its own: where only that shard refuses writes, the
+   * task is admitted unchecked (and says so in the audit log) rather than refused for another
+   * shard's trouble. The limit is enforced again once the shard takes writes.
+   */
+  private async admitted(call: TaskCall, taskId: string, now: number): Promise<boolean> {
+    try {
+      return await this.quota.admitTask(call.principal, taskId, this.limit, now + call.ttlMs, now);
+    } catch (err) {
+      if (!refusedByShard(err)) throw err;
+      this.audit.record(
+        "limit.unchecked",
+        call.principal,
+        { limit: "maxActiveTasksPerPrincipal", reason: "the store shard of this caller's count refused the write" },
+        call.log,
+      );
+      return true;
+    }
+  }
+
+  /** The same call under a new task id (its create is tried again elsewhere): the quota entry moves with it. */
+  async moveTo(call: AdmittedCall, taskId: string): Promise<AdmittedCall> {
+    await this.release(call.principal, call.taskId);
+    const now = this.clock();
+    if (this.limit > 0) await this.quota.admitTask(call.principal, taskId, this.limit, now + call.ttlMs, now).catch(() => undefined);
     return Object.assign({}, call, { taskId });
   }
 

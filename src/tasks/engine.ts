@@ -1,5 +1,6 @@
 import type { LogContext } from "../observability/log-context.js";
-import type { NewTask, Orphan, TaskFilter, TaskRecord, TaskView } from "../store/contract.js";
+import { refusedByShard, StoreUnconfirmedError, type NewTask, type Orphan, type TaskFilter, type TaskRecord, type TaskView } from "../store/contract.js";
+import { RPC } from "../jsonrpc/codes.js";
 import { Admission, type AdmittedCall } from "./admission.js";
 import { adoptOrphan, drainOwned, resumeOrphan, resumeStreamOrphan } from "./handover.js";
 import { OwnedCall } from "./owned-call.js";
@@ -235,24 +236,53 @@ export class TaskEngine {
     const now = clock();
     // Object.assign, not a spread: on Node 20 a spread of this many fields gives each copy a map
     // of its own, held as long as the call (task-fields.ts, decodeTask).
-    const call: AdmittedCall = "taskId" in asked ? asked : Object.assign({}, asked, { taskId: newTaskId(now) });
+    let call: AdmittedCall = "taskId" in asked ? asked : Object.assign({}, asked, { taskId: newTaskId(now) });
     // A re-run sends tools/call: no other request is ever run again.
     const rerunnable = isToolCall(call) && (await this.policy.mayRerun(call.upstream, toolOf(call)));
     let token = "";
-    const created = async () => {
-      const refusal = this.deps.formatRefusal?.();
-      if (refusal !== undefined) throw new StoreFormatError(refusal);
-      token = this.owner.leaseToken();
-      return store.createTask({ ...newTask(call, now, options.replicaId, rerunnable), parked }, { owner: options.replicaId, token });
-    };
-    const task = await created().catch(async (err: unknown) => {
-      await this.admission.release(call.principal, call.taskId);
-      throw err;
-    });
+    let task: TaskRecord | undefined;
+    for (let attempt = 1; !task; attempt++) {
+      try {
+        const refusal = this.deps.formatRefusal?.();
+        if (refusal !== undefined) throw new StoreFormatError(refusal);
+        token = this.owner.leaseToken();
+        task = await store.createTask({ ...newTask(call, now, options.replicaId, rerunnable), parked }, { owner: options.replicaId, token });
+      } catch (err) {
+        if (attempt < CREATE_ATTEMPTS && store.sharded && elsewhere(err)) {
+          // That id's shard refused the write or could not confirm it: a new id lives on another shard.
+          this.deps.logger.warn(
+            { err, taskId: call.taskId },
+            "task not created: its shard of the store refused or could not confirm the write; trying a new id",
+          );
+          this.abandonUnconfirmed(call.taskId, token);
+          call = await this.admission.moveTo(call, newTaskId(now));
+          continue;
+        }
+        await this.admission.release(call.principal, call.taskId);
+        throw err;
+      }
+    }
     if (!parked) this.announce(task, started, call.log);
     const owned = new OwnedCall(task, token, call, this.deps, this.ownedDone, started);
     this.owner.add(owned);
     return { owned, task };
+  }
+
+  /**
+   * A create the store could not confirm may still be on the primary, a task nobody was told of:
+   * ended at once where the store takes it, else it ends by its TTL (or the reaper, if this replica stops).
+   */
+  private abandonUnconfirmed(taskId: string, token: string): void {
+    const message = "this task was never acknowledged: the store could not confirm its creation, and it was created again under another id";
+    void this.deps.store
+      .transitionTask(taskId, {
+        kind: "fail",
+        leaseToken: token,
+        now: this.deps.clock(),
+        statusMessage: message,
+        outcome: { error: { code: RPC.INTERNAL_ERROR, message } },
+      })
+      .catch(() => undefined);
   }
 
   /** A new task, known to the client from now on: counted, logged, audited, announced. */
@@ -264,6 +294,14 @@ export class TaskEngine {
     audit.record("task.create", task.principal, { taskId: task.id, tool: task.tool, taskProtocol: task.taskProtocol }, log);
     void store.bus.publish(principalChannel(task.principal), task.id).catch(() => undefined);
   }
+}
+
+/** A task create tried on this many ids at most (each a different shard, most likely). */
+const CREATE_ATTEMPTS = 3;
+
+/** The task's shard would not take the write, or not confirm it: another id may be on a shard that will. */
+function elsewhere(err: unknown): boolean {
+  return err instanceof StoreUnconfirmedError || refusedByShard(err);
 }
 
 /** The tool a task runs; a parked prompts/get or resources/read runs none (and is never a task). */

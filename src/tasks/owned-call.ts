@@ -1,7 +1,7 @@
 import type { LogContext } from "../observability/log-context.js";
 import { isNotification, isRequest, type JsonRpcMessage, type JsonRpcRequest, type JsonRpcResponse } from "../jsonrpc/message.js";
 import type { MessageSink } from "../jsonrpc/sink.js";
-import type { TaskChange, TaskEnding, TaskOutcome, TaskRecord, TransitionResult } from "../store/contract.js";
+import type { NewTask, TaskChange, TaskEnding, TaskOutcome, TaskRecord, TransitionResult } from "../store/contract.js";
 import type { TerminalStatus } from "../store/task-rules.js";
 import { CANCELLED_CODE, QUEUED_NOTICE, STREAM_NOTICE, type CallClient, type CallOptions, type QueueWait, type UpstreamCaller } from "../upstream/caller.js";
 import { InputBridge } from "./input-bridge.js";
@@ -28,7 +28,7 @@ const ENDING_KIND = { completed: "complete", failed: "fail", cancelled: "cancel"
  */
 export type OwnedTask = Pick<
   TaskRecord,
-  "id" | "principal" | "taskProtocol" | "upstream" | "tool" | "createdAt" | "ttlMs" | "attempt" | "parked" | "requestParams"
+  "id" | "principal" | "taskProtocol" | "upstream" | "tool" | "createdAt" | "ttlMs" | "pollIntervalMs" | "attempt" | "parked" | "requestParams"
 >;
 
 /** Told once the call has ended and its outcome is written (or could not be): one function for all calls. */
@@ -261,6 +261,68 @@ export class OwnedCall implements MessageSink {
     return result?.ok === true && !this.lost;
   }
 
+  /**
+   * The store lost this task's record while the call runs (found by the owner's check): logged at
+   * error level, counted, the call cancelled, and the record written again as failed saying so,
+   * so a poll of the id says what happened instead of "not found". Not while the call is ending:
+   * its outcome write finds the loss itself and restores the record with the outcome (`write`).
+   */
+  async recordLost(): Promise<void> {
+    if (this.lost || this.ending || this.expired) return;
+    this.lost = true;
+    this.timers?.forEach(clearTimeout);
+    this.throttle?.stop();
+    this.input?.close();
+    this.reportLost("the owner's check found it missing");
+    void this.caller.cancel(this.client, this.requestId, "the task's record was lost by the task store");
+    try {
+      await this.restore({ to: "failed", outcome: { error: { code: RPC.INTERNAL_ERROR, message: RECORD_LOST } }, statusMessage: RECORD_LOST });
+    } catch (err) {
+      this.deps.logger.error({ err, taskId: this.task.id }, "could not write again the record of a task the store lost");
+    }
+  }
+
+  private reportLost(how: string): void {
+    const { id: taskId, upstream, tool } = this.task;
+    this.deps.metrics.taskRecordLost(upstream);
+    this.deps.logger.error({ ...this.log, taskId, upstream, tool, how }, "the task store lost the record of a task whose call this replica runs");
+  }
+
+  /** Past its TTL a task's record is gone by design, not lost. */
+  private get expired(): boolean {
+    return this.deps.clock() >= this.task.createdAt + this.ttlMs;
+  }
+
+  /** The task written again under this call's lease, then ended as `end` says (terminal from then on). */
+  private async restore(end: Ending): Promise<void> {
+    const t = this.task;
+    const task: NewTask = {
+      id: t.id,
+      principal: t.principal,
+      taskProtocol: t.taskProtocol,
+      upstream: t.upstream,
+      tool: t.tool,
+      status: "working",
+      createdAt: t.createdAt,
+      ttlMs: this.ttlMs,
+      pollIntervalMs: t.pollIntervalMs,
+      owner: this.deps.options.replicaId,
+      clientCapabilities: this.client.capabilities,
+    };
+    await retryWhileUnavailable(
+      () =>
+        this.deps.store
+          .createTask(task, { owner: task.owner, token: this.token })
+          .catch((err: unknown) => (isTaskExists(err) ? undefined : Promise.reject(err))),
+      () => !this.expired,
+    );
+    await retryWhileUnavailable(
+      () => this.deps.store.transitionTask(t.id, endingChange(end, this.token, this.deps.clock())),
+      () => !this.expired,
+    );
+    this.ended(end);
+  }
+
   private countLoss(): void {
     this.deps.metrics.leaseLost();
   }
@@ -335,6 +397,12 @@ export class OwnedCall implements MessageSink {
     if (this.ttlMs < this.task.ttlMs) change.ttlMs = this.ttlMs;
     if (end.statusMessage !== undefined) change.statusMessage = end.statusMessage;
     const result = await this.deps.writes.write(this.task.id, change);
+    if (!result.ok && result.reason === "not_found" && !this.lost && !this.task.parked && !this.expired) {
+      // The store lost the record while the call ran; its outcome is here: written again with it.
+      this.lost = true;
+      this.reportLost("its outcome write found it missing");
+      return this.restore({ ...end, statusMessage: RECORD_RESTORED });
+    }
     const ended = result.ok ? result.task : again ? endedByEarlierTry(result, end) : undefined;
     // A call that ends while still parked was never a task (nor counted or audited as created).
     if (ended && !ended.parked) {
@@ -454,11 +522,17 @@ export class OwnedCall implements MessageSink {
   }
 }
 
-function ownedTask({ id, principal, taskProtocol, upstream, tool, createdAt, ttlMs, attempt, parked, requestParams }: TaskRecord): OwnedTask {
+function ownedTask({ id, principal, taskProtocol, upstream, tool, createdAt, ttlMs, pollIntervalMs, attempt, parked, requestParams }: TaskRecord): OwnedTask {
   return requestParams === undefined
-    ? { id, principal, taskProtocol, upstream, tool, createdAt, ttlMs, attempt, parked }
-    : { id, principal, taskProtocol, upstream, tool, createdAt, ttlMs, attempt, parked, requestParams };
+    ? { id, principal, taskProtocol, upstream, tool, createdAt, ttlMs, pollIntervalMs, attempt, parked }
+    : { id, principal, taskProtocol, upstream, tool, createdAt, ttlMs, pollIntervalMs, attempt, parked, requestParams };
 }
+
+/** What the failed record of a task the store lost says, on either task protocol. */
+const RECORD_LOST =
+  "this task's record was lost by the task store while its call ran (a failover that lost writes, a flush or an eviction); the call was cancelled";
+/** The statusMessage of a record written again with the outcome its owner still had. */
+const RECORD_RESTORED = "this task's record was lost by the task store while its call ran, and written again with its outcome by the replica that ran it";
 
 /**
  * A write tried again after the store missed its deadline may find its own first try applied: the
@@ -493,6 +567,17 @@ function storable(end: Ending, maxBytes: number | undefined): Ending {
   }
   if (maxBytes === undefined || bytes <= maxBytes) return end;
   return failedWith(`the result is ${bytes} bytes, over the limit of ${maxBytes} (limits.maxResultBytes)`);
+}
+
+function endingChange(end: Ending, leaseToken: string, now: number): TaskChange & TaskEnding {
+  const change: TaskChange & TaskEnding = { kind: ENDING_KIND[end.to], leaseToken, now };
+  if (end.outcome) change.outcome = end.outcome;
+  if (end.statusMessage !== undefined) change.statusMessage = end.statusMessage;
+  return change;
+}
+
+function isTaskExists(err: unknown): boolean {
+  return err instanceof Error && /exists/.test(err.message);
 }
 
 function failedWith(message: string): Ending {

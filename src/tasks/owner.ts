@@ -9,6 +9,9 @@ interface Hint {
 
 /** Flagged tasks taken per renewal. */
 const MAX_FLAGGED = 1_000;
+/** How often the owner checks that the records of the calls it holds are still in the store; ids per check. */
+const AUDIT_MS = 30_000;
+const AUDIT_BATCH = 1_000;
 
 /**
  * The calls this replica owns, and the replica's lease: one token, renewed every third of
@@ -31,6 +34,7 @@ export class Owner {
   /** The renewal running now: a slow store never gets a second one on top of it. */
   private renewing?: Promise<void>;
   private readonly onIdle: (() => void)[] = [];
+  private auditedAt = 0;
 
   constructor(private readonly deps: EngineDeps) {}
 
@@ -145,17 +149,43 @@ export class Owner {
       if (await store.renewReplicaLease(this.token, options.leaseMs)) {
         this.renewedAt = sentAt;
         metrics.leaseRenewed();
+      } else if (sentAt - this.renewedAt < options.leaseMs && !(await store.hasReplicaLease(this.token))) {
+        // Not lapsed (the last renewal is younger than the lease) and unknown to the store: the
+        // store lost it (a flush, a failover that lost writes). Nobody can have reaped under a
+        // token the store does not know, so this replica takes it again and checks its tasks.
+        logger.error(
+          { calls: this.calls.size },
+          "the task store lost this replica's lease (a flush, or a failover that lost writes): taking it again and checking the records of the calls it holds",
+        );
+        await store.renewReplicaLease(this.token, options.leaseMs, true);
+        this.renewedAt = sentAt;
+        this.auditedAt = 0;
       } else {
         this.lapsed("the store found it lapsed");
         this.token = newLeaseToken();
         await this.takeLease();
       }
+      if (clock() - this.auditedAt >= AUDIT_MS) await this.audit();
       // Taken even with no call held: what was flagged for calls that ended is dropped, not kept.
       await this.takeFlagged();
     } catch (err) {
       logger.warn({ err }, "lease renewal failed");
       // Past leaseMs without a renewal the lease has lapsed in the store: stop writing.
       if (clock() - this.renewedAt > options.leaseMs) this.lapsed("no renewal reached the store in time");
+    }
+  }
+
+  /**
+   * The records of the calls held here, checked against the store: one whose record is gone while
+   * its call runs was lost by the store (a failover without replication, a flush, an eviction),
+   * and the call says so (OwnedCall.recordLost) rather than leave its id unknown.
+   */
+  private async audit(): Promise<void> {
+    this.auditedAt = this.deps.clock();
+    const ids = [...this.calls.keys()];
+    for (let i = 0; i < ids.length; i += AUDIT_BATCH) {
+      const missing = await this.deps.store.missingTasks(ids.slice(i, i + AUDIT_BATCH));
+      for (const id of missing) void this.calls.get(id)?.recordLost();
     }
   }
 

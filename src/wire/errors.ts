@@ -1,6 +1,6 @@
 import type { JsonRpcId, JsonRpcMessage } from "../jsonrpc/message.js";
-import { StoreUnavailableError } from "../store/contract.js";
 import { StoreFormatError } from "../store/format.js";
+import { StoreUnavailableError, StoreUnconfirmedError } from "../store/contract.js";
 import { TaskLimitError } from "../tasks/admission.js";
 import { ShuttingDownError } from "../tasks/types.js";
 import type { Refusal } from "../observability/request-outcome.js";
@@ -36,6 +36,7 @@ export const ERRORS = {
   unsupported_media_type: { code: -32600, status: 415, message: "Unsupported Media Type: Content-Type must be application/json" },
   upstream_unavailable: { code: -32603, status: 503, message: "Upstream unavailable" },
   store_unavailable: { code: -32603, status: 503, message: "task store unavailable" },
+  store_unconfirmed: { code: -32603, status: 503, message: "the task store could not confirm the write reached its replicas" },
   shutting_down: { code: -32603, status: 503, message: "taskgate is shutting down" },
   // A replica of a version that cannot work with the store's format (docs/operations/upgrading.md).
   store_format: { code: -32603, status: 503, message: "this taskgate replica cannot work with the task store's format; another replica may" },
@@ -135,6 +136,7 @@ export function httpStatusOf(message: JsonRpcMessage): number | undefined {
  */
 export function wireError(err: unknown): GatewayError {
   if (err instanceof GatewayError) return err;
+  if (err instanceof StoreUnconfirmedError) return new GatewayError("store_unconfirmed", err.cause instanceof Error ? err.cause.message : undefined);
   if (err instanceof StoreUnavailableError) return new GatewayError("store_unavailable");
   if (err instanceof TaskLimitError) return new GatewayError("too_many_tasks", err.message);
   if (err instanceof ShuttingDownError) return new GatewayError("shutting_down");

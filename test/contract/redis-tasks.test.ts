@@ -3,7 +3,7 @@ import { afterEach, beforeEach, expect, it, vi } from "vitest";
 import { createStore } from "../../src/store/index.js";
 import type { RedisStore } from "../../src/store/redis/redis-store.js";
 import { redisUrl, startRedis, uniquePrefix } from "../helpers/redis.js";
-import { keySlot } from "./key-slot.js";
+import { keySlot } from "../../src/store/redis/key-slot.js";
 import { LEASE, newTask } from "./task-store.contract.js";
 
 let prefix: string;

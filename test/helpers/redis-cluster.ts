@@ -6,42 +6,74 @@ import { join } from "node:path";
 import { promisify } from "node:util";
 import { freePort } from "./redis.js";
 import { waitFor } from "./wait-for.js";
+import { REPLICA_AUTH, REPLICATION_USER } from "./redis-ha.js";
 
 const run = promisify(execFile);
 
 export interface RedisClusterProcess {
   /** Seed nodes as `store.cluster` takes them. */
   nodes: string[];
+  /** SIGKILL the node on `port` (a crash). */
+  kill(port: number): Promise<void>;
   stop(): Promise<void>;
 }
 
+export interface ClusterOptions {
+  /** Replicas per master (`--cluster-replicas`); each in sync when this resolves. */
+  replicas?: number;
+  /** cluster-node-timeout: how long a node is unreachable before the cluster fails it over. */
+  nodeTimeoutMs?: number;
+}
+
 /**
- * A real Redis Cluster of `masters` masters (no replicas) on free loopback ports:
+ * A real Redis Cluster of `masters` masters on free loopback ports, with `replicas` replicas each:
  * `redis-server --cluster-enabled yes` each, joined by `redis-cli --cluster create`. Resolves once
- * every node reports cluster_state:ok.
+ * every node reports cluster_state:ok and every replica is in sync. Replication authenticates as
+ * its own user (redis-ha.ts), so a test can cut one primary's link.
  */
-export async function startRedisCluster(masters = 3): Promise<RedisClusterProcess> {
+export async function startRedisCluster(masters = 3, opts: ClusterOptions = {}): Promise<RedisClusterProcess> {
+  const replicas = opts.replicas ?? 0;
   const dir = await mkdtemp(join(tmpdir(), "taskgate-cluster-"));
-  const children: ChildProcess[] = [];
+  const children = new Map<number, ChildProcess>();
   const stop = async () => {
-    await Promise.all(children.map((child) => stopChild(child)));
+    await Promise.all([...children.values()].map((child) => stopChild(child)));
     await rm(dir, { recursive: true, force: true });
   };
   try {
-    const ports = await distinctPorts(masters);
-    for (const port of ports) children.push(spawnNode(port, dir));
+    const ports = await distinctPorts(masters * (1 + replicas));
+    for (const port of ports) children.set(port, spawnNode(port, dir, opts.nodeTimeoutMs ?? 2000));
     for (const port of ports) await waitFor(() => ping(port), { timeoutMs: 10_000, what: `cluster node on ${port}` });
     const addresses = ports.map((p) => `127.0.0.1:${p}`);
-    await run("redis-cli", ["--cluster", "create", ...addresses, "--cluster-replicas", "0", "--cluster-yes"], { timeout: 30_000 });
+    await run("redis-cli", ["--cluster", "create", ...addresses, "--cluster-replicas", String(replicas), "--cluster-yes"], { timeout: 30_000 });
     for (const port of ports) await waitFor(() => clusterOk(port), { timeoutMs: 15_000, what: `cluster_state:ok on ${port}` });
-    return { nodes: addresses, stop };
+    if (replicas > 0) await waitFor(() => replicasInSync(ports[0]!, masters * replicas), { timeoutMs: 20_000, what: "every replica in sync" });
+    const kill = async (port: number) => {
+      const child = children.get(port);
+      if (child) await stopChild(child);
+    };
+    return { nodes: addresses, kill, stop };
   } catch (err) {
     await stop();
     throw err;
   }
 }
 
-function spawnNode(port: number, dir: string): ChildProcess {
+/** Replicas the cluster lists as connected to their master (CLUSTER NODES: `slave` … `connected`), and each master's INFO says online. */
+async function replicasInSync(port: number, expected: number): Promise<boolean> {
+  const { stdout } = await run("redis-cli", ["-p", String(port), "cluster", "nodes"], { timeout: 2_000 }).catch(() => ({ stdout: "" }));
+  const masters = stdout.split("\n").filter((l) => / master /.test(l) || /,master /.test(l) || /myself,master/.test(l));
+  let online = 0;
+  for (const line of masters) {
+    const address = line.split(" ")[1]?.split("@")[0] ?? "";
+    const masterPort = address.split(":")[1];
+    if (!masterPort) continue;
+    const info = await run("redis-cli", ["-p", masterPort, "info", "replication"], { timeout: 2_000 }).catch(() => ({ stdout: "" }));
+    online += (info.stdout.match(/state=online/g) ?? []).length;
+  }
+  return online >= expected;
+}
+
+function spawnNode(port: number, dir: string, nodeTimeoutMs: number): ChildProcess {
   const args = [
     "--port",
     String(port),
@@ -52,7 +84,9 @@ function spawnNode(port: number, dir: string): ChildProcess {
     "--cluster-config-file",
     `nodes-${port}.conf`,
     "--cluster-node-timeout",
-    "2000",
+    String(nodeTimeoutMs),
+    "--dbfilename",
+    `dump-${port}.rdb`,
     "--save",
     "",
     "--appendonly",
@@ -61,6 +95,8 @@ function spawnNode(port: number, dir: string): ChildProcess {
     dir,
     "--loglevel",
     "warning",
+    ...REPLICATION_USER,
+    ...REPLICA_AUTH,
   ];
   return spawn("redis-server", args, { stdio: "ignore" });
 }

@@ -98,9 +98,29 @@ describe("loadConfig precedence", () => {
   });
 
   it("refuses a cluster and a URL named together, and a cluster list without a port", () => {
-    expect(problems(load(["--redis", "redis://x:6379"], { TASKGATE_REDIS_CLUSTER: "a:1" })).join("\n")).toMatch(/either store.redisUrl or store.cluster/);
+    expect(problems(load(["--redis", "redis://x:6379"], { TASKGATE_REDIS_CLUSTER: "a:1" })).join("\n")).toMatch(
+      /one of store.redisUrl, store.cluster and store.sentinel, not redisUrl and cluster/,
+    );
     expect(problems(load([], { TASKGATE_REDIS_CLUSTER: "just-a-host" })).join("\n")).toMatch(/store.cluster/);
     expect(problems(load(["--redis-cluster", ","])).join("\n")).toMatch(/store.cluster/);
+  });
+
+  it("takes Redis Sentinel from TASKGATE_REDIS_SENTINEL and from --redis-sentinel, credentials and TLS included", () => {
+    const fromEnv = ok(load([], { TASKGATE_REDIS_SENTINEL: "rediss+sentinel://app:s%40cret@10.0.0.1:26379,10.0.0.2:26380/mymaster" }));
+    expect(fromEnv.store.sentinel).toEqual({ name: "mymaster", nodes: ["10.0.0.1:26379", "10.0.0.2:26380"], username: "app", password: "s@cret", tls: true });
+    expect(fromEnv.store.redisUrl).toBeUndefined();
+    const fromFlag = ok(load(["--redis-sentinel", "redis+sentinel://h:1/primary"]));
+    expect(fromFlag.store.sentinel).toEqual({ name: "primary", nodes: ["h:1"], tls: false });
+    expect(problems(load(["--redis-sentinel", "redis+sentinel://h:1/primary"], { TASKGATE_REDIS_URL: "redis://x:6379" })).join("\n")).toMatch(
+      /not redisUrl and sentinel/,
+    );
+    expect(problems(load(["--redis-sentinel", "redis://h:1"])).join("\n")).toMatch(/--redis-sentinel: expected redis\+sentinel:\/\//);
+  });
+
+  it("waits for the replicas the topology lists by default, within a second", () => {
+    const config = ok(load([]));
+    expect(config.store.waitForReplicas).toBe("listed");
+    expect(config.store.waitTimeoutMs).toBe(1000);
   });
 
   it("treats an empty env variable as unset", () => {

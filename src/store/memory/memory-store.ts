@@ -32,6 +32,7 @@ interface Entry {
 /** The embedded store: everything lives in this process and is lost when it exits. */
 export class MemoryStore implements Store {
   readonly kind = "memory" as const;
+  readonly sharded = false;
   readonly bus: MemoryBus;
   private readonly sessions = new Map<string, Entry>();
   private readonly now: () => number;
@@ -114,6 +115,20 @@ export class MemoryStore implements Store {
   async renewReplicaLease(token: string, leaseMs: number, first?: boolean) {
     this.assertOpen();
     return this.tasks.renewReplicaLease(token, leaseMs, first);
+  }
+
+  async hasReplicaLease(token: string) {
+    this.assertOpen();
+    return this.tasks.hasReplicaLease(token);
+  }
+
+  async missingTasks(ids: readonly string[]) {
+    this.assertOpen();
+    return this.tasks.missingTasks(ids);
+  }
+
+  async configurationWarnings(): Promise<string[]> {
+    return [];
   }
 
   async endReplicaLease(token: string) {

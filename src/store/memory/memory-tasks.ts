@@ -134,6 +134,15 @@ export class MemoryTasks implements TaskStore, OrphanStore {
     return true;
   }
 
+  async missingTasks(ids: readonly string[]): Promise<string[]> {
+    const found = await Promise.all(ids.map((id) => this.getTask(id, null)));
+    return ids.filter((_, i) => found[i] === undefined);
+  }
+
+  hasReplicaLease(token: string): boolean {
+    return this.leases.has(token);
+  }
+
   endReplicaLease(token: string): void {
     if (this.leases.has(token)) this.leases.set(token, this.now());
   }

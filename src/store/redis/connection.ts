@@ -4,8 +4,25 @@ import { StoreUnavailableError } from "../contract.js";
 import { toStoreError } from "./errors.js";
 import { backoffDelayMs } from "../../util/backoff.js";
 
-/** Where Redis is: one server by URL, or a Redis Cluster by its seed nodes. */
-export type RedisTarget = { url: string } | { cluster: readonly string[] };
+/** A primary found through Redis Sentinel (https://redis.io/docs/latest/operate/oss_and_stack/management/sentinel/). */
+export interface SentinelTarget {
+  name: string;
+  nodes: readonly string[];
+  username?: string;
+  password?: string;
+  sentinelUsername?: string;
+  sentinelPassword?: string;
+  tls?: boolean;
+}
+
+/** Where Redis is: one server by URL, a Redis Cluster by its seed nodes, or the primary the sentinels name. */
+export type RedisTarget = { url: string } | { cluster: readonly string[] } | { sentinel: SentinelTarget };
+
+/** `host:port` → what ioredis takes. */
+export function hostPort(node: string): { host: string; port: number } {
+  const at = node.lastIndexOf(":");
+  return { host: node.slice(0, at), port: Number(node.slice(at + 1)) };
+}
 
 export interface ConnectionOptions {
   target: RedisTarget;
@@ -14,6 +31,8 @@ export interface ConnectionOptions {
   logger?: Logger;
   /** Longest a store call may take, waiting for the connection included. */
   callTimeoutMs: number;
+  /** Longest one command may take once sent (default callTimeoutMs): a WAIT for replicas takes longer. */
+  commandTimeoutMs?: number;
   /**
    * Send the commands of one event-loop turn in one write (ioredis auto-pipelining, flushed by
    * setImmediate). Each command is still its own request and reply, so a caller waits on one round
@@ -48,24 +67,34 @@ export class RedisConnection {
       maxRetriesPerRequest: 1,
       enableOfflineQueue: false,
       autoResendUnfulfilledCommands: false,
-      commandTimeout: opts.callTimeoutMs,
+      commandTimeout: opts.commandTimeoutMs ?? opts.callTimeoutMs,
       connectTimeout: 2_000,
       // Concurrent commands leave in one write (one round trip for the commands of many requests).
       enableAutoPipelining: opts.autoPipelining ?? false,
     };
+    const target = opts.target;
     this.client =
-      "url" in opts.target
-        ? new Redis(opts.target.url, options)
-        : new Cluster([...opts.target.cluster], {
-            redisOptions: options,
-            clusterRetryStrategy: reconnectDelayMs,
-            enableOfflineQueue: false,
-            // Concurrent commands to one node leave in one write: a batch of per-task scripts
-            // (the outcome writes of calls that end together, the reaper's probes) costs one
-            // round trip per node, not per task.
-            enableAutoPipelining: true,
-          });
+      "url" in target
+        ? new Redis(target.url, options)
+        : "sentinel" in target
+          ? new Redis({ ...options, ...sentinelOptions(target.sentinel) })
+          : new Cluster([...target.cluster], {
+              redisOptions: options,
+              clusterRetryStrategy: reconnectDelayMs,
+              enableOfflineQueue: false,
+              // Concurrent commands to one node leave in one write: a batch of per-task scripts
+              // (the outcome writes of calls that end together, the reaper's probes) costs one
+              // round trip per node, not per task.
+              enableAutoPipelining: true,
+            });
     watchHealth(this.client, opts.name, opts.logger);
+  }
+
+  /** The primary's address as this connection last reached it (with Sentinel, it moves on a failover). */
+  get address(): string {
+    if (this.client instanceof Cluster) return "cluster";
+    const { host, port } = this.client.options;
+    return `${host}:${port}`;
   }
 
   /** A cluster routes by key slot: a pipeline may only hold keys of one node. */
@@ -124,6 +153,24 @@ export class RedisConnection {
     );
     return this.ready;
   }
+}
+
+/**
+ * ioredis asks the sentinels for the primary on every (re)connect, and with `failoverDetector`
+ * also listens for +switch-master, so a failover moves the connection at once.
+ */
+function sentinelOptions(t: SentinelTarget) {
+  return {
+    sentinels: t.nodes.map(hostPort),
+    name: t.name,
+    ...(t.username !== undefined ? { username: t.username } : {}),
+    ...(t.password !== undefined ? { password: t.password } : {}),
+    ...(t.sentinelUsername !== undefined ? { sentinelUsername: t.sentinelUsername } : {}),
+    ...(t.sentinelPassword !== undefined ? { sentinelPassword: t.sentinelPassword } : {}),
+    ...(t.tls ? { tls: {}, enableTLSForSentinelMode: true } : {}),
+    sentinelRetryStrategy: reconnectDelayMs,
+    failoverDetector: true,
+  };
 }
 
 function rethrowAsStoreError(err: unknown): never {

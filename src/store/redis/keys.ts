@@ -12,6 +12,7 @@ import { taskChannel } from "../contract.js";
  *   its holder    <prefix>{t:<id>}:lease   the token of the replica lease it is held under (as long as the task)
  *   leases        <prefix>{leases}         sorted set: replica lease token → when it lapses (store time, ms)
  *   held tasks    <prefix>{held:<token>}   set of the task ids created or claimed under a lease token
+ *   its spares    <prefix>{held:<token>:<k>}  the same, k < HELD_SPARES, where the first set's primary refused the write
  *   flagged       <prefix>{flag:<owner>}   set of task ids waiting for their owner (a cancel, answers)
  *   all tasks     <prefix>{all:<n>}:tasks  sorted set of task ids by expiry (admin listing), n < ALL_SHARDS
  *   lock          <prefix>{lock:<name>}    SET NX PX holder (the reaper's guard)
@@ -25,6 +26,8 @@ import { taskChannel } from "../contract.js";
  * the set of a lapsed token only.
  */
 export const ALL_SHARDS = 16;
+/** Spares of each lease token's held set (heldSpare). */
+export const HELD_SPARES = 8;
 
 /** A stable hash of a task id, the shard of each index it is in: `shardOf(id, ALL_SHARDS)`. */
 export function shardOf(taskId: string, shards: number): number {
@@ -78,6 +81,15 @@ export class RedisKeys {
   /** The tasks created or claimed under a replica lease token. */
   heldUnder(token: string): string {
     return `${this.prefix}{held:${token}}`;
+  }
+
+  /**
+   * A spare of `heldUnder(token)`, in a slot of its own: a task is listed in spare
+   * `shardOf(id, HELD_SPARES)` when the primary of the first set cannot take (or confirm) the
+   * write, so one shard in trouble does not stop a replica's creations on the others.
+   */
+  heldSpare(token: string, k: number): string {
+    return `${this.prefix}{held:${token}:${k}}`;
   }
 
   /** The tasks waiting for their owner's attention (a cancel, answers). */

@@ -9,6 +9,7 @@ import { endOrphan } from "./lua/end-orphan-3.js";
 import { lapsedLeases } from "./lua/lapsed-leases-1.js";
 import { probeTask } from "./lua/probe-task-2.js";
 import { replicaLease } from "./lua/replica-lease-1.js";
+import type { DurableWrites } from "./durable-writes.js";
 import type { LuaScript, ScriptRunner } from "./scripts.js";
 import { strings, transitionResult } from "./task-replies.js";
 
@@ -32,6 +33,8 @@ export class RedisOrphans {
     private readonly keys: RedisKeys,
     private readonly held: HeldIndex,
     private readonly read: (id: string) => Promise<TaskRecord | undefined>,
+    /** The reaper's end or claim of a task is acknowledged like an owner's (durable-writes.ts). */
+    private readonly durable: DurableWrites,
     private readonly pageSize = PAGE,
   ) {}
 
@@ -95,15 +98,15 @@ export class RedisOrphans {
       for (const task of tasks) if (task && found++ < limit) into.push({ task, token });
       if (cursor === "0") break;
     }
-    if (drop.length) await this.held.remove(token, drop);
+    if (drop.length) await this.held.remove(token, drop, true);
     return cursor === "0";
   }
 
   /** The reaper's change; whatever it finds (done, ended, claimed elsewhere), the task leaves the lapsed lease's set. */
   private async settle(script: LuaScript, id: string, from: string, args: (string | number)[]): Promise<TransitionResult> {
     const k = this.keys.taskKeys(id);
-    const result = transitionResult(await this.scripts.run(script, [k.hash, k.outcome, k.lease], args), script.name);
-    await this.held.remove(from, [id]);
+    const result = transitionResult(await this.durable.run({ script, keys: [k.hash, k.outcome, k.lease], args }), script.name);
+    await this.held.remove(from, [id], true);
     return result;
   }
 }

@@ -1,3 +1,4 @@
+import { Cluster } from "ioredis";
 import type { Logger } from "pino";
 import type { Lease, NewTask, Orphan, OrphanEnd, SessionRecord, Store, TaskChange, TaskFilter } from "../contract.js";
 import { decodeSession, encodeSession } from "../session-json.js";
@@ -11,6 +12,8 @@ import { RedisBus } from "./redis-bus.js";
 import { RedisTasks } from "./redis-tasks.js";
 import { ScriptRunner } from "./scripts.js";
 import { RedisStoreFormat } from "./store-format.js";
+import { DurableWrites } from "./durable-writes.js";
+import { ReplicaTopology, type WaitForReplicas } from "./replicas.js";
 
 export interface RedisStoreOptions {
   target: RedisTarget;
@@ -20,6 +23,10 @@ export interface RedisStoreOptions {
   callTimeoutMs?: number;
   /** Held-task entries the reaper reads per page of a lapsed lease (tests make it small). */
   orphanPageSize?: number;
+  /** store.waitForReplicas (default "listed"). */
+  waitForReplicas?: WaitForReplicas;
+  /** store.waitTimeoutMs (default 1000). */
+  waitTimeoutMs?: number;
 }
 
 /** The shared store: several replicas on one Redis (or Redis Cluster) see the same state. */
@@ -29,18 +36,36 @@ export class RedisStore implements Store {
   readonly keys: RedisKeys;
   readonly scripts: ScriptRunner;
   readonly format: RedisStoreFormat;
+  readonly topology: ReplicaTopology;
   private readonly connection: RedisConnection;
+  private readonly durableConnection: RedisConnection;
   private readonly tasks: RedisTasks;
+
+  get sharded(): boolean {
+    return this.connection.isCluster;
+  }
 
   constructor(opts: RedisStoreOptions) {
     const callTimeoutMs = opts.callTimeoutMs ?? 1_000;
-    const connect = (name: string, autoPipelining = false) =>
-      new RedisConnection({ target: opts.target, name, logger: opts.logger, callTimeoutMs, autoPipelining });
+    const waitTimeoutMs = opts.waitTimeoutMs ?? 1_000;
+    const connect = (name: string, autoPipelining = false, commandTimeoutMs = callTimeoutMs) =>
+      new RedisConnection({ target: opts.target, name, logger: opts.logger, callTimeoutMs, commandTimeoutMs, autoPipelining });
     this.keys = new RedisKeys(opts.keyPrefix);
     this.connection = connect("taskgate", true);
     this.scripts = new ScriptRunner(this.connection, allScripts);
     this.format = new RedisStoreFormat(this.connection, this.scripts, this.keys);
-    this.tasks = new RedisTasks(this.connection, this.scripts, this.keys, opts.orphanPageSize);
+    // Acknowledged writes and their WAIT on a connection of their own (durable-writes.ts).
+    this.durableConnection = connect("taskgate:durable", false, callTimeoutMs + waitTimeoutMs);
+    this.topology = new ReplicaTopology(this.connection, opts.target, opts.waitForReplicas ?? "listed", opts.logger);
+    const durable = new DurableWrites(
+      this.scripts,
+      this.durableConnection,
+      new ScriptRunner(this.durableConnection, allScripts),
+      this.topology,
+      waitTimeoutMs,
+      callTimeoutMs,
+    );
+    this.tasks = new RedisTasks(this.connection, this.scripts, this.keys, durable, opts.logger, opts.orphanPageSize);
     this.bus = new RedisBus({
       publisher: this.connection,
       openSubscriber: () => connect("taskgate:subscriber"),
@@ -101,6 +126,33 @@ export class RedisStore implements Store {
     return this.tasks.orphans.renewReplicaLease(token, leaseMs, first);
   }
 
+  async hasReplicaLease(token: string): Promise<boolean> {
+    return (await this.connection.call((c) => c.zscore(this.keys.leases(), token))) !== null;
+  }
+
+  missingTasks(ids: readonly string[]) {
+    return this.tasks.missingTasks(ids);
+  }
+
+  /** maxmemory-policy of every primary: taskgate needs noeviction (docs/guides/replicas-redis.md). */
+  async configurationWarnings(): Promise<string[]> {
+    const client = this.connection.client;
+    const primaries = client instanceof Cluster ? client.nodes("master") : [client];
+    const found = await Promise.all(
+      primaries.map(async (node) => {
+        const info = await this.connection.call(() => node.info("memory")).catch(() => "");
+        const policy = /^maxmemory_policy:(\S+)/m.exec(info)?.[1];
+        const at = `${node.options.host}:${node.options.port}`;
+        return policy === undefined || policy === "noeviction"
+          ? []
+          : [
+              `Redis at ${at} has maxmemory-policy ${policy}: under memory pressure it may evict task records (every one has a TTL, so volatile-* policies evict them too). Set maxmemory-policy noeviction: writes are then refused, and say so, instead of tasks disappearing.`,
+            ];
+      }),
+    );
+    return found.flat();
+  }
+
   endReplicaLease(token: string) {
     return this.tasks.orphans.endReplicaLease(token);
   }
@@ -151,6 +203,7 @@ export class RedisStore implements Store {
   }
 
   async close(): Promise<void> {
-    await Promise.all([this.bus.close(), this.connection.close()]);
+    this.topology.close();
+    await Promise.all([this.bus.close(), this.connection.close(), this.durableConnection.close()]);
   }
 }

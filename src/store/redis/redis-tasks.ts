@@ -10,6 +10,8 @@ import { getTask } from "./lua/get-task-2.js";
 import { viewTask } from "./lua/view-task-2.js";
 import { takeInputResponses } from "./lua/take-input-responses-3.js";
 import type { ScriptRunner } from "./scripts.js";
+import type { DurableWrites } from "./durable-writes.js";
+import type { Logger } from "pino";
 import { HeldIndex } from "./held-index.js";
 import { RedisOrphans } from "./redis-orphans.js";
 import { RedisTaskIndex } from "./task-index.js";
@@ -22,6 +24,13 @@ function readView(reply: unknown): TaskView | undefined {
   const [, values, inputs, outcome] = array(reply);
   return decodeTaskView(array(values), strings(inputs), typeof outcome === "string" && outcome !== "" ? outcome : null);
 }
+
+/**
+ * The changes a caller is told were made (a cancel, an outcome, a detach that hands out the task):
+ * confirmed by the replicas before they are answered. Progress, questions and stream positions are
+ * not: a failover that loses one loses a hint the next write or a resume repeats.
+ */
+const ACKNOWLEDGED: ReadonlySet<TaskChange["kind"]> = new Set(["complete", "fail", "cancel", "request-cancel", "detach"]);
 
 /** get-task-2's reply: the task, or undefined when it is missing or another principal's. */
 function readTask(reply: unknown): TaskRecord | undefined {
@@ -37,19 +46,23 @@ export class RedisTasks implements TaskStore {
   readonly orphans: RedisOrphans;
 
   constructor(
-    connection: RedisConnection,
+    private readonly connection: RedisConnection,
     private readonly scripts: ScriptRunner,
     private readonly keys: RedisKeys,
+    private readonly durable: DurableWrites,
+    private readonly logger?: Logger,
     orphanPageSize?: number,
   ) {
     this.index = new RedisTaskIndex(connection, keys);
-    this.held = new HeldIndex(connection, keys);
-    this.orphans = new RedisOrphans(scripts, keys, this.held, (id) => this.getTask(id, null), orphanPageSize);
+    this.held = new HeldIndex(connection, keys, durable);
+    this.orphans = new RedisOrphans(scripts, keys, this.held, (id) => this.getTask(id, null), durable, orphanPageSize);
   }
 
   /**
    * Listed under the lease token first (the reaper must be able to find every task that exists),
-   * then the task: durable once the script answers. The list index follows (tasks/list only).
+   * then the task: durable once the script answers and its replicas have it (durable-writes.ts).
+   * The list indexes follow, each in a slot of its own: a failure there is logged and does not
+   * fail a task that exists (it is missing from tasks/list and the admin listing only).
    */
   async createTask(task: NewTask, lease: Lease): Promise<TaskRecord> {
     assertToken(lease.token);
@@ -57,11 +70,17 @@ export class RedisTasks implements TaskStore {
     const k = this.keys.taskKeys(task.id);
     const pairs = newTaskFields(task);
     const args = [lease.token, expiresAt(task), this.keys.taskChannel(task.id), ...pairs.flat()];
-    const reply = await this.scripts.run(createTask, [k.hash, k.lease], args);
+    const reply = await this.durable.run({ script: createTask, keys: [k.hash, k.lease], args });
     if (readCode(createTask.name, reply, ["ok", "exists"]) === "exists") throw taskExistsError(task.id);
-    await this.index.add(task);
+    await this.index.add(task).catch((err: unknown) => {
+      this.indexWritesLost++;
+      this.logger?.warn({ err, taskId: task.id }, "task created, but not listed for tasks/list and the admin listing: the index write failed");
+    });
     return decodeTask(new Map(pairs), null);
   }
+
+  /** Index writes a created task missed (createTask), for the store's metrics. */
+  indexWritesLost = 0;
 
   /** Not an async function: every poll comes through here, and each async layer is one more promise. */
   getTask(id: string, principal: string | null): Promise<TaskRecord | undefined> {
@@ -89,7 +108,9 @@ export class RedisTasks implements TaskStore {
     assertChange(change);
     const k = this.keys.taskKeys(id);
     const { script, args } = transitionCall(this.keys, id, change);
-    return this.owned(id, change, transitionResult(await this.scripts.run(script, [k.hash, k.outcome, k.lease], args), script.name));
+    const keys = [k.hash, k.outcome, k.lease];
+    const reply = ACKNOWLEDGED.has(change.kind) ? await this.durable.run({ script, keys, args }) : await this.scripts.run(script, keys, args);
+    return this.owned(id, change, transitionResult(reply, script.name));
   }
 
   /** One pipeline (in a cluster, one per node): the outcome writes of calls that end together. */
@@ -99,7 +120,7 @@ export class RedisTasks implements TaskStore {
       const k = this.keys.taskKeys(id);
       return { ...transitionCall(this.keys, id, change), keys: [k.hash, k.outcome, k.lease] };
     });
-    const replies = await this.scripts.runBatch(calls);
+    const replies = await this.durable.runBatch(calls, (_, i) => ACKNOWLEDGED.has(changes[i]!.change.kind));
     return replies.map((reply, i) => {
       if (reply instanceof Error) return reply;
       const { id, change } = changes[i]!;
@@ -115,7 +136,7 @@ export class RedisTasks implements TaskStore {
     assertPrincipal(principal);
     const k = this.keys.taskKeys(id);
     const pairs = Object.entries(responses).flatMap(([key, value]) => [key, encodeAnswer(value)]);
-    const reply = await this.scripts.run(addInputResponses, [k.hash, k.outcome], [principal, now, this.keys.taskChannel(id), ...pairs]);
+    const reply = await this.durable.run({ script: addInputResponses, keys: [k.hash, k.outcome], args: [principal, now, this.keys.taskChannel(id), ...pairs] });
     if (readCode(addInputResponses.name, reply, ["ok", "not_found"]) === "not_found") return undefined;
     const [, accepted, fields, outcome] = array(reply);
     return { accepted: array(accepted) as string[], task: taskOf(fields, outcome) };
@@ -141,6 +162,11 @@ export class RedisTasks implements TaskStore {
     const stillMine = (result.ok || result.reason === "wrong_status") && !isTerminal(result.task.status);
     if (!stillMine) this.held.forget(token, id);
     return result;
+  }
+
+  async missingTasks(ids: readonly string[]): Promise<string[]> {
+    const found = await Promise.all(ids.map((id) => this.connection.command((c) => c.exists(this.keys.task(id)))));
+    return ids.filter((_, i) => found[i] === 0);
   }
 
   listAllTasks(filter: TaskFilter, page: { cursor?: string; limit: number }) {

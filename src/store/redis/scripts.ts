@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import type { Redis } from "ioredis";
+import type { ChainableCommander, Redis } from "ioredis";
 import { StoreUnavailableError } from "../contract.js";
 import type { RedisConnection } from "./connection.js";
 import { toStoreError } from "./errors.js";
@@ -118,6 +118,13 @@ export class ScriptRunner {
     });
   }
 
+  /** Adds a call to `pipeline`: EVALSHA, or EVAL where the server may not know the script yet (`load`). */
+  append(pipeline: ChainableCommander, { script, keys, args }: ScriptCall & { script: LuaScript }, load = false): void {
+    const { lua, sha, numberOfKeys } = this.check(script, [{ keys, args }]);
+    if (this.firstSend(script) || load) void pipeline.eval(lua, numberOfKeys, ...keys, ...args);
+    else void pipeline.evalsha(sha, numberOfKeys, ...keys, ...args);
+  }
+
   private firstSend(script: LuaScript): boolean {
     if (this.sent.has(script.name)) return false;
     this.sent.add(script.name);
@@ -144,7 +151,7 @@ function evalScript(client: Target, script: Loaded, keys: readonly string[], arg
   });
 }
 
-function isNoScript(err: unknown): boolean {
+export function isNoScript(err: unknown): boolean {
   return err instanceof Error && err.message.includes("NOSCRIPT");
 }
 

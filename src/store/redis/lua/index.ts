@@ -13,6 +13,7 @@ import { probeTask } from "./probe-task-2.js";
 import { lapsedLeases } from "./lapsed-leases-1.js";
 import { replicaLease } from "./replica-lease-1.js";
 import { takeInputResponses } from "./take-input-responses-3.js";
+import { holdTask } from "./hold-task-1.js";
 
 /**
  * Every script the Redis store registers, one file each beside this one (`<name>-<key count>.ts`).
@@ -33,4 +34,5 @@ export const allScripts: readonly LuaScript[] = [
   acquireLock,
   admitTask,
   recordFormat,
+  holdTask,
 ];

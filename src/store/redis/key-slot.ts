@@ -1,6 +1,7 @@
 /**
  * Redis Cluster's key slot (cluster spec: CRC16-XMODEM of the hash tag, or of the whole key when
- * it has none, mod 16384). Computed here because CLUSTER KEYSLOT needs a server in cluster mode.
+ * it has none, mod 16384, https://redis.io/docs/latest/operate/oss_and_stack/reference/cluster-spec/#key-distribution-model).
+ * An acknowledged write waits for the replicas of its own slot's primary.
  */
 export function keySlot(key: string): number {
   const bytes = Buffer.from(key);

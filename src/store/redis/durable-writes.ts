@@ -1,0 +1,159 @@
+import type { Cluster, Redis } from "ioredis";
+import { StoreUnavailableError, StoreUnconfirmedError } from "../contract.js";
+import type { RedisConnection } from "./connection.js";
+import { toStoreError } from "./errors.js";
+import { keySlot } from "./key-slot.js";
+import type { ReplicaTopology } from "./replicas.js";
+import { isNoScript, type LuaScript, type ScriptCall, type ScriptRunner } from "./scripts.js";
+
+export type DurableCall = ScriptCall & { script: LuaScript };
+
+/** Writes per pipeline: one WAIT confirms them all. */
+const MAX_BATCH = 500;
+
+interface Queued {
+  call: DurableCall;
+  resolve: (reply: unknown) => void;
+  reject: (err: unknown) => void;
+}
+
+interface Group {
+  queue: Queued[];
+  running: boolean;
+}
+
+/**
+ * The writes taskgate acknowledges (a task handle, an accepted answer or cancel, an outcome) are
+ * answered only once the replicas a failover could promote have them: each pipeline of scripts
+ * ends with WAIT (https://redis.io/docs/latest/commands/wait/), on a connection of its own, so a
+ * WAIT held up by a lagging replica delays no poll. WAIT counts the replicas that acknowledged
+ * this connection's last write; a write of its own (a key that lives 1 ms, in the first call's
+ * slot) comes last, so the confirmation also covers what a script found already written and did
+ * not write again (a retried outcome, a repeated answer).
+ *
+ * Writes to one primary are group-committed: while a pipeline is out, the next ones gather and
+ * leave together, so one WAIT a round trip confirms them all, and a lagging replica costs a
+ * queued write at most two waits. A write not confirmed within `waitTimeoutMs` is
+ * StoreUnconfirmedError: it may be on the primary, and it is not acknowledged.
+ */
+export class DurableWrites {
+  private readonly groups = new Map<string, Group>();
+
+  constructor(
+    /** The store's own connection: writes that wait for nothing go there, as any other. */
+    private readonly plain: ScriptRunner,
+    /** A connection of its own, and its scripts: the writes that wait. */
+    private readonly connection: RedisConnection,
+    private readonly scripts: ScriptRunner,
+    private readonly topology: ReplicaTopology,
+    private readonly waitTimeoutMs: number,
+    private readonly callTimeoutMs: number,
+  ) {}
+
+  /** The script's reply once its replicas have it; where none is needed, a plain call. */
+  run(call: DurableCall): Promise<unknown> {
+    const slot = this.connection.isCluster ? keySlot(call.keys[0] ?? "") : undefined;
+    if (!this.topology.known) return this.topology.firstRead.then(() => this.run(call));
+    if (this.topology.needed(slot) === 0) return this.plain.run(call.script, call.keys, call.args);
+    const key = this.groupKey(slot);
+    let group = this.groups.get(key);
+    if (!group) this.groups.set(key, (group = { queue: [], running: false }));
+    const queued = group;
+    return new Promise((resolve, reject) => {
+      queued.queue.push({ call, resolve, reject });
+      if (queued.running) return;
+      queued.running = true;
+      setImmediate(() => void this.drain(key, queued));
+    });
+  }
+
+  /**
+   * Each call's reply or its own error, in order; only the `acknowledged` ones wait for replicas.
+   * The others leave in one pipeline, as ScriptRunner.runBatch sends them. The store not
+   * answering fails the batch as a whole; a write not confirmed is that write's own error.
+   */
+  async runBatch(calls: readonly DurableCall[], acknowledged: (call: DurableCall, i: number) => boolean): Promise<unknown[]> {
+    const plain: number[] = [];
+    const replies: Promise<unknown>[] = calls.map((call, i) => {
+      if (acknowledged(call, i)) return this.run(call).catch(ownError);
+      plain.push(i);
+      return Promise.resolve(undefined);
+    });
+    const sent = this.plain.runBatch(plain.map((i) => calls[i]!));
+    const [answers, ...own] = await Promise.all([sent, ...replies]);
+    plain.forEach((i, j) => (own[i] = (answers as unknown[])[j]));
+    return own;
+  }
+
+  private async drain(key: string, group: Group): Promise<void> {
+    while (group.queue.length > 0) {
+      const batch = group.queue.splice(0, MAX_BATCH);
+      try {
+        const replies = await this.send(batch.map((q) => q.call));
+        batch.forEach((q, i) => (replies[i] instanceof Error ? q.reject(replies[i]) : q.resolve(replies[i])));
+      } catch (err) {
+        for (const q of batch) q.reject(err);
+      }
+    }
+    group.running = false;
+    if (this.groups.get(key) === group) this.groups.delete(key);
+  }
+
+  private send(calls: DurableCall[]): Promise<unknown[]> {
+    const first = calls[0]!.keys[0] ?? "";
+    const needed = this.topology.needed(this.connection.isCluster ? keySlot(first) : undefined);
+    return this.connection.call(async (client) => {
+      const replies = await this.exec(client, calls, `${first}:ack`, needed, false);
+      const missing = calls.flatMap((_, i) => (replies[i] === NOSCRIPT ? [i] : []));
+      if (missing.length === 0) return replies;
+      // The primary does not know a script (a restart, a failover): loaded with EVAL, confirmed again.
+      const again = await this.exec(
+        client,
+        missing.map((i) => calls[i]!),
+        `${first}:ack`,
+        needed,
+        true,
+      );
+      missing.forEach((i, j) => (replies[i] = again[j]));
+      return replies;
+    }, this.callTimeoutMs + this.waitTimeoutMs);
+  }
+
+  private async exec(client: Redis | Cluster, calls: DurableCall[], touch: string, needed: number, load: boolean): Promise<unknown[]> {
+    const pipeline = client.pipeline();
+    for (const call of calls) this.scripts.append(pipeline, call, load);
+    pipeline.set(touch, "1", "PX", 1);
+    pipeline.wait(needed, this.waitTimeoutMs);
+    const replies = (await pipeline.exec()) ?? [];
+    const [touchErr] = replies[calls.length] ?? [new Error("no reply to the confirming write")];
+    const [waitErr, acknowledged] = replies[calls.length + 1] ?? [new Error("no reply to WAIT")];
+    if (touchErr || waitErr) throw toStoreError(touchErr ?? waitErr);
+    if (Number(acknowledged) < needed) {
+      this.topology.refreshSoon();
+      const unconfirmed = new StoreUnconfirmedError(Number(acknowledged), needed, this.waitTimeoutMs);
+      return calls.map(() => unconfirmed);
+    }
+    return calls.map((_, i) => {
+      const [err, reply] = replies[i] ?? [new Error("no reply")];
+      if (!err) return reply;
+      if (isNoScript(err)) return NOSCRIPT;
+      const mapped = toStoreError(err);
+      if (mapped instanceof StoreUnavailableError) throw mapped;
+      return mapped;
+    });
+  }
+
+  /** Writes to one primary share a group: in a Cluster, the node ioredis routes the slot to. */
+  private groupKey(slot: number | undefined): string {
+    if (slot === undefined) return "";
+    return (this.connection.client as Cluster).slots[slot]?.[0] ?? `slot:${slot}`;
+  }
+}
+
+const NOSCRIPT = Symbol("NOSCRIPT");
+
+/** In a batch, a write's failure is its own; the store not answering fails the batch. */
+function ownError(err: unknown): Error {
+  if (err instanceof StoreUnavailableError && !(err instanceof StoreUnconfirmedError)) throw err;
+  return err instanceof Error ? err : new Error(String(err));
+}
