@@ -50,6 +50,7 @@ export function pollPath(
 ): (general: Listener) => Listener {
   const paths = new Map(endpoints.map((e) => [e.path, endpointPolls(e, options, logger, metrics, security)]));
   return (general) => (req, res) => {
+    if (!buildsUrl(req.headers.host)) return refuseHost(res);
     if (req.method !== "POST") return general(req, res);
     const polls = paths.get(pathOf(req.url));
     if (polls === undefined) return general(req, res);
@@ -57,14 +58,41 @@ export function pollPath(
     if (h.mcpMethod === undefined ? h.sessionId === undefined : h.mcpMethod !== "tasks/get") return general(req, res);
     const length = polls.takes(h);
     if (length === undefined) return general(req, res);
-    readBody(req, length, (body) => polls.serve(req, res, h, body, general));
+    // Who is asking is settled before the body is read, as on the general path: a caller refused
+    // is answered at once, whatever its body does.
+    polls.admit(req, res, h, (caller, context) => readBody(req, length, (body) => polls.serve(req, res, h, body, general, caller, context)));
   };
+}
+
+/**
+ * Whether @hono/node-server can build the request's URL from this Host (its buildUrl: the same
+ * fast pattern, else the WHATWG URL parser, whose host must be the header's). The general path
+ * cannot serve a request it cannot build a URL for (RFC 9112 §3.2: an invalid Host is a 400).
+ */
+const PLAIN_HOST = /^[a-z0-9._-]+(?::(?:[1-5]\d{3,4}|[6-9]\d{3}))?$/;
+function buildsUrl(host: string | undefined): boolean {
+  if (host === undefined || host === "" || PLAIN_HOST.test(host)) return true;
+  try {
+    const { hostname } = new URL(`http://${host}/`);
+    return hostname.length === host.length || hostname === (host.includes(":") ? host.replace(/:\d+$/, "") : host).toLowerCase();
+  } catch {
+    return false;
+  }
+}
+
+/** A Host no URL can be built from: 400 with a JSON-RPC body, on every path and method. */
+function refuseHost(res: ServerResponse): void {
+  const body = JSON.stringify(new GatewayError("host_invalid").toBody());
+  res.writeHead(400, { "content-type": "application/json", "content-length": Buffer.byteLength(body), connection: "close" });
+  res.end(body);
 }
 
 interface EndpointPolls {
   /** The body's length when the poll path may read it; undefined sends the request on unread. */
   takes(h: PollHeaders): number | undefined;
-  serve(req: IncomingMessage, res: ServerResponse, h: PollHeaders, body: Buffer, general: Listener): void;
+  /** The auth step, on the headers alone: `then` with the caller found, or the refusal written here. */
+  admit(req: IncomingMessage, res: ServerResponse, h: PollHeaders, then: (caller: Caller, context: LogContext) => void): void;
+  serve(req: IncomingMessage, res: ServerResponse, h: PollHeaders, body: Buffer, general: Listener, caller: Caller, context: LogContext): void;
 }
 
 /**
@@ -149,10 +177,38 @@ function endpointPolls(endpoint: Endpoint, options: HttpOptions, logger: Logger,
     return length;
   };
 
-  const serve = (req: IncomingMessage, res: ServerResponse, h: PollHeaders, body: Buffer, general: Listener): void => {
-    const handOver = (caller?: Caller): typeof HANDED_OVER => {
+  const admit = (req: IncomingMessage, res: ServerResponse, h: PollHeaders, then: (caller: Caller, context: LogContext) => void): void => {
+    const context: LogContext = { reqId: requestIdOf(h.requestId) };
+    const started = performance.now();
+    const calling = check?.(
+      {
+        header: (name) => rawHeader(h.raw, name),
+        get remoteAddress() {
+          return req.socket.remoteAddress;
+        },
+      },
+      context,
+    );
+    if (calling === undefined) return then(NO_CALLER, context);
+    calling
+      .then((caller) => {
+        if (!(caller instanceof Response)) return then(caller, context);
+        const tag = replyTag(caller);
+        return writeResponse(res, caller, context.reqId).then((status) => {
+          recordOperation(metrics, upstream, "POST", headersOf(h), context, tag, status, started);
+          if (debug) logger.debug({ ...context, upstream, status, ms: Math.round(performance.now() - started) }, "request");
+        });
+      })
+      .catch((err: unknown) => {
+        logger.error({ err, ...context }, "unexpected error while handling a request");
+        res.destroy();
+      });
+  };
+
+  const serve = (req: IncomingMessage, res: ServerResponse, h: PollHeaders, body: Buffer, general: Listener, caller: Caller, context: LogContext): void => {
+    const handOver = (): typeof HANDED_OVER => {
       (req as IncomingMessage & { rawBody?: Buffer }).rawBody = body;
-      if (caller !== undefined && caller !== NO_CALLER) authenticatedBefore(req, caller);
+      if (caller !== NO_CALLER) authenticatedBefore(req, caller);
       void general(req, res);
       return HANDED_OVER;
     };
@@ -166,7 +222,6 @@ function endpointPolls(endpoint: Endpoint, options: HttpOptions, logger: Logger,
     const modern = wireOf(message, sessionId, protocolVersion) === "modern";
     if (modern ? !front.answers(message, sessionId, protocolVersion) : sessionId === undefined) return void handOver();
     const started = performance.now();
-    const context: LogContext = { reqId: requestIdOf(h.requestId) };
     const frontRequest = (principal: string | undefined): FrontRequest => ({
       message,
       accepts,
@@ -220,26 +275,16 @@ function endpointPolls(endpoint: Endpoint, options: HttpOptions, logger: Logger,
     const answerLegacy = (caller: Caller): Promise<JsonRpcMessage | Response | typeof HANDED_OVER> =>
       front.answerableSession(frontRequest(caller.principal)).then<JsonRpcMessage | Response | typeof HANDED_OVER, typeof HANDED_OVER>(
         (session) => {
-          if (session === undefined) return handOver(caller);
+          if (session === undefined) return handOver();
           return checked(caller) ?? front.answerIn(session, message, context);
         },
-        () => handOver(caller),
+        () => handOver(),
       );
     const answer = modern ? answerModern : answerLegacy;
 
     const run = (): Promise<void> | undefined => {
-      const calling = check?.(
-        {
-          header: (name) => rawHeader(h.raw, name),
-          get remoteAddress() {
-            return req.socket.remoteAddress;
-          },
-        },
-        context,
-      );
-      if (calling !== undefined) return calling.then((caller) => (caller instanceof Response ? caller : answer(caller))).then(send, failed);
       try {
-        const answered = answer(NO_CALLER);
+        const answered = answer(caller);
         return answered instanceof Promise ? answered.then(send, failed) : send(answered);
       } catch (err) {
         return failed(err);
@@ -251,7 +296,7 @@ function endpointPolls(endpoint: Endpoint, options: HttpOptions, logger: Logger,
     });
   };
 
-  return { takes, serve };
+  return { takes, admit, serve };
 }
 
 /** A message as the one JSON body of the reply, with the headers the general path's Response.json carries. */
@@ -285,6 +330,14 @@ function readBody(req: IncomingMessage, length: number, then: (body: Buffer) => 
   });
   req.once("end", () => then(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks)));
   req.once("error", () => req.socket.destroy());
+}
+
+/** The headers the request's wire is told by, for a refusal counted before the body is read. */
+function headersOf(h: PollHeaders): Headers {
+  const headers = new Headers();
+  if (h.protocolVersion !== undefined) headers.set("mcp-protocol-version", h.protocolVersion);
+  if (h.sessionId !== undefined) headers.set("mcp-session-id", h.sessionId);
+  return headers;
 }
 
 function pathOf(url: string | undefined): string {

@@ -16,6 +16,7 @@ export const ERROR_CONDITIONS: Record<ErrorKind, string> = {
   origin_forbidden:
     '`Origin` not allowed: not in `http.allowedOrigins`, or with no list not a loopback page on a loopback listener (requests without Origin pass; `"*"` allows all)',
   host_forbidden: "`Host` not allowed (`http.allowedHosts`; on loopback only loopback names by default)",
+  host_invalid: "`Host` no URL can be built from (a port above 65535, characters a host cannot have): on every path and method, before any other check",
   unauthorized: "missing or bad credentials (with `WWW-Authenticate`; in `oauth` mode naming `resource_metadata`)",
   insufficient_scope: 'a valid token without a scope the request needs (`WWW-Authenticate: … error="insufficient_scope"`)',
   auth_unavailable: "`oauth` mode: the token could not be checked because the identity provider did not answer (`Retry-After`)",

@@ -21,6 +21,8 @@ export const ERRORS = {
   session_not_found: { code: -32001, status: 404, message: "Session not found" },
   origin_forbidden: { code: -32600, status: 403, message: "Forbidden: Origin not allowed" },
   host_forbidden: { code: -32600, status: 403, message: "Forbidden: Host not allowed" },
+  // RFC 9112 §3.2: a request with an invalid Host field is answered 400.
+  host_invalid: { code: -32600, status: 400, message: "Bad Request: invalid Host header" },
   unauthorized: { code: -32600, status: 401, message: "Unauthorized" },
   // RFC 6750 §3.1: a valid token without the scope the request needs.
   insufficient_scope: { code: -32600, status: 403, message: "Forbidden: insufficient scope" },
@@ -64,6 +66,7 @@ const REFUSALS: Partial<Record<ErrorKind, Refusal>> = {
   insufficient_scope: "auth",
   origin_forbidden: "auth",
   host_forbidden: "auth",
+  host_invalid: "bad_input",
   rate_limited: "limit",
   too_many_tasks: "limit",
   too_many_streams: "limit",

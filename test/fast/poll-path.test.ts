@@ -119,6 +119,60 @@ describe("the poll path (in process, over the listener)", () => {
     expect(answered).not.toHaveBeenCalled();
   });
 
+  /** A request written by hand over the listener (fetch sets Host itself): its status and body once answered. */
+  const raw = (method: string, path: string, headers: Record<string, string>, body?: string, end = true) =>
+    new Promise<{ status: number; body: string }>((resolve, reject) => {
+      const sent = httpRequest(`${gw.gateway.url}${path}`, { method, headers }, (res) => {
+        const chunks: Buffer[] = [];
+        res.on("data", (c: Buffer) => chunks.push(c));
+        res.once("end", () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString("utf8") }));
+      });
+      sent.once("error", reject);
+      if (body !== undefined) sent.write(body);
+      if (end) sent.end();
+    });
+  const headersOf = (request: Request, extra: Record<string, string>) => {
+    const headers: Record<string, string> = {};
+    request.headers.forEach((value, name) => (headers[name] = value));
+    return { ...headers, ...extra };
+  };
+
+  it("refuses a Host no URL can be built from (a port above 65535) with 400 and a JSON-RPC body, a poll as any other request", async () => {
+    const host = "127.0.0.1:99999";
+    const pollBody = await poll({ taskId })().text();
+    const polled = await raw("POST", "/mcp", headersOf(poll({ taskId })(), { host, "content-length": String(Buffer.byteLength(pollBody)) }), pollBody);
+    const listed = modernRequest("http://127.0.0.1/mcp", "tools/list", {}, { headers: as("alice") });
+    const listBody = await listed.text();
+    const other = await raw("POST", "/mcp", headersOf(listed, { host, "content-length": String(Buffer.byteLength(listBody)) }), listBody);
+    const probe = await raw("GET", "/livez", { host });
+    for (const answer of [polled, other, probe]) {
+      expect(answer.status).toBe(400);
+      expect(JSON.parse(answer.body)).toEqual({ jsonrpc: "2.0", id: null, error: { code: -32600, message: "Bad Request: invalid Host header" } });
+    }
+    expect(answered).not.toHaveBeenCalled();
+    // The same poll with a Host that names a port is served.
+    const served = await raw(
+      "POST",
+      "/mcp",
+      headersOf(poll({ taskId })(), { host: "127.0.0.1:65535", "content-length": String(Buffer.byteLength(pollBody)) }),
+      pollBody,
+    );
+    expect(JSON.parse(served.body).result).toMatchObject({ taskId, status: "completed" });
+  });
+
+  it("answers an unauthenticated poll at once with 401, before its body has come", async () => {
+    const request = poll({ taskId }, { authorization: "Bearer tok-mallory" })();
+    const body = await request.text();
+    // Ten bytes of a longer body, and the request left open: the answer cannot wait for the rest.
+    const answer = raw("POST", "/mcp", headersOf(request, { "content-length": String(Buffer.byteLength(body)) }), body.slice(0, 10), false);
+    let timer: NodeJS.Timeout | undefined;
+    const refused = await Promise.race([answer, new Promise<undefined>((resolve) => (timer = setTimeout(resolve, 10_000, undefined)))]);
+    clearTimeout(timer);
+    expect(refused?.status, "answered before the body came").toBe(401);
+    expect(JSON.parse(refused!.body).error).toMatchObject({ code: -32600, message: expect.stringMatching(/^Unauthorized/) });
+    expect(answered).not.toHaveBeenCalled();
+  });
+
   it("authenticates once a legacy poll it hands to the general path (an unknown session), which answers it as its own", async () => {
     const request = () =>
       postRequest(
