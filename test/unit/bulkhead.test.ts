@@ -140,6 +140,20 @@ describe("the bulkhead in front of an upstream", () => {
     }
   });
 
+  it("counts a call that moved from another queue from when it first waited, once", () => {
+    const waits: number[] = [];
+    const bulkhead = new Bulkhead("up", 1, 60_000, { waited: (s) => waits.push(s) });
+    const moved = bulkhead.enter({ since: performance.now() - 2_000 });
+    expect(moved.started).toBe(true);
+    expect(waits[0]).toBeGreaterThanOrEqual(2);
+    const queued = bulkhead.enter({ since: performance.now() - 3_000 });
+    expect(queued.since).toBeLessThan(performance.now() - 2_999);
+    expect(queued.withdraw(true)).toBe(true);
+    // Left for another queue: counted there, not here.
+    expect(waits).toHaveLength(1);
+    moved.leave();
+  });
+
   it("gives up on a call that waited queueTimeoutMs, and says why", async () => {
     const waits: number[] = [];
     const bulkhead = new Bulkhead("slow-one", 1, 20, { waited: (s) => waits.push(s) });

@@ -17,6 +17,8 @@ export interface Ticket {
   readonly ready: Promise<void>;
   /** Let in: running (`ready` has settled, or was settled from the start). */
   readonly started: boolean;
+  /** When it began to wait (performance.now()); 0 for a call let in at once. */
+  readonly since: number;
   /** Done (or no longer wanted): frees the slot, or the place in the queue. Idempotent. */
   leave(): void;
   /** Leaves the queue if still in it (`ready` rejects with LeftQueueError); false once started. `moved`: it waits on in another queue (not counted as a wait here). */
@@ -31,6 +33,8 @@ export interface Entry {
   principal?: string | undefined;
   /** Set for a call that is (or may become) a task: how long it may wait. */
   wait?: QueueWait | undefined;
+  /** When it began to wait, when it waited in another queue first (moved): its wait is counted, and bounded, from then. */
+  since?: number | undefined;
 }
 
 export class QueueTimeoutError extends Error {
@@ -81,9 +85,10 @@ class Place implements Ticket {
     readonly onAhead: ((ahead: number) => void) | undefined,
     readonly wait: QueueWait | undefined,
     queued: boolean,
+    since: number | undefined,
   ) {
     this.started = !queued;
-    this.since = queued ? performance.now() : 0;
+    this.since = queued ? (since ?? performance.now()) : 0;
     this.ready = queued ? new Promise<void>((start, fail) => ((this.start = start), (this.fail = fail))) : RESOLVED;
     // Nobody may await a ticket that is left at once: its rejection is not an unhandled one.
     if (queued) this.ready.catch(() => undefined);
@@ -163,13 +168,13 @@ export class Bulkhead {
 
   /** A place for one call: started at once when a slot is free and nobody waits; else queued. `onAhead` for compatibility. */
   enter(entry: Entry | ((ahead: number) => void) = {}): Ticket {
-    const { onAhead, principal = DEFAULT_PRINCIPAL, wait } = typeof entry === "function" ? { onAhead: entry } : entry;
+    const { onAhead, principal = DEFAULT_PRINCIPAL, wait, since } = typeof entry === "function" ? { onAhead: entry } : entry;
     if (this.running < this.limit && this.count === 0) {
       this.running++;
-      this.observer?.waited(0);
-      return new Place(this, principal, undefined, undefined, false);
+      this.observer?.waited(since === undefined ? 0 : (performance.now() - since) / 1000);
+      return new Place(this, principal, undefined, undefined, false, undefined);
     }
-    const place = new Place(this, principal, onAhead, wait, true);
+    const place = new Place(this, principal, onAhead, wait, true, since);
     const first = this.lanes.get(principal);
     const lane = first ?? [];
     if (!first) this.lanes.set(principal, lane);

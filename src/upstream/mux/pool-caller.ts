@@ -61,8 +61,10 @@ interface Slot {
   toLane?: boolean;
 }
 
-/** What `alone` answers for a call that left its queue for the lane. */
-const TO_LANE = Symbol("to the lane");
+/** What `alone` answers for a call that left its queue for the lane: when it began to wait. */
+class ToLane {
+  constructor(readonly since: number) {}
+}
 
 /** The quiet lanes' bound (`maxInFlight`), one bulkhead for the lanes of every profile. */
 export interface SharedQuietCalls {
@@ -125,7 +127,7 @@ export class PoolCaller implements PooledCalls {
     if (tool !== undefined && this.quietness.isQuiet(tool)) return this.onLane(key, tool, lane, client, request, sink, options);
     const response = await this.alone(key, tool, profile.pool, client, request, sink, options);
     // Its tool showed itself quiet while the call waited: it runs on the lane, beside the others.
-    return response === TO_LANE ? this.onLane(key, tool as string, lane, client, request, sink, options) : response;
+    return response instanceof ToLane ? this.onLane(key, tool as string, lane, client, request, sink, options, response.since) : response;
   }
 
   /**
@@ -163,7 +165,7 @@ export class PoolCaller implements PooledCalls {
     request: JsonRpcRequest,
     sink: MessageSink,
     options: CallOptions,
-  ): Promise<JsonRpcResponse | typeof TO_LANE> {
+  ): Promise<JsonRpcResponse | ToLane> {
     const notices = options.trackProgress ? queueNotices(sink) : undefined;
     const slot: Slot = { client, frontId: request.id, ticket: this.bulkhead.enter(entryOf(client, options, notices)) };
     if (tool !== undefined && !slot.ticket.started) slot.tool = tool;
@@ -173,7 +175,7 @@ export class PoolCaller implements PooledCalls {
       // A call let in at once goes on in this turn: no promise to wait for, none made.
       if (!slot.ticket.started) await slot.ticket.ready.catch((err: unknown) => (slot.toLane ? undefined : Promise.reject(err)));
       slot.tool = undefined;
-      if (slot.toLane) return TO_LANE;
+      if (slot.toLane) return new ToLane(slot.ticket.since);
       const allowed = mayStart(options);
       if (slot.cancelled || (allowed && !(await allowed))) return failure(request.id, CANCELLED_BEFORE_START);
       const member = pool.takeIdle() ?? (await pool.take());
@@ -213,10 +215,12 @@ export class PoolCaller implements PooledCalls {
     request: JsonRpcRequest,
     sink: MessageSink,
     options: CallOptions,
+    /** When it began to wait in the pool's queue, when it moved here from there. */
+    since?: number,
   ): Promise<JsonRpcResponse> {
     const { bulkhead } = this.shared as SharedQuietCalls;
     const notices = options.trackProgress ? queueNotices(sink) : undefined;
-    const slot: Slot = { client, frontId: request.id, ticket: bulkhead.enter(entryOf(client, options, notices)) };
+    const slot: Slot = { client, frontId: request.id, ticket: bulkhead.enter(entryOf(client, options, notices, since)) };
     this.active.set(key, slot);
     try {
       if (!slot.ticket.started) await slot.ticket.ready;

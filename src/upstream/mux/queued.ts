@@ -32,6 +32,6 @@ export function mayStart(options: CallOptions): Promise<boolean> | undefined {
 }
 
 /** What a call brings to its upstream's queue: its notices, whose turn it takes (its principal; else its client session), how long it may wait. */
-export function entryOf(client: CallClient, options: CallOptions, notices: QueueNotices | undefined): Entry {
-  return { onAhead: notices?.onAhead, principal: options.principal ?? client.sessionId, wait: options.queueWait };
+export function entryOf(client: CallClient, options: CallOptions, notices: QueueNotices | undefined, since?: number): Entry {
+  return { onAhead: notices?.onAhead, principal: options.principal ?? client.sessionId, wait: options.queueWait, since };
 }
