@@ -1,5 +1,7 @@
 import { Cluster } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { claimOf, STORE_FORMAT } from "../../src/store/format.js";
+import { checkStoreFormat } from "../../src/store/format-check.js";
 import { createStore } from "../../src/store/index.js";
 import { RedisKeys } from "../../src/store/redis/keys.js";
 import { startRedisCluster, type RedisClusterProcess } from "../helpers/redis-cluster.js";
@@ -41,6 +43,28 @@ describe("redis cluster layout", () => {
         tasks.map((t) => ({ id: t.id, change: { kind: "set-status-message", statusMessage: "s", leaseToken: LEASE.token, now: Date.now() } })),
       );
       expect(results.every((r) => !(r instanceof Error) && r.ok)).toBe(true);
+    } finally {
+      raw.disconnect();
+      await store.close();
+    }
+  });
+});
+
+describe("redis cluster: the store format", () => {
+  it("records the format and finds format 1's running tasks across the slots of its index", async () => {
+    const prefix = uniquePrefix();
+    const store = createStore({ cluster: cluster.nodes, keyPrefix: prefix });
+    const raw = new Cluster(cluster.nodes);
+    try {
+      const format = store.format!;
+      const claim = claimOf("9.9.9");
+      expect(await checkStoreFormat(format, claim)).toMatchObject({ format: STORE_FORMAT });
+      // What a replica of format 1 leaves: the task hash, its id in one of the live index's shards (each its own slot).
+      for (const n of [2, 11]) {
+        await raw.hset(`${prefix}{t:01RUNNING${n}}`, { status: "working" });
+        await raw.zadd(`${prefix}{live:${n}}`, 1, `01RUNNING${n}`);
+      }
+      expect(await format.unrecordedTasks(100)).toBe(2);
     } finally {
       raw.disconnect();
       await store.close();
