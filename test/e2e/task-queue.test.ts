@@ -3,6 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { as, bearerAuth } from "../helpers/auth.js";
+import { CallToolResultSchema } from "@modelcontextprotocol/sdk/types.js";
 import { connectClient, textOf } from "../helpers/mcp-client.js";
 import { modern, WITH_TASKS } from "../helpers/modern.js";
 import { demoStdio, ROOT, startGateway, type GatewayProcess } from "../helpers/processes.js";
@@ -163,6 +164,51 @@ describe("a long tool that never asks, on the quiet lane", () => {
       expect(counts.at(-1)).toBeGreaterThanOrEqual(5);
     } finally {
       await client.close();
+    }
+  });
+});
+
+describe("a task of the 2025-11-25 tasks and a handle of handle mode wait in the queue past queueTimeoutMs", () => {
+  let gw: GatewayProcess;
+  beforeAll(async () => {
+    gw = await startGateway({
+      tasks: { detachAfterMs: 200, pollIntervalMs: 200, unawareClients: "handle" },
+      upstreams: [{ name: "two", path: "/mcp", stdio: demoStdio(), poolSize: 2, shareQuietCalls: false, queueTimeoutMs: 1_000 }],
+    });
+  });
+  afterAll(async () => gw?.stop());
+
+  it("runs both to the end behind calls that hold both slots longer than queueTimeoutMs", async () => {
+    const legacy = (await connectClient(gw.mcpUrl)).client;
+    const unaware = (await connectClient(gw.mcpUrl)).client;
+    try {
+      type Stream = AsyncGenerator<{ type: string; task?: { taskId: string }; result?: any; error?: unknown }>;
+      const lastOf = async (stream: Stream) => {
+        let last: { type: string; result?: any; error?: unknown } | undefined;
+        for await (const message of stream) last = message;
+        return last;
+      };
+      const stream = (seconds: number, label: string) =>
+        legacy.experimental.tasks.callToolStream({ name: "sleep", arguments: { seconds, label } }, CallToolResultSchema, { task: {} }) as Stream;
+      const holding = [lastOf(stream(2.5, "holds")), lastOf(stream(2.5, "holds"))];
+      await waitFor(() => gw.output().split("sleep started (2.5 s)").length === 3, { what: "both slots to be taken" });
+      const queued = lastOf(stream(0.3, "2025-11-25"));
+      // Handle mode: a caller that declared no tasks gets a handle past detachAfterMs, and the result from the gateway's tool.
+      const handle = (await unaware.callTool({ name: "sleep", arguments: { seconds: 0.3, label: "handle" } })) as any;
+      const taskId = handle.structuredContent?.taskId as string;
+      expect(taskId).toBeTruthy();
+      const result = await waitFor(
+        async () => {
+          const r = (await unaware.callTool({ name: "taskgate_result", arguments: { taskId } })) as any;
+          return /still running/.test(textOf(r)) || r.structuredContent?.taskId === taskId ? undefined : r;
+        },
+        { timeoutMs: 20_000, intervalMs: 200, what: "the handle's result" },
+      );
+      expect(textOf(result)).toBe("Slept 0.3 s (handle)");
+      expect((await queued)?.result?.content?.[0]?.text).toBe("Slept 0.3 s (2025-11-25)");
+      for (const held of await Promise.all(holding)) expect(held?.result?.content?.[0]?.text).toBe("Slept 2.5 s (holds)");
+    } finally {
+      await Promise.all([legacy.close(), unaware.close()]);
     }
   });
 });
