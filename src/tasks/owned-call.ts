@@ -79,6 +79,10 @@ export class OwnedCall implements MessageSink {
   private queuedDurably = false;
   /** It got its slot: marked started, or being marked. */
   private starting = false;
+  /** Waiting for a slot right now (as its queue last said). */
+  private waiting = false;
+  /** maxDurationMs, held while the call waits: it bounds the run, not the wait (started when the call leaves the queue). */
+  private maxDurationMs?: number;
   /** The params stay with the task after it starts: re-runs after a stopped owner need them. */
   private readonly keepParams: boolean;
 
@@ -137,7 +141,9 @@ export class OwnedCall implements MessageSink {
     if (message.method === "notifications/progress") this.progress(message.params ?? {});
     // Where the call stands in its upstream's queue.
     else if (message.method === QUEUED_NOTICE) {
-      if (typeof message.params?.ahead === "number") this.markQueued();
+      this.waiting = typeof message.params?.ahead === "number";
+      if (this.waiting) this.markQueued();
+      else if (this.maxDurationMs !== undefined) this.bound(this.maxDurationMs);
       this.progress({ message: queueStatus(message.params?.ahead) });
     } else if (message.method === UPSTREAM_TASK_NOTICE) this.bind(message.params ?? {});
     // The upstream task's own statusMessage is the task's.
@@ -163,9 +169,10 @@ export class OwnedCall implements MessageSink {
     ).catch((err: unknown) => this.deps.logger.warn({ err, taskId: this.task.id }, "could not deliver input answers"));
   }
 
-  /** Follow the running upstream call to its end; `maxDurationMs` bounds it. */
+  /** Follow the running upstream call to its end; `maxDurationMs` bounds it from when it leaves the queue. */
   run(response: Promise<JsonRpcResponse>, maxDurationMs?: number): void {
-    if (maxDurationMs !== undefined) this.bound(maxDurationMs);
+    if (maxDurationMs !== undefined && this.waiting) this.maxDurationMs = maxDurationMs;
+    else if (maxDurationMs !== undefined) this.bound(maxDurationMs);
     void response.then((r) => this.finish(r));
   }
 
@@ -341,6 +348,7 @@ export class OwnedCall implements MessageSink {
 
   /** A method of its own, so the closure of run() (held as long as the call) captures nothing else. */
   private bound(maxDurationMs: number): void {
+    this.maxDurationMs = undefined;
     this.later(maxDurationMs, () => {
       this.failReason = `the call ran longer than its maxDurationMs (${maxDurationMs} ms)`;
       void this.caller.cancel(this.client, this.requestId, this.failReason);

@@ -5,7 +5,15 @@ import type { MessageSink } from "../../src/jsonrpc/sink.js";
 import { Audit } from "../../src/observability/audit.js";
 import { Metrics } from "../../src/observability/metrics.js";
 import { MemoryStore } from "../../src/store/memory/memory-store.js";
-import { CANCELLED_CODE, STREAM_NOTICE, type CallClient, type StreamResume, type UpstreamCaller } from "../../src/upstream/caller.js";
+import {
+  CANCELLED_CODE,
+  QUEUED_NOTICE,
+  STREAM_NOTICE,
+  type CallClient,
+  type CallOptions,
+  type StreamResume,
+  type UpstreamCaller,
+} from "../../src/upstream/caller.js";
 import { TaskEngine } from "../../src/tasks/engine.js";
 import { BatchedWrites } from "../../src/tasks/batched-writes.js";
 import { Owner } from "../../src/tasks/owner.js";
@@ -289,5 +297,42 @@ describe("the task engine on the memory store, with a fake clock", () => {
     running.end({ jsonrpc: "2.0", id, result: { content: [{ type: "text", text: "the upstream's own" }] } });
     await vi.advanceTimersByTimeAsync(0);
     expect(await engine.get(resumable.id, "alice")).toMatchObject({ status: "completed", outcome: { result: { content: [{ text: "the upstream's own" }] } } });
+  });
+
+  it("marks a queued task in the store with its params, marks it started before it runs, and bounds the run, not the wait, by maxDurationMs", async () => {
+    const { engine, store } = await started();
+    /** An upstream whose calls first wait in a queue (2 ahead), as the bulkhead tells them. */
+    class QueuedCaller extends ScriptedCaller {
+      options?: CallOptions;
+      override call(client: CallClient, request: JsonRpcRequest, sink: MessageSink, options?: CallOptions): Promise<JsonRpcResponse> {
+        this.options = options;
+        sink.send({ jsonrpc: "2.0", method: QUEUED_NOTICE, params: { ahead: 2 } });
+        return super.call(client, request, sink);
+      }
+    }
+    const caller = new QueuedCaller();
+    const task = await engine.detachNow({ ...toolCall(caller), maxDurationMs: 1_000 });
+    await vi.advanceTimersByTimeAsync(0);
+    expect(await store.getTask(task.id, "alice")).toMatchObject({
+      queued: true,
+      requestParams: { name: "work", arguments: {} },
+      statusMessage: "queued: 2 ahead",
+    });
+    // The wait is not the run: maxDurationMs does not count it.
+    await vi.advanceTimersByTimeAsync(5_000);
+    expect((await store.getTask(task.id, "alice"))?.status).toBe("working");
+    expect(caller.cancels).toEqual([]);
+    // Its slot: the store hears it started before anything goes upstream, and the params go.
+    const start = caller.options?.queueWait?.beforeStart;
+    expect(start).toBeDefined();
+    expect(await start?.()).toBe(true);
+    const marked = await store.getTask(task.id, "alice");
+    expect(marked).not.toHaveProperty("queued");
+    expect(marked).not.toHaveProperty("requestParams");
+    const [id, running] = [...caller.calls][0]!;
+    running.sink.send({ jsonrpc: "2.0", method: QUEUED_NOTICE, params: { ahead: null } });
+    await vi.advanceTimersByTimeAsync(1_000);
+    expect(caller.cancels.map((c) => c.id)).toEqual([id]);
+    expect(await engine.get(task.id, "alice")).toMatchObject({ status: "failed", statusMessage: "the call ran longer than its maxDurationMs (1000 ms)" });
   });
 });
