@@ -32,6 +32,12 @@ describe("MRTR before detaching (2026-07-28, https://modelcontextprotocol.io/spe
       ],
     };
     [a, b] = await Promise.all([startGateway(config), startGateway(config)]);
+    // Calls run on processes initialized with their caller's capabilities, one started on a
+    // profile's first call (docs/operations/isolation.md#caller-capabilities): one quick call each,
+    // so the questions below arrive within detachAfterMs of a call, not after a process start.
+    const warm = (gw: GatewayProcess, path: string, name: string, args: Record<string, unknown>) =>
+      modern(`${gw.url}${path}`, "tools/call", { name, arguments: args }, { capabilities: ELICIT });
+    await Promise.all([a, b].flatMap((gw) => [warm(gw, "/mcp", "echo", { text: "warm" }), warm(gw, "/fixture", "echo", { message: "warm" })]));
   });
   afterAll(async () => Promise.all([a?.stop(), b?.stop()]));
 

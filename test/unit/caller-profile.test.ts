@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { callerProfile } from "../../src/upstream/mux/profiles.js";
+import { callerProfile, listsByProfile } from "../../src/upstream/mux/profiles.js";
 
 const UI = { "io.modelcontextprotocol/ui": { mimeTypes: ["text/html;profile=mcp-app"] } };
 
@@ -31,5 +31,11 @@ describe("a caller's capability profile", () => {
     expect(callerProfile({}, true).capabilities).toEqual({ roots: {} });
     expect(callerProfile({ roots: { listChanged: true } }, true).capabilities).toEqual({ roots: { listChanged: true } });
     expect(callerProfile(undefined)).toEqual({ key: "taskgate", capabilities: undefined });
+  });
+
+  it("sends the lists of a caller that declared an extension to its profile, and every other caller's home", () => {
+    expect(listsByProfile({ extensions: UI })).toBe(true);
+    expect(listsByProfile({ elicitation: {}, sampling: {}, roots: {} })).toBe(false);
+    expect(listsByProfile({ extensions: { "io.modelcontextprotocol/tasks": {} } })).toBe(false);
   });
 });

@@ -3,7 +3,7 @@ import type { MessageSink } from "../../jsonrpc/sink.js";
 import type { CallClient, CancelOptions } from "../caller.js";
 import type { StreamResume } from "../connector.js";
 import type { PoolMember, UpstreamPool } from "./upstream-pool.js";
-import { ProfileLimitError, type Profile, type ProfilePools } from "./profiles.js";
+import { listsByProfile, ProfileLimitError, type Profile, type ProfilePools } from "./profiles.js";
 import { LeftQueueError, QueueTimeoutError, QueueTtlError, type Bulkhead, type Ticket } from "./bulkhead.js";
 import { entryOf, mayStart, queueNotices } from "./queued.js";
 import { quietKey, Quietness, type LaneProcess, type QuietLane } from "./quiet-lane.js";
@@ -131,13 +131,13 @@ export class PoolCaller implements PooledCalls {
   }
 
   /**
-   * A caller's list on a member of its profile, since a server may list by what the client
-   * declared. Not queued behind calls: an idle member, or one started while there is room within
-   * poolSize; else undefined, and the home session answers. `per-call` starts no process for a
-   * list: the home session answers there.
+   * The list of a caller that declared an extension (listsByProfile) on a member of its profile,
+   * since a server may list by it (MCP Apps). Not queued behind calls: an idle member, or one
+   * started while there is room within poolSize; else undefined, and the home session answers, as
+   * it does every other caller's list. `per-call` starts no process for a list.
    */
   async list(client: CallClient, request: JsonRpcRequest, sink: MessageSink, options: CallOptions = {}): Promise<JsonRpcResponse | undefined> {
-    if (!this.reuse) return undefined;
+    if (!this.reuse || !listsByProfile(client.capabilities)) return undefined;
     let pool: UpstreamPool<PooledProcess>;
     try {
       pool = this.pools.of(client.capabilities).pool;

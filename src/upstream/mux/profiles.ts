@@ -34,6 +34,16 @@ export function callerProfile(
   return { key, capabilities: declared };
 }
 
+/**
+ * Whether a caller's lists go to a member of its profile rather than the home session: it declared
+ * an extension (MCP Apps' `io.modelcontextprotocol/ui`), by which a server may list other tools.
+ * Other callers keep the home session's one view, which a server that keeps state per session
+ * (resources it adds over time) shows alike to all of them.
+ */
+export function listsByProfile(capabilities: Record<string, unknown>): boolean {
+  return callerProfile(capabilities).capabilities?.extensions !== undefined;
+}
+
 /** One caller profile's members: its pool, and its quiet lane where calls share one. */
 export interface Profile {
   readonly key: string;
