@@ -46,6 +46,7 @@ export async function adoptOrphan(
   deps.logger.info({ taskId: task.id, attempt: claimed.task.attempt, previousOwner: task.owner }, "running the call of a stopped replica again");
   // Its own TTL bounds its wait in this replica's queue, counted from the task's creation.
   owned.run(caller.call(call.client, call.request, owned, owned.callOptions(call.ttlMs, call.principal, task.createdAt + task.ttlMs - clock())));
+  carryCancel(owned, claimed.task);
 }
 
 /**
@@ -70,6 +71,7 @@ export async function resumeOrphan(deps: EngineDeps, owner: Owner, native: Nativ
   deps.logger.info({ taskId: task.id, upstreamTaskId: taskId, previousOwner: task.owner }, "following the upstream task of a stopped replica");
   const ref = task.upstreamSession === undefined ? { taskId } : { taskId, session: task.upstreamSession };
   taken.owned.run(native.resume(taken.call.client, taken.call.request, ref, taken.owned, taskCallOptions(task.ttlMs)));
+  carryCancel(taken.owned, taken.task);
 }
 
 /**
@@ -101,6 +103,16 @@ export async function resumeStreamOrphan(
   deps.logger.info({ taskId: orphan.task.id, lastEventId, previousOwner: orphan.task.owner }, "resuming the response stream of a stopped replica's call");
   const position = upstreamSession === undefined ? { requestId, lastEventId } : { requestId, lastEventId, session: upstreamSession };
   taken.owned.run(caller.resumeStream(taken.call.client, taken.call.request, position, taken.owned, taskCallOptions(orphan.task.ttlMs)));
+  carryCancel(taken.owned, taken.task);
+}
+
+/**
+ * A cancel recorded before the claim was routed to the stopped owner (its flag and hint name it):
+ * this one carries it out. Else a call its old owner had already cancelled upstream, which the
+ * upstream will never answer, would be followed until its TTL.
+ */
+function carryCancel(owned: OwnedCall, claimed: TaskRecord): void {
+  if (claimed.cancelRequested) owned.requestCancel();
 }
 
 /** Claim an orphan to follow what its stopped owner started (checked atomically: another replica may win), and own it here. */
@@ -111,7 +123,7 @@ async function takeOver(
   orphan: Orphan,
   statusMessage: string,
   ended: (task: TaskRecord) => void,
-): Promise<{ owned: OwnedCall; call: TaskCall } | undefined> {
+): Promise<{ owned: OwnedCall; call: TaskCall; task: TaskRecord } | undefined> {
   const { store, options, clock } = deps;
   const { task } = orphan;
   const token = owner.leaseToken();
@@ -134,7 +146,7 @@ async function takeOver(
     ended(claimed.task);
   });
   owner.add(owned);
-  return { owned, call };
+  return { owned, call, task: claimed.task };
 }
 
 /** The upstream id the stopped replica sent its request with (stored as JSON): a string or a number. */

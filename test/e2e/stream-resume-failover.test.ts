@@ -90,6 +90,28 @@ describe("an HTTP upstream with an event store: a call outlives the replica that
     expect(demo.output().split("sleep cancelled").length).toBe(cancelledBefore);
   });
 
+  it("carries out on the resuming replica a cancel the owner had passed upstream before a SIGTERM handed the call over", async () => {
+    const keyPrefix = prefix();
+    // a gives a result 10 s to win after a cancel, so its drain (300 ms) hands the call over first.
+    const a = await startGateway({
+      store: { redisUrl: inject("redisUrl"), keyPrefix },
+      tasks: { ...FAST_TASKS, cancelGraceMs: 10_000 },
+      upstreams: [{ name: "demo", path: "/mcp", http: { url: demo.mcpUrl }, tools: TOOLS }],
+    });
+    const b = await replicaOf(demo, keyPrefix);
+    gateways = [a, b];
+    const cancelledBefore = demo.output().split("sleep cancelled").length;
+    const taskId = await startTask(a.mcpUrl, "sleep", { seconds: 30, progressIntervalMs: 200 });
+    await positionStored(keyPrefix, taskId);
+    await modern(b.mcpUrl, "tasks/cancel", { taskId }, { capabilities: WITH_TASKS });
+    // The upstream stopped the call: it will never answer it, on any stream.
+    await waitFor(() => demo.output().split("sleep cancelled").length > cancelledBefore, { what: "the upstream to see a's cancel" });
+    await a.stop("SIGTERM");
+    expect(a.output()).toContain("drain period over: handed over the calls still running");
+    const done = await ended([b.mcpUrl], taskId, RESUMED_WITHIN_MS + 5_000);
+    expect(done.status).toBe("cancelled");
+  });
+
   it("asks again on the resuming replica a question that was open when the owner stopped, and takes its answer there", async () => {
     const keyPrefix = prefix();
     const [a, b] = (gateways = await Promise.all([replicaOf(demo, keyPrefix), replicaOf(demo, keyPrefix)])) as [GatewayProcess, GatewayProcess];
