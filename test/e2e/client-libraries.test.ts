@@ -44,9 +44,9 @@ const aiSdk = async (url: string, confirm?: boolean): Promise<Library> => {
   };
 };
 
-const openaiAgents = async (url: string): Promise<Library> => {
+const openaiAgents = async (url: string, clientSessionTimeoutSeconds: number | undefined = 30): Promise<Library> => {
   // The default client session timeout is 5 s: a long call needs more, direct as through taskgate.
-  const server = new MCPServerStreamableHttp({ url, name: "taskgate", clientSessionTimeoutSeconds: 30 });
+  const server = new MCPServerStreamableHttp({ url, name: "taskgate", ...(clientSessionTimeoutSeconds ? { clientSessionTimeoutSeconds } : {}) });
   await server.connect();
   return {
     names: async () => (await server.listTools()).map((t) => t.name),
@@ -120,6 +120,18 @@ describe("client libraries through taskgate", () => {
   afterAll(async () => {
     await gw?.stop();
     await demo?.stop();
+  });
+
+  it("@openai/agents-core with its default 5 s session timeout: handle mode answers a longer call with a task before it", async () => {
+    const lib = await openaiAgents(`${gw.url}/handle`, undefined);
+    try {
+      const detached = await lib.text("sleep", { seconds: 8 });
+      const taskId = taskIdIn(detached);
+      expect(taskId, detached).toBeDefined();
+      expect(await lib.text("taskgate_cancel", { taskId })).toContain(taskId);
+    } finally {
+      await lib.close();
+    }
   });
 
   describe.each(LIBRARIES)("$name", ({ open, answers }) => {
