@@ -5,7 +5,7 @@ import type { StreamResume } from "../connector.js";
 import type { PoolMember, UpstreamPool } from "./upstream-pool.js";
 import { listsByProfile, ProfileLimitError, type Profile, type ProfilePools } from "./profiles.js";
 import { LeftQueueError, QueueTimeoutError, QueueTtlError, type Bulkhead, type Ticket } from "./bulkhead.js";
-import { entryOf, mayStart, queueNotices } from "./queued.js";
+import { entryOf, mayStart, queueNotices, type QueueNotices } from "./queued.js";
 import { quietKey, Quietness, type LaneProcess, type QuietLane } from "./quiet-lane.js";
 import { CANCELLED_BEFORE_START, type CallOptions, type PooledCalls, type Relay } from "./relay.js";
 import { frontKey } from "./relay-options.js";
@@ -59,6 +59,12 @@ interface Slot {
   tool?: string;
   /** Taken out of the queue to run on the lane. */
   toLane?: boolean;
+}
+
+/** A slot a call already waited for, and the notices that told it its place. */
+interface Held {
+  ticket: Ticket;
+  notices: QueueNotices | undefined;
 }
 
 /** What `alone` answers for a call that left its queue for the lane: when it began to wait. */
@@ -116,16 +122,25 @@ export class PoolCaller implements PooledCalls {
     if (home && !this.takesCalls()) return this.atHomeCall(key, () => home.call(client, request, sink, options));
     if (this.active.has(key)) return failure(request.id, { code: RPC.INVALID_REQUEST, message: `request id ${String(request.id)} is already in flight` });
     let profile: Profile;
+    let held: Held | undefined;
     try {
       profile = this.pools.of(client.capabilities);
     } catch (err) {
-      return failure(request.id, this.failed(err));
+      if (!(err instanceof ProfileLimitError)) return failure(request.id, this.failed(err));
+      // Every profile kept has a member out with a call: this one waits its turn in the queue like
+      // any call; when one ends, that member gives way to this call's profile.
+      const turn = await this.profileTurn(key, client, request, sink, options);
+      if ("response" in turn) return turn.response;
+      ({ profile, held } = turn);
     }
     const tool = this.shared ? quietKey(request) : undefined;
     // A tool is given a quiet key only where there are lanes (shareQuietCalls): every profile has one then.
     const lane = profile.lane as QuietLane;
-    if (tool !== undefined && this.quietness.isQuiet(tool)) return this.onLane(key, tool, lane, client, request, sink, options);
-    const response = await this.alone(key, tool, profile.pool, client, request, sink, options);
+    if (tool !== undefined && this.quietness.isQuiet(tool)) {
+      held?.ticket.leave();
+      return this.onLane(key, tool, lane, client, request, sink, options);
+    }
+    const response = await this.alone(key, tool, profile.pool, client, request, sink, options, held);
     // Its tool showed itself quiet while the call waited: it runs on the lane, beside the others.
     return response instanceof ToLane ? this.onLane(key, tool as string, lane, client, request, sink, options, response.since) : response;
   }
@@ -165,9 +180,11 @@ export class PoolCaller implements PooledCalls {
     request: JsonRpcRequest,
     sink: MessageSink,
     options: CallOptions,
+    /** Its slot, when it already waited for one (profileTurn). */
+    held?: Held,
   ): Promise<JsonRpcResponse | ToLane> {
-    const notices = options.trackProgress ? queueNotices(sink) : undefined;
-    const slot: Slot = { client, frontId: request.id, ticket: this.bulkhead.enter(entryOf(client, options, notices)) };
+    const notices = held ? held.notices : options.trackProgress ? queueNotices(sink) : undefined;
+    const slot: Slot = { client, frontId: request.id, ticket: held?.ticket ?? this.bulkhead.enter(entryOf(client, options, notices)) };
     if (tool !== undefined && !slot.ticket.started) slot.tool = tool;
     this.active.set(key, slot);
     let clean = false;
@@ -243,6 +260,33 @@ export class PoolCaller implements PooledCalls {
       this.active.delete(key);
       if (slot.lane) lane.leave(slot.lane);
       slot.ticket.leave();
+    }
+  }
+
+  /**
+   * A call whose profile cannot be kept yet (ProfileLimitError: every profile kept has a member out
+   * with a call) waits for a slot like any call, bounded as any call is (a task by its TTL); once
+   * a call has ended, its member gives way (ProfilePools.of) and this call keeps its slot.
+   */
+  private async profileTurn(
+    key: string,
+    client: CallClient,
+    request: JsonRpcRequest,
+    sink: MessageSink,
+    options: CallOptions,
+  ): Promise<{ response: JsonRpcResponse } | { profile: Profile; held: Held }> {
+    const notices = options.trackProgress ? queueNotices(sink) : undefined;
+    const slot: Slot = { client, frontId: request.id, ticket: this.bulkhead.enter(entryOf(client, options, notices)) };
+    this.active.set(key, slot);
+    try {
+      if (!slot.ticket.started) await slot.ticket.ready;
+      if (slot.cancelled) throw new LeftQueueError();
+      return { profile: this.pools.of(client.capabilities), held: { ticket: slot.ticket, notices } };
+    } catch (err) {
+      slot.ticket.leave();
+      return { response: failure(request.id, this.failed(err)) };
+    } finally {
+      this.active.delete(key);
     }
   }
 

@@ -115,6 +115,8 @@ export class ProfilePools {
   private add({ key, capabilities }: { key: string; capabilities: Record<string, unknown> | undefined }): Profile {
     // A profile is worth keeping while it has members; at most poolSize + 1 are kept (the first is taskgate's own).
     if (this.profiles.size > this.size) this.forgetEmpty();
+    // Idle members of the least recently used profiles give way, so that a profile of idle members only is forgotten.
+    while (this.profiles.size > this.size && this.giveWay()) this.forgetEmpty();
     if (this.profiles.size > this.size) throw new ProfileLimitError(this.upstream, this.profiles.size);
     const profile: Profile = { key, usedAt: performance.now(), ...this.make(capabilities, this.bound) };
     this.profiles.set(key, profile);
