@@ -65,10 +65,9 @@ export function upstreamCalls(u: UpstreamConfig, home: UpstreamConnector, logger
   const pools = new ProfilePools(
     u.name,
     size,
-    (capabilities, bound) => {
+    (capabilities, bound, first) => {
       const own: PoolSource = { ...source, connect: (log, id) => source.connect(log, id, capabilities) };
-      // Only the first profile (taskgate's own, warmed at start) keeps per-call's warm members; another keeps one once used.
-      const first = capabilities === undefined;
+      // Only the first profile (warmed at start) keeps per-call's warm members; another keeps one once used (pool).
       const profileOptions: PoolOptions = first ? options : { ...options, warm: reuse ? 1 : 0 };
       const pool = new UpstreamPool<PooledProcess>(
         u.name,

@@ -12,7 +12,7 @@ const DECLARED = ["elicitation", "sampling", "roots", "extensions"] as const;
  * (with `listChanged`) and `extensions` (MCP Apps' `io.modelcontextprotocol/ui` among them), as
  * the caller wrote them. Not the tasks extension: taskgate offers it to the caller itself, and
  * what the upstream hears of tasks follows the upstream's own support. Undefined: taskgate's own
- * capabilities (the home session, the profile a pool warms with at start). `configuredRoots`:
+ * capabilities (the home session's). `configuredRoots`:
  * upstreams[].roots is set, so taskgate answers a roots/list itself where the caller declared no roots.
  */
 export function callerProfile(
@@ -67,8 +67,10 @@ export class ProfileLimitError extends Error {
  * member (a stdio process, an HTTP session) was initialized with the capabilities of the callers
  * it serves, so the upstream sees each caller as that caller declared itself, as it would direct.
  * Profiles get members on demand, all within `poolSize`: an idle member of the least recently
- * used other profile is ended to make room for a call that waits. The first profile, taskgate's
- * own capabilities, is the one warmed at start (readiness); it gives way like any other.
+ * used other profile is ended to make room for a call that waits. The first profile is that of
+ * callers that declare no client capabilities (most client libraries; a 2026-07-28 caller that
+ * declares only the tasks extension): it is the one warmed at start (readiness), and gives way like
+ * any other.
  * Rationale and costs: docs/operations/isolation.md#caller-capabilities.
  */
 export class ProfilePools {
@@ -80,7 +82,7 @@ export class ProfilePools {
   constructor(
     private readonly upstream: string,
     private readonly size: number,
-    private readonly make: (capabilities: Record<string, unknown> | undefined, bound: SharedBound) => Omit<Profile, "key" | "usedAt">,
+    private readonly make: (capabilities: Record<string, unknown> | undefined, bound: SharedBound, first: boolean) => Omit<Profile, "key" | "usedAt">,
     /** upstreams[].roots is set: every profile declares roots, which taskgate answers where its caller cannot. */
     private readonly configuredRoots = false,
   ) {
@@ -89,7 +91,7 @@ export class ProfilePools {
       room: () => this.members() < this.size,
       makeRoom: () => this.members() < this.size || (this.giveWay() && this.members() < this.size),
     };
-    this.first = this.add(callerProfile(undefined));
+    this.first = this.add(callerProfile({}, configuredRoots), true);
   }
 
   /** The profile of a caller with these capabilities, made on first use. */
@@ -112,13 +114,13 @@ export class ProfilePools {
     return total;
   }
 
-  private add({ key, capabilities }: { key: string; capabilities: Record<string, unknown> | undefined }): Profile {
-    // A profile is worth keeping while it has members; at most poolSize + 1 are kept (the first is taskgate's own).
+  private add({ key, capabilities }: { key: string; capabilities: Record<string, unknown> | undefined }, first = false): Profile {
+    // A profile is worth keeping while it has members; at most poolSize + 1 are kept.
     if (this.profiles.size > this.size) this.forgetEmpty();
     // Idle members of the least recently used profiles give way, so that a profile of idle members only is forgotten.
     while (this.profiles.size > this.size && this.giveWay()) this.forgetEmpty();
     if (this.profiles.size > this.size) throw new ProfileLimitError(this.upstream, this.profiles.size);
-    const profile: Profile = { key, usedAt: performance.now(), ...this.make(capabilities, this.bound) };
+    const profile: Profile = { key, usedAt: performance.now(), ...this.make(capabilities, this.bound, first) };
     this.profiles.set(key, profile);
     return profile;
   }
