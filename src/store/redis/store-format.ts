@@ -8,6 +8,8 @@ import { strings } from "./task-replies.js";
 /** Format 1's live index: `<prefix>{live:<n>}`, n < 16, sorted sets of task ids (store/format.ts). */
 const FORMAT_1_LIVE_SHARDS = 16;
 const LIVE_STATUSES = new Set(["working", "input_required"]);
+/** Entries read per shard, newest first. */
+const NEWEST = 10;
 
 /** The store's format in `<prefix>{format}`, and the traces of format 1, which recorded none. */
 export class RedisStoreFormat implements StoreFormatRecorder {
@@ -32,18 +34,18 @@ export class RedisStoreFormat implements StoreFormatRecorder {
 
   /**
    * Tasks format 1 listed as live whose record is still non-terminal: a replica of that format
-   * holds them, or held them when it stopped. Entries of tasks that ended or expired are not counted.
+   * holds them, or held them when it stopped. Only the newest entries of each shard are looked at
+   * (running tasks are among them while such a replica runs), so a large index of ended tasks
+   * costs no more; entries of tasks that ended or expired are not counted.
    */
   async unrecordedTasks(limit: number): Promise<number> {
     let found = 0;
     for (let n = 0; n < FORMAT_1_LIVE_SHARDS && found < limit; n++) {
-      const ids = await this.connection.call((c) => c.zrange(this.keys.formatOneLiveShard(n), 0, limit - 1));
-      for (const id of ids) {
-        const status = await this.connection.call((c) => c.hget(this.keys.task(id), "status"));
-        if (status !== null && LIVE_STATUSES.has(status) && ++found >= limit) break;
-      }
+      const ids = await this.connection.call((c) => c.zrange(this.keys.formatOneLiveShard(n), 0, NEWEST - 1, "REV"));
+      const statuses = await Promise.all(ids.map((id) => this.connection.call((c) => c.hget(this.keys.task(id), "status"))));
+      found += statuses.filter((status) => status !== null && LIVE_STATUSES.has(status)).length;
     }
-    return found;
+    return Math.min(found, limit);
   }
 }
 
