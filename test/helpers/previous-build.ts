@@ -48,8 +48,12 @@ export function previousBuild(commit = PREVIOUS.commit): string {
     run(`git archive --format=tar ${commit} | tar -x -C "${building}"`, ROOT);
     run("npm ci --no-audit --no-fund --loglevel=error", building);
     run("npm run build --silent", building);
-    rmSync(dir, { recursive: true, force: true });
-    renameSync(building, dir);
+    // Test files in another worker may have built it meanwhile and be running it: theirs stays.
+    if (existsSync(join(dir, "dist/cli.js"))) rmSync(building, { recursive: true, force: true });
+    else {
+      rmSync(dir, { recursive: true, force: true });
+      renameSync(building, dir);
+    }
   } catch (err) {
     rmSync(building, { recursive: true, force: true });
     const out = err as { stderr?: Buffer; stdout?: Buffer; message: string };
