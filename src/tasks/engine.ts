@@ -5,7 +5,7 @@ import { Admission, type AdmittedCall } from "./admission.js";
 import { adoptOrphan, drainOwned, resumeOrphan, resumeStreamOrphan } from "./handover.js";
 import { OwnedCall } from "./owned-call.js";
 import { principalChannel, watchPrincipal } from "./principal-watch.js";
-import { Owner } from "./owner.js";
+import { Owner, waitingForOwner } from "./owner.js";
 import { Reaper } from "./reaper.js";
 import { RerunPolicy, type UpstreamEntry } from "./rerun-policy.js";
 import { settle } from "./settle.js";
@@ -203,7 +203,7 @@ export class TaskEngine {
   async answer(taskId: string, principal: string, responses: Record<string, unknown>, log?: LogContext): Promise<TaskRecord | undefined> {
     const written = await this.deps.store.addInputResponses(taskId, principal, responses, this.deps.clock());
     if (!written) return this.audited(taskId, principal, undefined, log);
-    if (written.accepted.length > 0) await this.owner.route(taskId, written.task.owner);
+    if (waitingForOwner(written)) await this.owner.route(taskId, written.task.owner);
     return written.task;
   }
 

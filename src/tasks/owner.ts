@@ -1,10 +1,18 @@
-import { StoreUnavailableError } from "../store/contract.js";
+import { StoreUnavailableError, type TaskRecord } from "../store/contract.js";
 import type { OwnedCall } from "./owned-call.js";
 import { newLeaseToken } from "./task-id.js";
 import { ownerChannel, type EngineDeps } from "./types.js";
 
 interface Hint {
   taskId: string;
+}
+
+/**
+ * Answers the owner has not taken yet, new or from an earlier tasks/update: routed again, so a
+ * client's retry also repeats a hint and a flag that were lost (a failover right after the first).
+ */
+export function waitingForOwner(written: { accepted: string[]; task: TaskRecord }): boolean {
+  return written.accepted.length > 0 || Object.keys(written.task.inputResponses).length > 0;
 }
 
 /** Flagged tasks taken per renewal. */

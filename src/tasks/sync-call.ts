@@ -4,6 +4,7 @@ import type { MessageSink } from "../jsonrpc/sink.js";
 import type { InputRequest, TaskRecord } from "../store/contract.js";
 import type { OwnedCall } from "./owned-call.js";
 import type { CallTarget, ParkTicket } from "./request-state.js";
+import { waitingForOwner } from "./owner.js";
 import { settle } from "./settle.js";
 import { SwitchSink } from "./sinks.js";
 import { isTerminal } from "./transitions.js";
@@ -105,7 +106,7 @@ export class SyncCalls {
     const now = this.deps.clock();
     const written = await this.deps.store.addInputResponses(parkId, principal, responses, now);
     if (!written) return undefined;
-    if (written.accepted.length > 0) await this.route(parkId, written.task.owner);
+    if (waitingForOwner(written)) await this.route(parkId, written.task.owner);
     return this.round(parkId, target, principal, requestId, detachAfterMs === undefined ? undefined : now + detachAfterMs);
   }
 

@@ -88,6 +88,17 @@ export class RedisConnection {
               enableAutoPipelining: true,
             });
     watchHealth(this.client, opts.name, opts.logger);
+    // ioredis ends a client for good when a reconnect fails in some ways (a sentinel connector
+    // cut mid-connect); a store connection never gives up while taskgate runs.
+    let ended = 0;
+    this.client.on("ready", () => (ended = 0));
+    this.client.on("end", () => {
+      if (this.closed) return;
+      if (ended++ === 0) opts.logger?.warn({ connection: opts.name }, "redis connection ended; connecting again");
+      setTimeout(() => {
+        if (!this.closed && this.client.status === "end") this.client.connect().catch(() => undefined);
+      }, reconnectDelayMs(ended)).unref();
+    });
   }
 
   /** The primary's address as this connection last reached it (with Sentinel, it moves on a failover). */
@@ -156,8 +167,11 @@ export class RedisConnection {
 }
 
 /**
- * ioredis asks the sentinels for the primary on every (re)connect, and with `failoverDetector`
- * also listens for +switch-master, so a failover moves the connection at once.
+ * ioredis asks the sentinels for the primary on every (re)connect: a primary that died drops the
+ * connection, and the next one goes to the replica they promoted. One that lives on as a replica
+ * (demoted after a partition) answers writes READONLY, and the connection is made again
+ * (`reconnectOnError`). Not ioredis's `failoverDetector`: it can cut a reconnect in progress, and
+ * the client then ends for good (seen in test/e2e/redis-ha.test.ts).
  */
 function sentinelOptions(t: SentinelTarget) {
   return {
@@ -169,7 +183,7 @@ function sentinelOptions(t: SentinelTarget) {
     ...(t.sentinelPassword !== undefined ? { sentinelPassword: t.sentinelPassword } : {}),
     ...(t.tls ? { tls: {}, enableTLSForSentinelMode: true } : {}),
     sentinelRetryStrategy: reconnectDelayMs,
-    failoverDetector: true,
+    reconnectOnError: (err: Error) => (/^READONLY\b/.test(err.message) ? 1 : false),
   };
 }
 

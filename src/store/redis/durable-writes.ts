@@ -1,4 +1,4 @@
-import type { Cluster, Redis } from "ioredis";
+import { Cluster, type Redis } from "ioredis";
 import { StoreUnavailableError, StoreUnconfirmedError } from "../contract.js";
 import type { RedisConnection } from "./connection.js";
 import { toStoreError } from "./errors.js";
@@ -125,6 +125,8 @@ export class DurableWrites {
     pipeline.set(touch, "1", "PX", 1);
     pipeline.wait(needed, this.waitTimeoutMs);
     const replies = (await pipeline.exec()) ?? [];
+    // A slot that moved (a failover): the next try goes where the cluster says it is now.
+    if (client instanceof Cluster && replies.some(([err]) => err && /^(MOVED|ASK)\b/.test(err.message))) client.refreshSlotsCache();
     const [touchErr] = replies[calls.length] ?? [new Error("no reply to the confirming write")];
     const [waitErr, acknowledged] = replies[calls.length + 1] ?? [new Error("no reply to WAIT")];
     if (touchErr || waitErr) throw toStoreError(touchErr ?? waitErr);

@@ -1,8 +1,11 @@
 import type { ChainableCommander } from "ioredis";
 import { StoreUnavailableError } from "../contract.js";
 
-/** Replies meaning "this server cannot serve you right now", not "your command is wrong". */
-const TRANSIENT_REPLY = /^(LOADING|BUSY|MASTERDOWN|CLUSTERDOWN|TRYAGAIN|READONLY|NOREPLICAS)\b/;
+/**
+ * Replies meaning "this server cannot serve you right now", not "your command is wrong". A MOVED or
+ * ASK reaches the store only from a pipeline ioredis did not redirect (its slot moved in a failover).
+ */
+const TRANSIENT_REPLY = /^(LOADING|BUSY|MASTERDOWN|CLUSTERDOWN|TRYAGAIN|READONLY|NOREPLICAS|MOVED|ASK)\b/;
 
 /**
  * The one mapping from what ioredis throws to what the store throws. Connection loss, timeouts

@@ -1,7 +1,7 @@
 import type { Lease, NewTask, TaskChange, TaskFilter, TaskRecord, TaskStore, TaskView, TransitionResult } from "../contract.js";
 import { isTerminal } from "../task-rules.js";
 import { decodeTask, decodeTaskView, encodeAnswer, expiresAt, newTaskFields } from "../task-fields.js";
-import { assertChange, assertPrincipal, assertToken, taskExistsError } from "../task-rules.js";
+import { assertChange, assertPrincipal, assertToken, taskExistsError, TRANSITION_RULES } from "../task-rules.js";
 import type { RedisConnection } from "./connection.js";
 import type { RedisKeys } from "./keys.js";
 import { addInputResponses } from "./lua/add-input-responses-2.js";
@@ -26,11 +26,14 @@ function readView(reply: unknown): TaskView | undefined {
 }
 
 /**
- * The changes a caller is told were made (a cancel, an outcome, a detach that hands out the task):
- * confirmed by the replicas before they are answered. Progress, questions and stream positions are
- * not: a failover that loses one loses a hint the next write or a resume repeats.
+ * Every change but progress is confirmed by the replicas before it is answered: those a caller is
+ * told were made (a cancel, an outcome, a detach that hands out the task), and those a call's
+ * progress depends on (a question the client must see to answer it, what another replica needs to
+ * take the call over). A progress message lost to a failover is repeated by the next one.
  */
-const ACKNOWLEDGED: ReadonlySet<TaskChange["kind"]> = new Set(["complete", "fail", "cancel", "request-cancel", "detach"]);
+const ACKNOWLEDGED: ReadonlySet<TaskChange["kind"]> = new Set(
+  (Object.keys(TRANSITION_RULES) as TaskChange["kind"][]).filter((kind) => kind !== "set-status-message"),
+);
 
 /** get-task-2's reply: the task, or undefined when it is missing or another principal's. */
 function readTask(reply: unknown): TaskRecord | undefined {
@@ -145,7 +148,11 @@ export class RedisTasks implements TaskStore {
   async takeInputResponses(id: string, leaseToken: string, now: number, waitingFor: readonly string[] = []) {
     assertToken(leaseToken);
     const k = this.keys.taskKeys(id);
-    const reply = await this.scripts.run(takeInputResponses, [k.hash, k.outcome, k.lease], [leaseToken, now, this.keys.taskChannel(id), ...waitingFor]);
+    const reply = await this.durable.run({
+      script: takeInputResponses,
+      keys: [k.hash, k.outcome, k.lease],
+      args: [leaseToken, now, this.keys.taskChannel(id), ...waitingFor],
+    });
     const read = readCode(takeInputResponses.name, reply, ["ok", "not_found", "stale_lease"]);
     if (read !== "ok") return { ok: false as const, reason: read as "not_found" | "stale_lease" };
     const [, taken, fields, outcome] = array(reply);
