@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { callerProfile, listsByProfile } from "../../src/upstream/mux/profiles.js";
+import { callerProfile, listsByProfile, ProfilePools } from "../../src/upstream/mux/profiles.js";
 
 const UI = { "io.modelcontextprotocol/ui": { mimeTypes: ["text/html;profile=mcp-app"] } };
 
@@ -37,5 +37,36 @@ describe("a caller's capability profile", () => {
     expect(listsByProfile({ extensions: UI })).toBe(true);
     expect(listsByProfile({ elicitation: {}, sampling: {}, roots: {} })).toBe(false);
     expect(listsByProfile({ extensions: { "io.modelcontextprotocol/tasks": {} } })).toBe(false);
+  });
+});
+
+describe("the profiles of one upstream", () => {
+  /** A pool as ProfilePools sees it: members, idle ones, closing. */
+  const fakePools = (size: number) => {
+    const made: Array<{ members: number; hasIdle: boolean; closed: boolean; coolDown(): boolean; close(): Promise<void> }> = [];
+    const pools = new ProfilePools("up", size, () => {
+      const pool = {
+        members: 0,
+        hasIdle: false,
+        closed: false,
+        coolDown: () => false,
+        close: async () => void (pool.closed = true),
+      };
+      made.push(pool);
+      return { pool: pool as never, lane: undefined };
+    });
+    return { pools, made };
+  };
+
+  it("gives a call whose profile was forgotten while it waited the pool its profile has now, never the closed one", () => {
+    const { pools } = fakePools(1);
+    const asking = { elicitation: {} };
+    const taken = pools.of(asking).pool as unknown as { closed: boolean };
+    // A third profile past poolSize + 1: the one without members is forgotten and its pool closed.
+    pools.of({ sampling: {} });
+    expect(taken.closed).toBe(true);
+    const now = pools.currentPool(taken as never, asking);
+    expect(now).not.toBe(taken);
+    expect(pools.currentPool(now, asking)).toBe(now);
   });
 });

@@ -195,6 +195,8 @@ export class PoolCaller implements PooledCalls {
       if (slot.toLane) return new ToLane(slot.ticket.since);
       const allowed = mayStart(options);
       if (slot.cancelled || (allowed && !(await allowed))) return failure(request.id, CANCELLED_BEFORE_START);
+      // Its profile may have been forgotten while it waited (profiles.ts): its pool is then closed.
+      pool = this.pools.currentPool(pool, client.capabilities);
       const member = pool.takeIdle() ?? (await pool.take());
       slot.member = member;
       slot.pool = pool;
@@ -243,6 +245,7 @@ export class PoolCaller implements PooledCalls {
       if (!slot.ticket.started) await slot.ticket.ready;
       const allowed = mayStart(options);
       if (slot.cancelled || (allowed && !(await allowed))) return failure(request.id, CANCELLED_BEFORE_START);
+      lane = this.pools.currentLane(lane, client.capabilities);
       const taken = lane.enterOpen() ?? (await lane.enter());
       slot.lane = taken;
       slot.laneOf = lane;

@@ -103,6 +103,21 @@ export class ProfilePools {
     return profile;
   }
 
+  /**
+   * The pool a call took before it waited its turn, or, when its profile was forgotten meanwhile
+   * (all its members gone, its pool closed), the pool of the caller's profile as it is now.
+   */
+  currentPool(taken: UpstreamPool<PooledProcess>, capabilities: Record<string, unknown>): UpstreamPool<PooledProcess> {
+    for (const profile of this.profiles.values()) if (profile.pool === taken) return taken;
+    return this.of(capabilities).pool;
+  }
+
+  /** The same for a quiet lane. */
+  currentLane(taken: QuietLane, capabilities: Record<string, unknown>): QuietLane {
+    for (const profile of this.profiles.values()) if (profile.lane === taken) return taken;
+    return this.of(capabilities).lane ?? taken;
+  }
+
   all(): IterableIterator<Profile> {
     return this.profiles.values();
   }
