@@ -4,13 +4,14 @@ import { join } from "node:path";
 import { ROOT } from "./processes.js";
 
 /**
- * The previous version for the rolling-upgrade test (docs/operations/upgrading.md#the-rule): the
- * commit of main the current store format's change starts after. A change to the store's
- * contract moves it to the last commit before that change, in this one place.
+ * The previous version for the rolling-upgrade tests (docs/operations/upgrading.md#the-rule): the
+ * last commit of main before the latest change to the store's contract. The next such change
+ * moves it to the last commit before itself, in this one place.
  */
 export const PREVIOUS = {
-  commit: "a97b6ef2f0190e61f484ea77ffe1cc8a0349c842",
-  /** What its replicas write (store/format.ts); it predates the record, so it writes none. */
+  /** Main before acknowledged writes waited for the replicas (WAIT, the spare held sets). */
+  commit: "478b049b4f9b3d0ac989290281b1c48afdf84629",
+  /** What its replicas write (store/format.ts), recorded in `{format}`. */
   storeFormat: 2,
 };
 
