@@ -21,7 +21,18 @@ import { tasksGet } from "./scenarios/tasks-get.js";
 import { replicatedCreate } from "./scenarios/replicated-create.js";
 import { readSettings } from "./settings.js";
 
-const SCENARIOS: readonly Scenario[] = [httpPassthrough, tasksGet, taskThroughput, stdioPassthrough, inFlight, heldAtRest, endingsTogether, cluster, taskQueue, replicatedCreate];
+const SCENARIOS: readonly Scenario[] = [
+  httpPassthrough,
+  tasksGet,
+  taskThroughput,
+  stdioPassthrough,
+  inFlight,
+  heldAtRest,
+  endingsTogether,
+  cluster,
+  taskQueue,
+  replicatedCreate,
+];
 
 /** `npm run bench`: every scenario in one run, side by side, then the JSON and markdown reports. */
 async function main(): Promise<void> {

@@ -52,7 +52,9 @@ export const replicatedCreate: Scenario = {
       out.figure("added p50 latency of WAIT, ms", round(percentile(withWait!, 0.5) - percentile(without!, 0.5), 3));
       const [rateWith, rateWithout] = [...rates.values()];
       if (rateWith && rateWithout) out.figure("creates per second with WAIT / without", round(rateWith / rateWithout, 2));
-      out.note("Both gateways run at once against the same primary and replica, and take turns slice by slice, so a change of machine load shows in both rows.");
+      out.note(
+        "Both gateways run at once against the same primary and replica, and take turns slice by slice, so a change of machine load shows in both rows.",
+      );
       await primary.client.quit();
     } finally {
       await Promise.all(servers.map((s) => s.proc.stop()));
@@ -66,7 +68,14 @@ async function redisServer(args: string[], procs: Tracked[]): Promise<{ port: nu
   procs.push(startProcess("redis-server", "redis-server", ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", ...args]));
   const client = new Redis({ host: "127.0.0.1", port, retryStrategy: () => 50, maxRetriesPerRequest: 1 });
   client.on("error", () => undefined);
-  await waitFor(() => client.ping().then((r) => r === "PONG", () => false), `redis-server on ${port}`);
+  await waitFor(
+    () =>
+      client.ping().then(
+        (r) => r === "PONG",
+        () => false,
+      ),
+    `redis-server on ${port}`,
+  );
   return { port, url: `redis://127.0.0.1:${port}`, client };
 }
 
