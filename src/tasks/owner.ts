@@ -49,6 +49,8 @@ export class Owner {
   async start(): Promise<void> {
     const { options, store } = this.deps;
     await this.takeLease();
+    // Nothing is held yet: the first check of held records is one AUDIT_MS from now.
+    this.auditedAt = this.deps.clock();
     this.unsubscribe = await store.bus.subscribe(ownerChannel(options.replicaId), (message) => void this.onHint(message));
     this.timer = setInterval(() => this.renewOnce(), Math.max(50, Math.floor(options.leaseMs / 3)));
     this.timer.unref();
