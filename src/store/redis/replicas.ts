@@ -144,6 +144,8 @@ class SentinelAsker {
           retryStrategy: () => 1_000,
         }),
     );
+    // A sentinel that is down is tried after the others; its errors are this asker's to ignore.
+    for (const client of this.clients) client.on("error", () => undefined);
   }
 
   async replicas(): Promise<number> {
