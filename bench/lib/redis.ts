@@ -14,9 +14,10 @@ export interface BenchRedis {
   close(): Promise<void>;
 }
 
-export async function startRedis(): Promise<BenchRedis> {
+/** `args`: more for redis-server, e.g. `--replicaof` (scenario w). */
+export async function startRedis(args: string[] = []): Promise<BenchRedis> {
   const port = await freePort();
-  const proc = startProcess("redis-server", "redis-server", ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"]);
+  const proc = startProcess("redis-server", "redis-server", ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", ...args]);
   // Retries quickly while the server is still starting; errors until then are expected.
   const client = new Redis({ host: "127.0.0.1", port, retryStrategy: () => 50, maxRetriesPerRequest: 1 });
   client.on("error", () => undefined);

@@ -1,10 +1,10 @@
-import { Redis } from "ioredis";
+import { tmpdir } from "node:os";
 import { round } from "../lib/load.js";
-import { startProcess, type Tracked } from "../lib/procs.js";
+import { startRedis, type BenchRedis } from "../lib/redis.js";
 import type { Scenario } from "../lib/result.js";
 import { demoStdio, startGateway, type Server } from "../lib/servers.js";
 import { createTask } from "../lib/tasks.js";
-import { freePort, waitFor } from "../lib/wait.js";
+import { waitFor } from "../lib/wait.js";
 
 const CONCURRENCY = 16;
 /** Calls per slice at one connection; the two gateways take turns, slice by slice. */
@@ -21,11 +21,14 @@ export const replicatedCreate: Scenario = {
   title: "task creation with WAIT for a replica vs without (a primary and one replica, required tool)",
   goals: {},
   async run(ctx, out) {
-    const procs: Tracked[] = [];
+    const redis: BenchRedis[] = [];
     const servers: Server[] = [];
     try {
-      const primary = await redisServer([], procs);
-      await redisServer(["--replicaof", "127.0.0.1", String(primary.port)], procs);
+      // Replication writes an RDB file for the full sync: into the temporary directory, not the checkout.
+      const dir = ["--dir", tmpdir()];
+      const primary = await startRedis(dir);
+      redis.push(primary);
+      redis.push(await startRedis([...dir, "--replicaof", "127.0.0.1", new URL(primary.url).port]));
       await waitFor(async () => /state=online/.test(await primary.client.info("replication")), "the replica in sync");
       const gateway = (waitForReplicas: "listed" | number) =>
         startGateway({
@@ -55,29 +58,12 @@ export const replicatedCreate: Scenario = {
       out.note(
         "Both gateways run at once against the same primary and replica, and take turns slice by slice, so a change of machine load shows in both rows.",
       );
-      await primary.client.quit();
     } finally {
       await Promise.all(servers.map((s) => s.proc.stop()));
-      await Promise.all(procs.map((p) => p.stop()));
+      await Promise.all(redis.map((r) => r.close()));
     }
   },
 };
-
-async function redisServer(args: string[], procs: Tracked[]): Promise<{ port: number; url: string; client: Redis }> {
-  const port = await freePort();
-  procs.push(startProcess("redis-server", "redis-server", ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", ...args]));
-  const client = new Redis({ host: "127.0.0.1", port, retryStrategy: () => 50, maxRetriesPerRequest: 1 });
-  client.on("error", () => undefined);
-  await waitFor(
-    () =>
-      client.ping().then(
-        (r) => r === "PONG",
-        () => false,
-      ),
-    `redis-server on ${port}`,
-  );
-  return { port, url: `redis://127.0.0.1:${port}`, client };
-}
 
 let seq = 0;
 
