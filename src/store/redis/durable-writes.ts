@@ -23,18 +23,9 @@ interface Group {
 }
 
 /**
- * The writes taskgate acknowledges (a task handle, an accepted answer or cancel, an outcome) are
- * answered only once the replicas a failover could promote have them: each pipeline of scripts
- * ends with WAIT (https://redis.io/docs/latest/commands/wait/), on a connection of its own, so a
- * WAIT held up by a lagging replica delays no poll. WAIT counts the replicas that acknowledged
- * this connection's last write; a write of its own (a key that lives 1 ms, in the first call's
- * slot) comes last, so the confirmation also covers what a script found already written and did
- * not write again (a retried outcome, a repeated answer).
- *
- * Writes to one primary are group-committed: while a pipeline is out, the next ones gather and
- * leave together, so one WAIT a round trip confirms them all, and a lagging replica costs a
- * queued write at most two waits. A write not confirmed within `waitTimeoutMs` is
- * StoreUnconfirmedError: it may be on the primary, and it is not acknowledged.
+ * Acknowledged writes, each pipeline of them ended by WAIT (https://redis.io/docs/latest/commands/wait/)
+ * and group-committed per primary; not confirmed in time: StoreUnconfirmedError.
+ * Why and how: docs/contributing/architecture.md#acknowledged-writes-on-replicated-redis
  */
 export class DurableWrites {
   private readonly groups = new Map<string, Group>();

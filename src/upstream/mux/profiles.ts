@@ -63,15 +63,8 @@ export class ProfileLimitError extends Error {
 }
 
 /**
- * The pool of one upstream (`isolation: pool` and `per-call`) split by caller profile: each
- * member (a stdio process, an HTTP session) was initialized with the capabilities of the callers
- * it serves, so the upstream sees each caller as that caller declared itself, as it would direct.
- * Profiles get members on demand, all within `poolSize`: an idle member of the least recently
- * used other profile is ended to make room for a call that waits. The first profile is that of
- * callers that declare no client capabilities (most client libraries; a 2026-07-28 caller that
- * declares only the tasks extension): it is the one warmed at start (readiness), and gives way like
- * any other.
- * Rationale and costs: docs/operations/isolation.md#caller-capabilities.
+ * The pool of one upstream (`isolation: pool` and `per-call`) split by caller profile, all within `poolSize`.
+ * How profiles share it: docs/contributing/architecture.md#caller-profiles; costs: docs/operations/isolation.md#caller-capabilities
  */
 export class ProfilePools {
   private readonly profiles = new Map<string, Profile>();
