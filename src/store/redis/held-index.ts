@@ -64,7 +64,9 @@ export class HeldIndex {
     const bySpare = new Map<number, string[]>();
     for (const id of ids) {
       const k = shardOf(id, HELD_SPARES);
-      bySpare.set(k, [...(bySpare.get(k) ?? []), id]);
+      const some = bySpare.get(k);
+      if (some) some.push(id);
+      else bySpare.set(k, [id]);
     }
     await Promise.all([...bySpare].map(([k, some]) => this.removeFrom(this.keys.heldSpare(token, k), some)));
   }
