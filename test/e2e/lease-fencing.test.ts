@@ -32,7 +32,10 @@ describe("a replica paused past its lease", () => {
     // a reads its upstream's answer and tries to write it: refused (or abandoned first, when its
     // renewal was answered before); either way counted as lost, and nothing of a's is written.
     await waitFor(async () => (await losses(a)) === 1, { timeoutMs: 10_000, what: "a to count the lost lease" });
-    expect(a.output()).toMatch(/outcome refused, another replica holds the task now|the replica's lease lapsed/);
+    // The log line may reach the pipe a moment after the metric is served: waited for, not read once.
+    const said = /outcome refused, another replica holds the task now|the replica's lease lapsed/;
+    await waitFor(() => said.test(a.output()), { timeoutMs: 5_000, what: "a to log why it lost the lease" });
+    expect(a.output()).toMatch(said);
     const meanwhile = await until([b.mcpUrl], taskId, () => true);
     if (meanwhile.status !== "completed") expect(meanwhile.statusMessage).toMatch(/attempt 2 of 2/);
     // b's run ends it, once.
