@@ -25,7 +25,8 @@ describe("MRTR before detaching (2026-07-28, https://modelcontextprotocol.io/spe
     const store = { redisUrl: inject("redisUrl"), keyPrefix: `t${randomBytes(4).toString("hex")}:` };
     const config = {
       store,
-      tasks: { detachAfterMs: 300, requestStateSecret: SECRET },
+      // 1 s: a question must arrive within it on a loaded machine (300 ms failed under a full run).
+      tasks: { detachAfterMs: 1000, requestStateSecret: SECRET },
       upstreams: [
         { name: "demo", path: "/mcp", stdio: demoStdio() },
         { name: "fixture", path: "/fixture", stdio: { command: process.execPath, args: [join(ROOT, "test/fixtures/blocking-server.mjs"), "stdio"] } },
