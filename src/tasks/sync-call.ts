@@ -71,8 +71,11 @@ export class SyncCalls {
       queueWait,
     });
     const racers: Promise<JsonRpcResponse | "input" | undefined>[] = [running, input];
-    if (detachAfterMs !== undefined) racers.push(delay(detachAfterMs));
+    // Cleared once the race is decided: a pending timer would hold the call's answer until it fired.
+    let timer: NodeJS.Timeout | undefined;
+    if (detachAfterMs !== undefined) racers.push(new Promise((resolve) => (timer = setTimeout(resolve, detachAfterMs, undefined).unref())));
     const early = await Promise.race(racers);
+    clearTimeout(timer);
     if (early !== undefined && early !== "input") {
       await this.release(call);
       return { inline: early };
@@ -170,8 +173,4 @@ function endedAs(task: TaskRecord, id: JsonRpcId): JsonRpcResponse {
 
 function gone(id: JsonRpcId): SyncOutcome {
   return { inline: { jsonrpc: "2.0", id, error: { code: RPC.INTERNAL_ERROR, message: "the parked call expired" } } };
-}
-
-function delay(ms: number): Promise<undefined> {
-  return new Promise((resolve) => setTimeout(() => resolve(undefined), ms).unref());
 }
