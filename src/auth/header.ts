@@ -19,7 +19,8 @@ export class HeaderAuthenticator implements Authenticator {
   }
 
   async authenticate(req: AuthRequest): Promise<AuthResult> {
-    const peer = req.remoteAddress === undefined ? undefined : normalizeAddress(req.remoteAddress);
+    const address = req.remoteAddress();
+    const peer = address === undefined ? undefined : normalizeAddress(address);
     if (peer === undefined || !isTrusted(this.trusted, peer))
       return { ok: false, error: "invalid_request", description: "requests must come through the trusted proxy" };
     const name = req.header(this.config.name)?.trim();

@@ -18,7 +18,7 @@ export function forwardableAuthorization(authorization: string | undefined, veri
 }
 
 function unverifiedAudience(authorization: string): string[] {
-  const presented = bearerToken({ header: () => authorization, remoteAddress: undefined });
+  const presented = bearerToken({ header: () => authorization, remoteAddress: () => undefined });
   const payload = "token" in presented ? presented.token.split(".") : [];
   if (payload.length !== 3) return [];
   try {

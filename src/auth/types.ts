@@ -7,8 +7,11 @@
 /** What an authenticator may look at: request headers and the peer address of the connection. */
 export interface AuthRequest {
   header(name: string): string | undefined;
-  /** The TCP peer (the proxy, behind one); undefined when unknown. */
-  remoteAddress: string | undefined;
+  /**
+   * The TCP peer (the proxy, behind one); undefined when unknown. A method, read only by the
+   * modes that ask (getConnInfo builds objects per call).
+   */
+  remoteAddress(): string | undefined;
   /** The canonical URL of the MCP endpoint being called (RFC 8707 resource), for audience binding. */
   resource?: string;
 }

@@ -48,10 +48,7 @@ export function authGuard(
     return check(
       {
         header: (name) => c.req.header(name),
-        // The peer address is read only by the modes that ask for it: getConnInfo builds objects per call.
-        get remoteAddress() {
-          return remoteAddress(c);
-        },
+        remoteAddress: () => remoteAddress(c),
       },
       c.get("logContext"),
     ).then((caller) => (caller instanceof Response ? caller : found(c, caller)));
@@ -95,9 +92,7 @@ export function callerCheck(
         ? req
         : {
             header: req.header,
-            get remoteAddress() {
-              return req.remoteAddress;
-            },
+            remoteAddress: req.remoteAddress,
             resource,
           },
     );

@@ -183,9 +183,7 @@ function endpointPolls(endpoint: Endpoint, options: HttpOptions, logger: Logger,
     const calling = check?.(
       {
         header: (name) => rawHeader(h.raw, name),
-        get remoteAddress() {
-          return req.socket.remoteAddress;
-        },
+        remoteAddress: () => req.socket.remoteAddress,
       },
       context,
     );

@@ -229,11 +229,10 @@ function postMessage(
             mcpMethod: c.req.header("mcp-method"),
             mcpName: c.req.header("mcp-name"),
             header: (name) => c.req.header(name),
-            // A getter: the signal exists only for the few calls that wait on it (tasks/result), since
-            // creating it makes @hono/node-server build an AbortController for the request.
-            get signal() {
-              return c.req.raw.signal;
-            },
+            // Only tasks/result waits on it: creating it makes @hono/node-server build an
+            // AbortController for the request. Not a getter: V8 allocates an object literal's
+            // accessor pair in old space, which then keeps the whole request alive until a full GC.
+            signal: method === "tasks/result" ? c.req.raw.signal : undefined,
             principal,
             log,
             // Read only where the upstream forwards it, so elsewhere the secret goes no further than auth.

@@ -11,7 +11,7 @@ const sha256 = (s: string) => createHash("sha256").update(s).digest("hex");
 const config = (input: Record<string, unknown>): AuthConfig => AuthSchema.parse(input);
 const request = (headers: Record<string, string>, remoteAddress = "127.0.0.1"): AuthRequest => ({
   header: (name) => headers[name.toLowerCase()],
-  remoteAddress,
+  remoteAddress: () => remoteAddress,
 });
 const bearer = (token: string) => request({ authorization: `Bearer ${token}` });
 

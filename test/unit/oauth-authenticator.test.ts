@@ -22,7 +22,7 @@ describe("the oauth authenticator's key and introspection caches", () => {
     new OAuthAuthenticator(AuthSchema.parse({ mode: "oauth", oauth: { issuer: as.issuer, ...oauth } }).oauth);
   const request = (token: string, resource: string): AuthRequest => ({
     header: (n) => (n === "authorization" ? `Bearer ${token}` : undefined),
-    remoteAddress: undefined,
+    remoteAddress: () => undefined,
     resource,
   });
 
