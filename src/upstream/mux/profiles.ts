@@ -20,6 +20,11 @@ export function callerProfile(
   configuredRoots = false,
 ): { key: string; capabilities: Record<string, unknown> | undefined } {
   if (capabilities === undefined) return { key: "taskgate", capabilities: undefined };
+  const declared = declaredOf(capabilities, configuredRoots);
+  return { key: keyOf(canonical(declared)), capabilities: declared };
+}
+
+function declaredOf(capabilities: Record<string, unknown>, configuredRoots: boolean): Record<string, unknown> {
   const declared: Record<string, unknown> = configuredRoots ? { roots: {} } : {};
   for (const name of DECLARED) {
     const value = capabilities[name];
@@ -29,9 +34,21 @@ export function callerProfile(
       if (Object.keys(others).length > 0) declared.extensions = others;
     } else declared[name] = value;
   }
-  // A fixed-size key, however much a caller declared.
-  const key = createHash("sha256").update(canonical(declared)).digest("base64url");
-  return { key, capabilities: declared };
+  return declared;
+}
+
+/** Keys of the profiles seen lately, so a call does not hash its caller's capabilities again. */
+const KEYS = new Map<string, string>();
+const MAX_KEYS = 1_000;
+
+/** A fixed-size key, however much a caller declared. */
+function keyOf(canonicalDeclared: string): string {
+  const known = KEYS.get(canonicalDeclared);
+  if (known !== undefined) return known;
+  const key = createHash("sha256").update(canonicalDeclared).digest("base64url");
+  if (KEYS.size >= MAX_KEYS) KEYS.clear();
+  KEYS.set(canonicalDeclared, key);
+  return key;
 }
 
 /**
@@ -41,7 +58,7 @@ export function callerProfile(
  * (resources it adds over time) shows alike to all of them.
  */
 export function listsByProfile(capabilities: Record<string, unknown>): boolean {
-  return callerProfile(capabilities).capabilities?.extensions !== undefined;
+  return declaredOf(capabilities, false).extensions !== undefined;
 }
 
 /** One caller profile's members: its pool, and its quiet lane where calls share one. */
