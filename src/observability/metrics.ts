@@ -28,9 +28,11 @@ export class Metrics {
   private readonly ended: Counter<"upstream" | "tool" | "status">;
   private readonly detach: Histogram<"upstream">;
   private readonly lifetime: Histogram<"upstream" | "status">;
-  private readonly upstreamCalls: Histogram<"upstream" | "method" | "outcome">;
+  private readonly upstreamCalls: FastHistogram<"upstream" | "method" | "outcome">;
+  private readonly upstreamCallSeries = new Map<string, HistogramSeries<"upstream" | "method" | "outcome">>();
   private readonly tasksGetSeconds: FastHistogram<"upstream">;
-  private readonly passthroughSeconds: Histogram<"upstream" | "method">;
+  private readonly passthroughSeconds: FastHistogram<"upstream" | "method">;
+  private readonly passthroughSeries = new Map<string, HistogramSeries<"upstream" | "method">>();
   private readonly storeErrors: Counter<"operation">;
   private readonly leaseRenewals: Counter;
   private readonly leaseLosses: Counter;
@@ -40,7 +42,7 @@ export class Metrics {
   private readonly sse: Gauge;
   private readonly operations: FastHistogram<OperationLabel>;
   private readonly operationSeries = new Map<string, HistogramSeries<OperationLabel>>();
-  private readonly queueWait: Histogram<"upstream">;
+  private readonly queueWait: FastHistogram<"upstream">;
   private readonly queues = new Map<string, () => number>();
   private readonly pools = new Map<string, () => Record<string, number>>();
   private inFlight: () => number = () => 0;
@@ -83,13 +85,14 @@ export class Metrics {
       buckets: TASK_BUCKETS,
       registers,
     });
-    this.upstreamCalls = new Histogram({
-      name: "taskgate_upstream_call_duration_seconds",
-      help: "Every request sent upstream, until its answer, by upstream, method and outcome (ok, error).",
-      labelNames: ["upstream", "method", "outcome"],
-      buckets: BUCKETS,
-      registers,
-    });
+    // These three are observed on every relayed call: FastHistogram, as the front's own.
+    this.upstreamCalls = new FastHistogram(
+      "taskgate_upstream_call_duration_seconds",
+      "Every request sent upstream, until its answer, by upstream, method and outcome (ok, error).",
+      ["upstream", "method", "outcome"],
+      BUCKETS,
+      this.registry,
+    );
     // Observed on every poll: a series looked up by upstream name, no label set hashed.
     this.tasksGetSeconds = new FastHistogram(
       "taskgate_tasks_get_duration_seconds",
@@ -98,13 +101,13 @@ export class Metrics {
       BUCKETS,
       this.registry,
     );
-    this.passthroughSeconds = new Histogram({
-      name: "taskgate_passthrough_duration_seconds",
-      help: "Requests relayed to the upstream while the client waits (not task calls), by method; its _count is the number of requests.",
-      labelNames: ["upstream", "method"],
-      buckets: BUCKETS,
-      registers,
-    });
+    this.passthroughSeconds = new FastHistogram(
+      "taskgate_passthrough_duration_seconds",
+      "Requests relayed to the upstream while the client waits (not task calls), by method; its _count is the number of requests.",
+      ["upstream", "method"],
+      BUCKETS,
+      this.registry,
+    );
     this.storeErrors = new Counter({
       name: "taskgate_store_errors_total",
       help: "Store operations that failed (store unreachable or a script error), by operation.",
@@ -154,13 +157,13 @@ export class Metrics {
         for (const [upstream, read] of queues) this.set({ upstream }, read());
       },
     });
-    this.queueWait = new Histogram({
-      name: "taskgate_upstream_queue_wait_seconds",
-      help: "How long each call waited for a free slot on its upstream (0 when one was free), until it started or gave up.",
-      labelNames: ["upstream"],
-      buckets: BUCKETS,
-      registers,
-    });
+    this.queueWait = new FastHistogram(
+      "taskgate_upstream_queue_wait_seconds",
+      "How long each call waited for a free slot on its upstream (0 when one was free), until it started or gave up.",
+      ["upstream"],
+      BUCKETS,
+      this.registry,
+    );
     new Gauge({
       name: "taskgate_upstream_pool_processes",
       help: "Members of a pooled upstream by state (processes of a stdio upstream, sessions of an HTTP one): idle (ready), busy (running a call), starting, stopping (being ended after a cancelled or abandoned call). The home process or session is not counted.",
@@ -178,7 +181,7 @@ export class Metrics {
   }
 
   queueWaited(upstream: string, seconds: number): void {
-    this.queueWait.observe({ upstream }, seconds);
+    this.queueWait.observe(this.queueWait.seriesFor(upstream, { upstream }), seconds);
   }
 
   /** What `taskgate_upstream_pool_processes` reads for `upstream` at each scrape. */
@@ -205,7 +208,12 @@ export class Metrics {
   }
 
   upstreamCall(upstream: string, method: string, seconds: number, ok: boolean): void {
-    this.upstreamCalls.observe({ upstream, method: this.labels.admit("method", method), outcome: ok ? "ok" : "error" }, seconds);
+    const outcome = ok ? "ok" : "error";
+    const series = this.cachedSeries(this.upstreamCallSeries, `${upstream}\n${method}\n${outcome}`, () => {
+      const labels = { upstream, method: this.labels.admit("method", method), outcome };
+      return this.upstreamCalls.seriesFor(Object.values(labels).join("\n"), labels);
+    });
+    this.upstreamCalls.observe(series, seconds);
   }
 
   tasksGet(upstream: string, seconds: number): void {
@@ -213,7 +221,11 @@ export class Metrics {
   }
 
   passthrough(upstream: string, method: string, seconds: number): void {
-    this.passthroughSeconds.observe({ upstream, method: this.labels.admit("method", method) }, seconds);
+    const series = this.cachedSeries(this.passthroughSeries, `${upstream}\n${method}`, () => {
+      const labels = { upstream, method: this.labels.admit("method", method) };
+      return this.passthroughSeconds.seriesFor(Object.values(labels).join("\n"), labels);
+    });
+    this.passthroughSeconds.observe(series, seconds);
   }
 
   /**
@@ -222,8 +234,7 @@ export class Metrics {
    */
   operation(upstream: string, method: string, tool: string, wire: Wire, outcome: Outcome, errorType: string, seconds: number): void {
     const key = `${upstream}\n${method}\n${tool}\n${wire}\n${outcome}\n${errorType}`;
-    let series = this.operationSeries.get(key);
-    if (!series) {
+    const series = this.cachedSeries(this.operationSeries, key, () => {
       const labels = {
         upstream,
         mcp_method_name: this.labels.admit("method", method),
@@ -232,11 +243,23 @@ export class Metrics {
         wire,
         outcome,
       };
-      series = this.operations.seriesFor(Object.values(labels).join("\n"), labels);
-      // Names past the guard's bound share the "other" series; their raw keys are not kept.
-      if (this.operationSeries.size < MAX_CACHED_KEYS) this.operationSeries.set(key, series);
-    }
+      return this.operations.seriesFor(Object.values(labels).join("\n"), labels);
+    });
     this.operations.observe(series, seconds);
+  }
+
+  /**
+   * A series by the raw names it was observed with. Client-given names pass the label guard only
+   * when first seen; names past the guard's bound share the "other" series, and past
+   * MAX_CACHED_KEYS their raw keys are not kept.
+   */
+  private cachedSeries<L extends string>(cache: Map<string, HistogramSeries<L>>, key: string, make: () => HistogramSeries<L>): HistogramSeries<L> {
+    let series = cache.get(key);
+    if (!series) {
+      series = make();
+      if (cache.size < MAX_CACHED_KEYS) cache.set(key, series);
+    }
+    return series;
   }
 
   storeError(operation: string): void {
