@@ -316,7 +316,13 @@ export const ConfigSchema = z
           .positive()
           .default(1000)
           .describe(
-            "Longest an acknowledged write waits for its replicas; past it the caller gets -32603 'the task store could not confirm the write' (a new task is tried once more on another shard).",
+            "Longest an acknowledged write waits for its replicas, and as long again for the primary's AOF fsync (store.waitForAof); past it the caller gets -32603 'the task store could not confirm the write' (a new task is tried once more on another shard).",
+          ),
+        waitForAof: z
+          .union([z.literal("auto"), z.boolean()])
+          .default("auto")
+          .describe(
+            "After WAIT, an acknowledged write also waits for WAITAOF 1 0: the primary has fsynced it to its AOF. auto: on each primary whose INFO says Redis 7.2 or later (Valkey too) with appendonly yes; true: on every primary without asking its INFO; false: never, WAIT alone (the replicas hold the write in memory), which saves up to a second per write under appendfsync everysec. A primary that refuses WAITAOF is logged once and confirmed by WAIT alone until the next topology read.",
           ),
       })
       .strict()

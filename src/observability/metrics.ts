@@ -132,7 +132,7 @@ export class Metrics {
     });
     this.unconfirmed = new Counter({
       name: "taskgate_store_writes_unconfirmed_total",
-      help: "Acknowledged writes (a task handle, an answer, a cancel, an outcome) the store's replicas did not confirm within store.waitTimeoutMs, by store operation.",
+      help: "Acknowledged writes (a task handle, an answer, a cancel, an outcome) the store's replicas (WAIT), or its primary's AOF fsync (WAITAOF), did not confirm within store.waitTimeoutMs, by store operation.",
       labelNames: ["operation"],
       registers,
     });

@@ -413,16 +413,24 @@ export function refusedByShard(err: unknown): boolean {
 
 /**
  * The write reached the primary but not, within the bound, the replicas a failover could promote
- * (Redis WAIT): it may be there or not, and the caller must not be told it was made. Retried like
- * any unavailability; the client is told "the task store could not confirm the write".
+ * (Redis WAIT), or the primary did not fsync it to its AOF (WAITAOF, `missing: "aof"`): it may be
+ * there or not, and the caller must not be told it was made. Retried like any unavailability; the
+ * client is told "the task store could not confirm the write" and which confirmation was missing.
  */
 export class StoreUnconfirmedError extends StoreUnavailableError {
   constructor(
     readonly acknowledged: number,
     readonly needed: number,
     readonly timeoutMs: number,
+    readonly missing: "replicas" | "aof" = "replicas",
   ) {
-    super(new Error(`${acknowledged} of ${needed} replicas acknowledged the write within ${timeoutMs} ms`));
+    super(
+      new Error(
+        missing === "replicas"
+          ? `${acknowledged} of ${needed} replicas acknowledged the write within ${timeoutMs} ms`
+          : `the replicas have the write, but the primary did not confirm within ${timeoutMs} ms that it fsynced it to its AOF (WAITAOF)`,
+      ),
+    );
     this.name = "StoreUnconfirmedError";
   }
 }

@@ -4,6 +4,7 @@ import { MemoryStore } from "./memory/memory-store.js";
 import { RedisStore } from "./redis/redis-store.js";
 import type { SentinelTarget } from "./redis/connection.js";
 import type { WaitForReplicas } from "./redis/replicas.js";
+import type { WaitForAof } from "./redis/aof-confirm.js";
 
 export type { EventBus, SessionRecord, SessionStore, Store } from "./contract.js";
 export { StoreUnavailableError } from "./contract.js";
@@ -15,9 +16,10 @@ export interface CreateStoreOptions {
   cluster?: readonly string[];
   /** From `store.sentinel`. */
   sentinel?: SentinelTarget;
-  /** From `store.waitForReplicas` and `store.waitTimeoutMs`. */
+  /** From `store.waitForReplicas`, `store.waitTimeoutMs` and `store.waitForAof`. */
   waitForReplicas?: WaitForReplicas;
   waitTimeoutMs?: number;
+  waitForAof?: WaitForAof;
   /** From `store.keyPrefix`; used by Redis only. */
   keyPrefix: string;
   logger?: Logger;
@@ -36,12 +38,13 @@ export function createStore(opts: CreateStoreOptions): Store {
         ? { url: opts.redisUrl }
         : undefined;
   if (!target) return new MemoryStore({ logger: opts.logger });
-  const { keyPrefix, logger, waitForReplicas, waitTimeoutMs } = opts;
+  const { keyPrefix, logger, waitForReplicas, waitTimeoutMs, waitForAof } = opts;
   return new RedisStore({
     target,
     keyPrefix,
     ...(logger ? { logger } : {}),
     ...(waitForReplicas !== undefined ? { waitForReplicas } : {}),
     ...(waitTimeoutMs !== undefined ? { waitTimeoutMs } : {}),
+    ...(waitForAof !== undefined ? { waitForAof } : {}),
   });
 }

@@ -31,7 +31,7 @@ export const ERROR_CONDITIONS: Record<ErrorKind, string> = {
   upstream_unavailable: "upstream not initialized (on `initialize`, or a 2026-07-28 call)",
   store_unavailable: "store not answering",
   store_unconfirmed:
-    "an acknowledged write (a task handle, an answer, a cancel) reached the Redis primary but not its replicas within `store.waitTimeoutMs` (`store.waitForReplicas`): it may or may not be there, so it is not acknowledged",
+    "an acknowledged write (a task handle, an answer, a cancel) reached the Redis primary but not its replicas within `store.waitTimeoutMs` (`store.waitForReplicas`), or the primary did not confirm its AOF fsync (`store.waitForAof`): it may or may not be there, so it is not acknowledged; the message says which",
   shutting_down: "draining (after SIGTERM/SIGINT): `initialize`, or a call that would become a task",
   store_format: "the task store's format is one this replica cannot work with (a newer version moved past it); `/readyz` says so too",
   internal: "a bug of taskgate's while answering a request that was accepted (logged)",

@@ -38,7 +38,7 @@ export const ERRORS = {
   unsupported_media_type: { code: -32600, status: 415, message: "Unsupported Media Type: Content-Type must be application/json" },
   upstream_unavailable: { code: -32603, status: 503, message: "Upstream unavailable" },
   store_unavailable: { code: -32603, status: 503, message: "task store unavailable" },
-  store_unconfirmed: { code: -32603, status: 503, message: "the task store could not confirm the write reached its replicas" },
+  store_unconfirmed: { code: -32603, status: 503, message: "the task store could not confirm the write" },
   shutting_down: { code: -32603, status: 503, message: "taskgate is shutting down" },
   // A replica of a version that cannot work with the store's format (docs/operations/upgrading.md).
   store_format: { code: -32603, status: 503, message: "this taskgate replica cannot work with the task store's format; another replica may" },

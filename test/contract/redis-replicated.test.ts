@@ -179,6 +179,18 @@ describe("Redis Cluster with a replica per shard", () => {
     await steady.createTask(first, LEASE);
     const victim = await primaryOf(keys.task(first.id));
     expect(steady.topology.needed(keySlot(keys.task(first.id)))).toBe(1);
+    // Each primary is asked for WAITAOF on its own (the cluster's have their AOF off: WAIT alone).
+    const confirmed = () =>
+      [...steady.confirmations()]
+        .filter(([, c]) => !c.waitAof)
+        .map(([at]) => at)
+        .sort();
+    expect(confirmed()).toEqual(
+      raw
+        .nodes("master")
+        .map((n) => `${n.options.host}:${n.options.port}`)
+        .sort(),
+    );
     // A lease token whose held set lives on the shard that will lag.
     let token = "";
     for (let i = 0; !token; i++) if ((await primaryOf(keys.heldUnder(`tok-${i}`))) === victim) token = `tok-${i}`;
@@ -210,6 +222,13 @@ describe("Redis Cluster with a replica per shard", () => {
     expect(acknowledged.length).toBeGreaterThan(13);
     await cluster.kill(victim);
     await waitFor(async () => (await primaryOf(keys.task(first.id))) !== victim, { timeoutMs: 30_000, what: "the cluster to promote the replica" });
+    const promoted = `127.0.0.1:${await primaryOf(keys.task(first.id))}`;
+    await waitFor(() => confirmed().includes(promoted) && !confirmed().includes(`127.0.0.1:${victim}`), {
+      timeoutMs: 15_000,
+      what: "the promoted primary read",
+    }).catch((err: Error) => {
+      throw new Error(`${err.message}; read ${confirmed().join(", ")}, promoted ${promoted}, killed ${victim}`);
+    });
     for (const task of acknowledged) {
       const found = await waitFor(() => steady.getTask(task.id, null).catch(() => undefined), { timeoutMs: 15_000, what: `task ${task.id}` });
       expect(found.id).toBe(task.id);

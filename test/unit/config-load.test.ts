@@ -121,6 +121,18 @@ describe("loadConfig precedence", () => {
     const config = ok(load([]));
     expect(config.store.waitForReplicas).toBe("listed");
     expect(config.store.waitTimeoutMs).toBe(1000);
+    expect(config.store.waitForAof).toBe("auto");
+  });
+
+  it("takes store.waitForAof as auto, true or false, and nothing else", () => {
+    const config = (yaml: string) => {
+      const { dir, file } = writeConfig(yaml);
+      return load(["--config", file], {}, dir);
+    };
+    const upstreams = "upstreams:\n  - { name: svc, path: /svc, http: { url: http://file.example/mcp } }\n";
+    expect(ok(config(`store: { waitForAof: false }\n${upstreams}`)).store.waitForAof).toBe(false);
+    expect(ok(config(`store: { waitForAof: true }\n${upstreams}`)).store.waitForAof).toBe(true);
+    expect(problems(config(`store: { waitForAof: always }\n${upstreams}`)).join("\n")).toMatch(/store\.waitForAof/);
   });
 
   it("treats an empty env variable as unset", () => {

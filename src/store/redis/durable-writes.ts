@@ -1,4 +1,5 @@
 import { Cluster, type Redis } from "ioredis";
+import type { AofConfirmation } from "./aof-confirm.js";
 import { StoreUnavailableError, StoreUnconfirmedError } from "../contract.js";
 import type { RedisConnection } from "./connection.js";
 import { toStoreError } from "./errors.js";
@@ -23,8 +24,9 @@ interface Group {
 }
 
 /**
- * Acknowledged writes, each pipeline of them ended by WAIT (https://redis.io/docs/latest/commands/wait/)
- * and group-committed per primary; not confirmed in time: StoreUnconfirmedError.
+ * Acknowledged writes, each pipeline of them ended by WAIT (https://redis.io/docs/latest/commands/wait/),
+ * then WAITAOF 1 0 where the primary has it (https://redis.io/docs/latest/commands/waitaof/), and
+ * group-committed per primary; not confirmed in time: StoreUnconfirmedError.
  * Why and how: docs/contributing/architecture.md#acknowledged-writes-on-replicated-redis
  */
 export class DurableWrites {
@@ -39,6 +41,7 @@ export class DurableWrites {
     private readonly topology: ReplicaTopology,
     private readonly waitTimeoutMs: number,
     private readonly callTimeoutMs: number,
+    private readonly aof?: AofConfirmation,
   ) {}
 
   /** The script's reply once its replicas have it; where none is needed, a plain call. */
@@ -92,38 +95,52 @@ export class DurableWrites {
 
   private send(calls: DurableCall[]): Promise<unknown[]> {
     const first = calls[0]!.keys[0] ?? "";
-    const needed = this.topology.needed(this.connection.isCluster ? keySlot(first) : undefined);
-    return this.connection.call(async (client) => {
-      const replies = await this.exec(client, calls, `${first}:ack`, needed, false);
-      const missing = calls.flatMap((_, i) => (replies[i] === NOSCRIPT ? [i] : []));
-      if (missing.length === 0) return replies;
-      // The primary does not know a script (a restart, a failover): loaded with EVAL, confirmed again.
-      const again = await this.exec(
-        client,
-        missing.map((i) => calls[i]!),
-        `${first}:ack`,
-        needed,
-        true,
-      );
-      missing.forEach((i, j) => (replies[i] = again[j]));
-      return replies;
-    }, this.callTimeoutMs + this.waitTimeoutMs);
+    const slot = this.connection.isCluster ? keySlot(first) : undefined;
+    const confirm: Confirm = { touch: `${first}:ack`, needed: this.topology.needed(slot), primary: this.groupKey(slot) };
+    // WAIT, then WAITAOF: each may take up to waitTimeoutMs.
+    const waits = this.aof?.waitsFor(confirm.primary) ? 2 : 1;
+    return this.connection.call(
+      async (client) => {
+        const replies = await this.exec(client, calls, confirm, false);
+        const missing = calls.flatMap((_, i) => (replies[i] === NOSCRIPT ? [i] : []));
+        if (missing.length === 0) return replies;
+        // The primary does not know a script (a restart, a failover): loaded with EVAL, confirmed again.
+        const again = await this.exec(
+          client,
+          missing.map((i) => calls[i]!),
+          confirm,
+          true,
+        );
+        missing.forEach((i, j) => (replies[i] = again[j]));
+        return replies;
+      },
+      this.callTimeoutMs + waits * this.waitTimeoutMs,
+    );
   }
 
-  private async exec(client: Redis | Cluster, calls: DurableCall[], touch: string, needed: number, load: boolean): Promise<unknown[]> {
+  private async exec(client: Redis | Cluster, calls: DurableCall[], confirm: Confirm, load: boolean): Promise<unknown[]> {
+    const { touch, needed, primary } = confirm;
+    const waitAof = this.aof?.waitsFor(primary) ?? false;
     const pipeline = client.pipeline();
     for (const call of calls) this.scripts.append(pipeline, call, load);
     pipeline.set(touch, "1", "PX", 1);
     pipeline.wait(needed, this.waitTimeoutMs);
+    // The local fsync only: a replica without AOF sends no fsynced offset, so WAITAOF never counts it
+    // (replicationSendAck, replicationCountAOFAcksByOffset in
+    // https://github.com/redis/redis/blob/4f8cdc2a1ea53e42955af758aabffee67cb455dd/src/replication.c);
+    // WAIT counts the replicas.
+    if (waitAof) pipeline.call("WAITAOF", 1, 0, this.waitTimeoutMs);
     const replies = (await pipeline.exec()) ?? [];
     // A slot that moved (a failover): the next try goes where the cluster says it is now.
     if (client instanceof Cluster && replies.some(([err]) => err && /^(MOVED|ASK)\b/.test(err.message))) client.refreshSlotsCache();
     const [touchErr] = replies[calls.length] ?? [new Error("no reply to the confirming write")];
     const [waitErr, acknowledged] = replies[calls.length + 1] ?? [new Error("no reply to WAIT")];
     if (touchErr || waitErr) throw toStoreError(touchErr ?? waitErr);
-    if (Number(acknowledged) < needed) {
+    let unconfirmed: StoreUnconfirmedError | undefined;
+    if (Number(acknowledged) < needed) unconfirmed = new StoreUnconfirmedError(Number(acknowledged), needed, this.waitTimeoutMs);
+    else if (waitAof && !this.fsynced(primary, replies[calls.length + 2])) unconfirmed = new StoreUnconfirmedError(0, 1, this.waitTimeoutMs, "aof");
+    if (unconfirmed) {
       this.topology.refreshSoon();
-      const unconfirmed = new StoreUnconfirmedError(Number(acknowledged), needed, this.waitTimeoutMs);
       return calls.map(() => unconfirmed);
     }
     return calls.map((_, i) => {
@@ -136,6 +153,20 @@ export class DurableWrites {
     });
   }
 
+  /**
+   * WAITAOF's [numlocal, numreplicas]: whether the primary fsynced the write. An error reply (a
+   * server or proxy without WAITAOF, its AOF turned off since the last read) leaves WAIT's word
+   * as the confirmation, for this primary until the next read; the connection failing is thrown.
+   */
+  private fsynced(primary: string, reply: [Error | null, unknown] | undefined): boolean {
+    const [err, counts] = reply ?? [new Error("no reply to WAITAOF")];
+    if (!err) return Array.isArray(counts) && Number(counts[0]) >= 1;
+    const mapped = toStoreError(err);
+    if (mapped instanceof StoreUnavailableError) throw mapped;
+    this.aof?.refused(primary, mapped.message);
+    return true;
+  }
+
   /** Writes to one primary share a group: in a Cluster, the node ioredis routes the slot to. */
   private groupKey(slot: number | undefined): string {
     if (slot === undefined) return "";
@@ -144,6 +175,13 @@ export class DurableWrites {
 }
 
 const NOSCRIPT = Symbol("NOSCRIPT");
+
+interface Confirm {
+  /** A key of the first write's slot, written last: WAIT and WAITAOF wait for the connection's last write. */
+  touch: string;
+  needed: number;
+  primary: string;
+}
 
 /** In a batch, a write's failure is its own; the store not answering fails the batch. */
 function ownError(err: unknown): Error {

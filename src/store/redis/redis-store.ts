@@ -14,6 +14,7 @@ import { ScriptRunner } from "./scripts.js";
 import { RedisStoreFormat } from "./store-format.js";
 import { DurableWrites } from "./durable-writes.js";
 import { ReplicaTopology, type WaitForReplicas } from "./replicas.js";
+import { AofConfirmation, type Confirmation, type WaitForAof } from "./aof-confirm.js";
 
 export interface RedisStoreOptions {
   target: RedisTarget;
@@ -27,6 +28,8 @@ export interface RedisStoreOptions {
   waitForReplicas?: WaitForReplicas;
   /** store.waitTimeoutMs (default 1000). */
   waitTimeoutMs?: number;
+  /** store.waitForAof (default "auto"). */
+  waitForAof?: WaitForAof;
 }
 
 /** The shared store: several replicas on one Redis (or Redis Cluster) see the same state. */
@@ -45,6 +48,14 @@ export class RedisStore implements Store {
     return this.connection.isCluster;
   }
 
+  /**
+   * Per primary ("host:port" in a Cluster, "" for the one primary), whether its acknowledged
+   * writes are confirmed by WAIT alone or by WAIT and WAITAOF, and why; logged as it changes.
+   */
+  confirmations(): Map<string, Confirmation> {
+    return this.topology.aof?.confirmations() ?? new Map();
+  }
+
   constructor(opts: RedisStoreOptions) {
     const callTimeoutMs = opts.callTimeoutMs ?? 1_000;
     const waitTimeoutMs = opts.waitTimeoutMs ?? 1_000;
@@ -55,8 +66,9 @@ export class RedisStore implements Store {
     this.scripts = new ScriptRunner(this.connection, allScripts);
     this.format = new RedisStoreFormat(this.connection, this.scripts, this.keys);
     // Acknowledged writes and their WAIT on a connection of their own (durable-writes.ts).
-    this.durableConnection = connect("taskgate:durable", false, callTimeoutMs + waitTimeoutMs);
-    this.topology = new ReplicaTopology(this.connection, opts.target, opts.waitForReplicas ?? "listed", opts.logger);
+    this.durableConnection = connect("taskgate:durable", false, callTimeoutMs + 2 * waitTimeoutMs);
+    const aof = new AofConfirmation(this.connection, opts.waitForAof ?? "auto", opts.logger);
+    this.topology = new ReplicaTopology(this.connection, opts.target, opts.waitForReplicas ?? "listed", opts.logger, aof);
     const durable = new DurableWrites(
       this.scripts,
       this.durableConnection,
@@ -64,6 +76,7 @@ export class RedisStore implements Store {
       this.topology,
       waitTimeoutMs,
       callTimeoutMs,
+      aof,
     );
     this.tasks = new RedisTasks(this.connection, this.scripts, this.keys, durable, opts.logger, opts.orphanPageSize);
     this.bus = new RedisBus({

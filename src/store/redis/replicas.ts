@@ -1,5 +1,6 @@
 import { Redis } from "ioredis";
 import type { Logger } from "pino";
+import type { AofConfirmation } from "./aof-confirm.js";
 import { hostPort, type RedisConnection, type RedisTarget, type SentinelTarget } from "./connection.js";
 
 /** store.waitForReplicas: every replica the topology lists, or a fixed number. */
@@ -16,7 +17,8 @@ const SOON_MS = 1_000;
  * as the topology lists it. In a Cluster, the replicas CLUSTER NODES lists for the write's slot;
  * with Sentinel, the replicas the sentinels list for the primary, but those they see down; for
  * one server by URL, the replicas connected to it (INFO replication). Read again every two seconds
- * and after a write it could not confirm, so a failover's new topology is followed within seconds.
+ * and after a write it could not confirm, so a failover's new topology is followed within seconds;
+ * each primary's WAITAOF (aof-confirm.ts) is read with it.
  */
 export class ReplicaTopology {
   private single = 0;
@@ -34,6 +36,8 @@ export class ReplicaTopology {
     target: RedisTarget,
     private readonly waitFor: WaitForReplicas,
     private readonly logger?: Logger,
+    /** Read with the topology, where any write waits at all. */
+    readonly aof?: AofConfirmation,
   ) {
     this.sentinels = "sentinel" in target && waitFor === "listed" ? new SentinelAsker(target.sentinel) : undefined;
     this.firstRead = this.start().finally(() => (this.known = true));
@@ -45,7 +49,7 @@ export class ReplicaTopology {
    * store.waitForReplicas to a number there.
    */
   private async start(): Promise<void> {
-    if (this.waitFor !== "listed") return;
+    if (this.waitFor !== "listed" && !this.readsAof) return;
     this.timer = setInterval(() => void this.refresh().catch(() => undefined), REFRESH_MS);
     this.timer.unref();
     await this.refresh().catch((err: unknown) =>
@@ -64,7 +68,7 @@ export class ReplicaTopology {
 
   /** A write could not be confirmed: the topology may have changed (a failover); read it again soon. */
   refreshSoon(): void {
-    if (this.waitFor !== "listed" || Date.now() - this.lastRead < SOON_MS) return;
+    if ((this.waitFor !== "listed" && !this.readsAof) || Date.now() - this.lastRead < SOON_MS) return;
     void this.refresh().catch(() => undefined);
   }
 
@@ -81,7 +85,19 @@ export class ReplicaTopology {
     return this.reading;
   }
 
+  private get readsAof(): boolean {
+    return this.waitFor !== 0 && this.aof !== undefined && this.aof.setting !== false;
+  }
+
   private async read(): Promise<void> {
+    try {
+      if (this.waitFor === "listed") await this.readReplicas();
+    } finally {
+      if (this.readsAof) await this.aof?.read();
+    }
+  }
+
+  private async readReplicas(): Promise<void> {
     if (this.sentinels) this.single = await this.sentinels.replicas();
     else if (this.connection.isCluster) this.readNodes(String(await this.connection.call((c) => c.call("CLUSTER", "NODES"))));
     else this.single = connectedReplicas(String(await this.connection.call((c) => (c as Redis).info("replication"))));
