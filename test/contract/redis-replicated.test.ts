@@ -5,6 +5,7 @@ import { createStore } from "../../src/store/index.js";
 import { keySlot } from "../../src/store/redis/key-slot.js";
 import { HELD_SPARES, RedisKeys, shardOf } from "../../src/store/redis/keys.js";
 import type { RedisStore } from "../../src/store/redis/redis-store.js";
+import { capturingLogger } from "../fixtures/upstreams.js";
 import { useCleanups } from "../helpers/cleanups.js";
 import { command, cutReplication, primaryPortOf, startReplicated, startSentinels, type ReplicatedRedis, type Sentinels } from "../helpers/redis-ha.js";
 import { startRedisCluster, type RedisClusterProcess } from "../helpers/redis-cluster.js";
@@ -168,6 +169,20 @@ describe("Redis Cluster with a replica per shard", () => {
     await new Promise<void>((resolve) => raw.refreshSlotsCache(() => resolve()));
     return Number(raw.slots[keySlot(key)]![0]!.split(":")[1]);
   };
+
+  it("asks each primary for WAITAOF on its own, and confirms by WAIT alone each one that refuses it, warned once per primary", async () => {
+    const { logger, records } = capturingLogger();
+    const store = cleanups.track(
+      createStore({ cluster: cluster.nodes, keyPrefix: uniquePrefix(), waitTimeoutMs: STEADY_MS, waitForAof: true, logger }),
+    ) as RedisStore;
+    await store.topology.firstRead;
+    const primaries = [...store.confirmations().keys()].sort();
+    expect(primaries).toHaveLength(3);
+    // Debian's 7.0 does not know WAITAOF; a 7.2 server refuses it here as the cluster's AOF is off.
+    const refusedBy = () => records.flatMap((r) => (r.level === 40 ? [/^Redis at (\S+) refused WAITAOF/.exec(r.msg)?.[1]] : [])).sort();
+    for (let i = 0; i < 60 && refusedBy().length < 3; i++) await store.createTask(newTask(), LEASE);
+    expect(refusedBy()).toEqual(primaries);
+  });
 
   it("refuses a create on a shard whose replica lags, creates on the others and on a spare held set, and keeps every acknowledged task when that primary dies", async () => {
     const prefix = uniquePrefix();

@@ -1,11 +1,11 @@
 import { execFileSync } from "node:child_process";
-import { Writable } from "node:stream";
-import pino from "pino";
+import type { Logger } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { StoreUnconfirmedError } from "../../src/store/contract.js";
 import { createStore } from "../../src/store/index.js";
 import type { WaitForAof } from "../../src/store/redis/aof-confirm.js";
 import type { RedisStore } from "../../src/store/redis/redis-store.js";
+import { capturingLogger, type LogRecord } from "../fixtures/upstreams.js";
 import { useCleanups } from "../helpers/cleanups.js";
 import { command, cutReplication, onlineReplicas, startReplicated, type ReplicatedRedis } from "../helpers/redis-ha.js";
 import { uniquePrefix } from "../helpers/redis.js";
@@ -17,17 +17,8 @@ const cleanups = useCleanups();
 const VERSION = /v=(\d+)\.(\d+)/.exec(execFileSync("redis-server", ["--version"], { encoding: "utf8" }));
 const HAS_WAITAOF = Number(VERSION?.[1]) > 7 || (Number(VERSION?.[1]) === 7 && Number(VERSION?.[2]) >= 2);
 
-/** A logger whose lines the test reads. */
-function recordingLogger() {
-  const lines: Array<{ level: number; msg: string }> = [];
-  const stream = new Writable({
-    write(chunk: Buffer, _encoding, done) {
-      lines.push(JSON.parse(chunk.toString()) as { level: number; msg: string });
-      done();
-    },
-  });
-  return { logger: pino({ level: "info" }, stream), lines, warnings: () => lines.filter((l) => l.level === 40).map((l) => l.msg) };
-}
+/** The messages logged at warn level. */
+const warnings = (records: LogRecord[]) => records.filter((r) => r.level === 40).map((r) => r.msg);
 
 describe("acknowledged writes on a primary with its AOF on and a replica (WAIT, WAITAOF where the server has it)", () => {
   let redis: ReplicatedRedis;
@@ -38,11 +29,11 @@ describe("acknowledged writes on a primary with its AOF on and a replica (WAIT, 
   }, 60_000);
   afterAll(async () => redis?.stop());
 
-  const open = (opts: { waitForAof?: WaitForAof; waitForReplicas?: number; waitTimeoutMs?: number; logger?: pino.Logger } = {}) =>
+  const open = (opts: { waitForAof?: WaitForAof; waitForReplicas?: number; waitTimeoutMs?: number; logger?: Logger } = {}) =>
     cleanups.track(createStore({ redisUrl: redis.primary.url, keyPrefix: uniquePrefix(), waitTimeoutMs: 10_000, ...opts })) as RedisStore;
 
   it("says per primary, in a property and a log line at start, which confirmation it uses, and confirms by WAIT where the server has no WAITAOF", async () => {
-    const { logger, lines } = recordingLogger();
+    const { logger, records } = capturingLogger();
     const store = open({ logger });
     await store.topology.firstRead;
     const confirmation = store.confirmations().get("");
@@ -50,7 +41,9 @@ describe("acknowledged writes on a primary with its AOF on and a replica (WAIT, 
       expect(confirmation).toEqual({ waitAof: true, reason: expect.stringMatching(/, its AOF on$/) });
     } else {
       expect(confirmation).toEqual({ waitAof: false, reason: expect.stringMatching(/^redis_version 7\.[01]\.\d+ has no WAITAOF \(7\.2 and later\)$/) });
-      expect(lines.map((l) => l.msg)).toContainEqual(expect.stringMatching(/^acknowledged writes to the primary are confirmed by WAIT: redis_version 7\.[01]/));
+      expect(records.map((r) => r.msg)).toContainEqual(
+        expect.stringMatching(/^acknowledged writes to the primary are confirmed by WAIT: redis_version 7\.[01]/),
+      );
     }
     const task = newTask();
     await store.createTask(task, LEASE);
@@ -84,7 +77,7 @@ describe("acknowledged writes on a primary with its AOF on and a replica (WAIT, 
       await command(redis.primary.port, ["CONFIG", "SET", "appendonly", "no"]);
       cleanups.defer(() => command(redis.primary.port, ["CONFIG", "SET", "appendonly", "yes"]));
     }
-    const { logger, warnings } = recordingLogger();
+    const { logger, records } = capturingLogger();
     const store = open({ waitForAof: true, logger });
     await store.topology.firstRead;
     expect(store.confirmations().get("")).toEqual({ waitAof: true, reason: "store.waitForAof is true" });
@@ -105,7 +98,7 @@ describe("acknowledged writes on a primary with its AOF on and a replica (WAIT, 
     expect(await errorReplies()).toBeGreaterThan(asked);
     expect((await store.getTask(again.id, null))?.id).toBe(again.id);
     const refusal = HAS_WAITAOF ? /appendonly is disabled/ : /unknown command 'WAITAOF'/;
-    expect(warnings()).toEqual([
+    expect(warnings(records)).toEqual([
       expect.stringMatching(
         new RegExp(`^Redis at the primary refused WAITAOF \\(.*${refusal.source}.*\\): its acknowledged writes are confirmed by WAIT alone`, "i"),
       ),
