@@ -151,8 +151,21 @@ async function memory(
   return { rssMiB: rss, redisBytesPerTask: perTask };
 }
 
+/** Windows of three renewal intervals measured at each count; the quietest one is renewal alone. */
+const WINDOWS = 3;
+
+/**
+ * Work of another cadence falls in some windows and not others (the store-format watch reads the
+ * store every 2 × leaseMs, src/store/format-check.ts): the window with the fewest round trips is
+ * kept. Renewal itself runs in every interval, so a cost that grows with the tasks shows in each.
+ */
 async function renewal(ctx: BenchContext, gate: Server, tasks: number): Promise<Renewal> {
-  return { tasks, ...(await activityPerInterval(ctx.redis, gate.proc, RENEW_INTERVAL_MS, 3)) };
+  let quietest: RedisActivity | undefined;
+  for (let i = 0; i < WINDOWS; i++) {
+    const window = await activityPerInterval(ctx.redis, gate.proc, RENEW_INTERVAL_MS, 3);
+    if (!quietest || window.roundTrips < quietest.roundTrips) quietest = window;
+  }
+  return { tasks, ...quietest! };
 }
 
 type Renewal = RedisActivity & { tasks: number };
@@ -164,7 +177,7 @@ function mib(bytes: number): number {
 function leaseFigures(out: ScenarioOutput, runs: [Renewal, Renewal]): void {
   for (const r of runs)
     out.figure(
-      `per renewal interval (${RENEW_INTERVAL_MS} ms) with ${r.tasks} tasks`,
+      `per renewal interval (${RENEW_INTERVAL_MS} ms) with ${r.tasks} tasks, the quietest of ${WINDOWS} windows of 3`,
       `${r.roundTrips} Redis round trips; Redis ran ${r.evalsha} EVALSHA, ${r.commands} commands in all, in ${r.reads} socket reads (${
         Object.entries(r.calls)
           .map(([k, v]) => `${k} ${v}`)
