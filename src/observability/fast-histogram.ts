@@ -51,9 +51,9 @@ export class FastHistogram<L extends string> {
       let cumulative = 0;
       this.buckets.forEach((le, i) => {
         cumulative += counts[i]!;
-        values.push({ labels: { ...labels, le }, value: cumulative, metricName: `${this.name}_bucket` });
+        values.push({ labels: { le, ...labels }, value: cumulative, metricName: `${this.name}_bucket` });
       });
-      values.push({ labels: { ...labels, le: "+Inf" }, value: count, metricName: `${this.name}_bucket` });
+      values.push({ labels: { le: "+Inf", ...labels }, value: count, metricName: `${this.name}_bucket` });
       values.push({ labels, value: sum, metricName: `${this.name}_sum` });
       values.push({ labels, value: count, metricName: `${this.name}_count` });
     }
