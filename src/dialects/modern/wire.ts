@@ -75,7 +75,25 @@ export function validateModernRequest(request: JsonRpcRequest, headers: ModernHe
   if (typeof caps !== "object" || caps === null || Array.isArray(caps))
     throw new GatewayError("missing_meta", `_meta["${META.clientCapabilities}"] is required`);
   if (!MODERN_METHODS.has(request.method)) throw new GatewayError("method_not_found", request.method.slice(0, 100));
-  return caps as Record<string, unknown>;
+  return interned(caps as Record<string, unknown>);
+}
+
+/**
+ * One object for the capabilities many requests declare alike: a call holds its caller's
+ * capabilities for as long as it runs, and a detached call may run for hours. Read-only.
+ */
+const DECLARED = new Map<string, Record<string, unknown>>();
+const MAX_DECLARED = 256;
+const MAX_DECLARED_TEXT = 2_048;
+
+function interned(caps: Record<string, unknown>): Record<string, unknown> {
+  const text = JSON.stringify(caps);
+  if (text.length > MAX_DECLARED_TEXT) return caps;
+  const known = DECLARED.get(text);
+  if (known) return known;
+  if (DECLARED.size >= MAX_DECLARED) DECLARED.clear();
+  DECLARED.set(text, caps);
+  return caps;
 }
 
 /** SEP-2243 standard headers: present, well-formed and equal to the body (400, -32020 otherwise). */
