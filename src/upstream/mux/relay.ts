@@ -3,11 +3,11 @@ import type { Metrics } from "../../observability/metrics.js";
 import { traced, tracingEnabled } from "../../observability/tracing.js";
 import { failure, type JsonRpcId, type JsonRpcNotification, type JsonRpcRequest, type JsonRpcResponse } from "../../jsonrpc/message.js";
 import type { MessageSink } from "../../jsonrpc/sink.js";
-import type { ResumeFrom, StreamResume, UpstreamConnector, UpstreamEvent } from "../connector.js";
-import { LeftQueueError } from "./bulkhead.js";
+import type { ResumeFrom, StreamResume, UpstreamConnector, UpstreamEvent, UpstreamRequest } from "../connector.js";
+import { LeftQueueError, type Ticket } from "./bulkhead.js";
 import { ListChangedHub } from "./list-changed.js";
 import { Questions } from "./questions.js";
-import { entryOf, mayStart, queueNotices } from "./queued.js";
+import { entryOf, mayStart, queueNotices, type QueueNotices } from "./queued.js";
 import {
   CALL_METHODS,
   LIST_METHODS,
@@ -35,6 +35,10 @@ interface InFlight {
   client: FrontClient;
   frontId: JsonRpcId;
   sink: MessageSink;
+  /** What relayCall needs once the upstream answers (its byFront key, the request, its bulkhead slot). */
+  key: string;
+  request: JsonRpcRequest;
+  slot?: Ticket | undefined;
   /** Set by cancel(): the call is answered as cancelled. */
   abandoned?: boolean;
   /** Stops waiting for the upstream's answer (a closure rather than an AbortSignal: see UpstreamRequest). */
@@ -151,18 +155,18 @@ export class Relay implements UpstreamCaller {
     return this.relayCall(own, request, sink, options, { requestId, lastEventId });
   }
 
-  private async relayCall(
-    client: FrontClient,
-    request: JsonRpcRequest,
-    sink: MessageSink,
-    options: CallOptions,
-    resume?: ResumeFrom,
-  ): Promise<JsonRpcResponse> {
+  /**
+   * Promise reactions rather than an async function, each made in a method that captures only the
+   * call: a detached call is held while the upstream runs, and what its reactions keep (a
+   * suspended frame's registers, or one context of every local) is held as long.
+   */
+  private relayCall(client: FrontClient, request: JsonRpcRequest, sink: MessageSink, options: CallOptions, resume?: ResumeFrom): Promise<JsonRpcResponse> {
     const key = frontKey(client.sessionId, request.id);
-    if (this.byFront.has(key)) return failure(request.id, { code: RPC.INVALID_REQUEST, message: `request id ${String(request.id)} is already in flight` });
+    if (this.byFront.has(key))
+      return Promise.resolve(failure(request.id, { code: RPC.INVALID_REQUEST, message: `request id ${String(request.id)} is already in flight` }));
     const local = this.answerLocally(client, request);
-    if (local) return local;
-    const call: InFlight = { client, frontId: request.id, sink };
+    if (local) return Promise.resolve(local);
+    const call: InFlight = { client, frontId: request.id, sink, key, request };
     if (options.trackProgress) call.tracked = true;
     this.lastCaller = client.sessionId;
     this.byFront.set(key, call);
@@ -173,46 +177,88 @@ export class Relay implements UpstreamCaller {
     }
     const bulkhead = resume === undefined && CALL_METHODS.has(request.method) ? this.options.bulkhead : undefined;
     const notices = bulkhead && options.trackProgress ? queueNotices(sink) : undefined;
-    const slot = bulkhead?.enter(entryOf(client, options, notices));
     try {
-      if (slot && !slot.started) {
-        call.leaveQueue = () => slot.withdraw();
-        await slot.ready;
-        call.leaveQueue = undefined;
-        if (call.abandoned) return failure(request.id, CANCELLED_BEFORE_START);
-      }
-      const allowed = slot ? mayStart(options) : undefined;
-      if (allowed && !(await allowed)) return failure(request.id, CANCELLED_BEFORE_START);
-      notices?.started();
-      const response = await this.connector.request({
-        ...onBehalfOf(client),
-        ...(resume !== undefined ? { resume } : {}),
-        clientCapabilities: client.capabilities,
-        method: request.method,
-        params: this.withUpstreamProgressToken(request.params, call, options.trackProgress ?? false),
-        stopWaiting: (stop) => {
-          call.stop = stop;
-          if (call.abandoned) stop();
+      const slot = bulkhead?.enter(entryOf(client, options, notices));
+      call.slot = slot;
+      if (!slot || slot.started) return this.start(call, options, notices, resume);
+      // Its turn in the queue; a call abandoned meanwhile never starts.
+      call.leaveQueue = () => slot.withdraw();
+      return slot.ready.then(
+        () => {
+          call.leaveQueue = undefined;
+          return call.abandoned ? this.done(call, failure(request.id, CANCELLED_BEFORE_START)) : this.start(call, options, notices, resume);
         },
-        onId: (upstreamId) => {
-          call.upstreamId = upstreamId;
-          this.byUpstreamId.set(upstreamId, call);
-        },
-      });
-      this.afterSuccess(client, request, response);
-      this.questions.ended(call);
-      // The response was decoded for this call alone: it takes the caller's id in place, not in a copy.
-      response.id = request.id;
-      return response;
+        (err: unknown) => this.unanswered(call, err),
+      );
     } catch (err) {
-      if (err instanceof LeftQueueError) return failure(request.id, CANCELLED_BEFORE_START);
-      // Sent and not answered (cancelled, timed out, the connection failed): its handler may still run and ask.
-      if (call.upstreamId !== undefined) this.questions.callLeftRunning();
-      return failure(request.id, call.abandoned ? CANCELLED : upstreamFailure(this.connector.name, err));
-    } finally {
-      slot?.leave();
-      this.forget(key, call);
+      return Promise.resolve(this.unanswered(call, err));
     }
+  }
+
+  /** Whether a call that had to wait may still start (a task cancelled while queued may not), then sent. */
+  private start(call: InFlight, options: CallOptions, notices: QueueNotices | undefined, resume: ResumeFrom | undefined): Promise<JsonRpcResponse> {
+    const allowed = call.slot ? mayStart(options) : undefined;
+    if (!allowed) return this.send(call, options, notices, resume);
+    return allowed.then(
+      (yes) => (yes ? this.send(call, options, notices, resume) : this.done(call, failure(call.frontId, CANCELLED_BEFORE_START))),
+      (err: unknown) => this.unanswered(call, err),
+    );
+  }
+
+  private send(call: InFlight, options: CallOptions, notices: QueueNotices | undefined, resume: ResumeFrom | undefined): Promise<JsonRpcResponse> {
+    try {
+      notices?.started();
+      return this.connector.request(this.upstreamRequest(call, options, resume)).then(
+        (response) => this.answered(call, response),
+        (err: unknown) => this.unanswered(call, err),
+      );
+    } catch (err) {
+      return Promise.resolve(this.unanswered(call, err));
+    }
+  }
+
+  private upstreamRequest(call: InFlight, options: CallOptions, resume: ResumeFrom | undefined): UpstreamRequest {
+    const { client, request } = call;
+    return {
+      ...onBehalfOf(client),
+      ...(resume !== undefined ? { resume } : {}),
+      clientCapabilities: client.capabilities,
+      method: request.method,
+      params: this.withUpstreamProgressToken(request.params, call, options.trackProgress ?? false),
+      stopWaiting: (stop) => {
+        call.stop = stop;
+        if (call.abandoned) stop();
+      },
+      onId: (upstreamId) => {
+        call.upstreamId = upstreamId;
+        this.byUpstreamId.set(upstreamId, call);
+      },
+    };
+  }
+
+  private answered(call: InFlight, response: JsonRpcResponse): JsonRpcResponse {
+    try {
+      this.afterSuccess(call.client, call.request, response);
+      this.questions.ended(call);
+    } catch (err) {
+      return this.unanswered(call, err);
+    }
+    // The response was decoded for this call alone: it takes the caller's id in place, not in a copy.
+    response.id = call.frontId;
+    return this.done(call, response);
+  }
+
+  private unanswered(call: InFlight, err: unknown): JsonRpcResponse {
+    if (err instanceof LeftQueueError) return this.done(call, failure(call.frontId, CANCELLED_BEFORE_START));
+    // Sent and not answered (cancelled, timed out, the connection failed): its handler may still run and ask.
+    if (call.upstreamId !== undefined) this.questions.callLeftRunning();
+    return this.done(call, failure(call.frontId, call.abandoned ? CANCELLED : upstreamFailure(this.connector.name, err)));
+  }
+
+  private done(call: InFlight, response: JsonRpcResponse): JsonRpcResponse {
+    call.slot?.leave();
+    this.forget(call.key, call);
+    return response;
   }
 
   /**
