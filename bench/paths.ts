@@ -9,5 +9,7 @@ export const HONO_BASELINE = join(ROOT, "dist-bench/bench/fixtures/hono-baseline
 export const FLOOR_STDIO = join(ROOT, "dist-bench/bench/fixtures/floor-stdio.js");
 export const FLOOR_HTTP = join(ROOT, "dist-bench/bench/fixtures/floor-http.js");
 export const FLOOR_TASKS_GET = join(ROOT, "dist-bench/bench/fixtures/floor-tasks-get.js");
+/** The SDK blocking fixture; with `http --stateless`, a fresh server and transport per POST. */
+export const STATELESS_SDK = join(ROOT, "test/fixtures/blocking-server.mjs");
 export const PROBE = join(ROOT, "dist-bench/bench/fixtures/probe.js");
 export const RESULTS = join(ROOT, "bench/results");

@@ -24,6 +24,14 @@ export function legacyRequest(sessionId: string, method: string, params: Record<
   };
 }
 
+/** A 2025-11-25 request to a server without sessions (stateless): no Mcp-Session-Id. */
+export function sessionlessRequest(method: string, params: Record<string, unknown>, id: string = ID_SLOT): WireRequest {
+  return {
+    headers: { "content-type": "application/json", accept: ACCEPT, "mcp-protocol-version": LEGACY },
+    body: JSON.stringify({ jsonrpc: "2.0", id, method, params }),
+  };
+}
+
 /** `name` goes in `Mcp-Name`, for the methods that have one (tools/call, tasks/*). */
 export function modernRequest(
   method: string,

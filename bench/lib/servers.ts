@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { stringify } from "yaml";
-import { CLI, DEMO, HONO_BASELINE, MCP_PROXY } from "../paths.js";
+import { CLI, DEMO, HONO_BASELINE, MCP_PROXY, STATELESS_SDK } from "../paths.js";
 import { openSession } from "./mcp.js";
 import { startProcess, type Tracked } from "./procs.js";
 import { profileArgs } from "./profiles.js";
@@ -52,6 +52,14 @@ export async function startDemoHttp(): Promise<Server> {
   const port = await freePort();
   const proc = startProcess("demo-http", process.execPath, [DEMO, "--http", String(port)]);
   await ready(proc, "the demo server to listen", () => proc.output().includes("listening"));
+  return { proc, url: `http://127.0.0.1:${port}/mcp` };
+}
+
+/** An SDK server run statelessly, as serverless deployments run it: a fresh server and transport per POST, no session. */
+export async function startStatelessSdk(): Promise<Server> {
+  const port = await freePort();
+  const proc = startProcess("stateless-sdk", process.execPath, [STATELESS_SDK, "http", "--stateless", "--port", String(port)]);
+  await ready(proc, "the stateless SDK server to listen", () => proc.output().includes("listening"));
   return { proc, url: `http://127.0.0.1:${port}/mcp` };
 }
 

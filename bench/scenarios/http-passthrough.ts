@@ -1,8 +1,8 @@
 import { againstFloor, FLOOR_LABEL, startHttpFloor } from "../lib/floors.js";
 import { measureTogether, type LoadSpec, type Measurement } from "../lib/load.js";
-import { echoParams, LEGACY, legacyRequest, MODERN, modernRequest, openSession } from "../lib/mcp.js";
+import { echoParams, LEGACY, legacyRequest, MODERN, modernRequest, openSession, sessionlessRequest } from "../lib/mcp.js";
 import type { BenchContext, Scenario, ScenarioOutput } from "../lib/result.js";
-import { startDemoHttp, startGateway, type Server } from "../lib/servers.js";
+import { startDemoHttp, startGateway, startStatelessSdk, type Server } from "../lib/servers.js";
 import { addedMs, ratio, times } from "./compare.js";
 
 /**
@@ -11,7 +11,9 @@ import { addedMs, ratio, times } from "./compare.js";
  * modern row is held against the same direct legacy call: the work upstream is the same.
  * Latency is measured twice: under the run's load, where p50 is mostly queueing, and with one
  * connection, where it is what a single call costs. The floor (a minimal hono + undici
- * relay to the same demo server) is measured beside them.
+ * relay to the same demo server) is measured beside them. Then the same against a stateless
+ * upstream (the SDK with a fresh server and transport per POST, as serverless deployments run
+ * it), with its own floor.
  */
 export const httpPassthrough: Scenario = {
   id: "a",
@@ -80,6 +82,7 @@ export const httpPassthrough: Scenario = {
       const loaded = await rows(ctx, out, [direct, floorSpec, legacy, modern, sharedLegacy, sharedModern], ctx.load.connections);
       const single = await rows(ctx, out, [direct, floorSpec, legacy, modern], 1);
       sessionPool(out, [loaded[2]!, loaded[3]!], [loaded[4]!, loaded[5]!]);
+      await stateless(ctx, out, servers);
       for (const [wire, i] of [
         ["legacy", 2],
         ["modern", 3],
@@ -90,6 +93,50 @@ export const httpPassthrough: Scenario = {
     }
   },
 };
+
+/** The SDK's echo on the stateless fixture (its argument is `message`). */
+const STATELESS_ECHO = { name: "echo", arguments: { message: "hello from the bench" } };
+
+/** Direct, floor and taskgate on both wires against a stateless SDK upstream, loaded and with one connection. */
+async function stateless(ctx: BenchContext, out: ScenarioOutput, servers: Server[]): Promise<void> {
+  const upstream = await startStatelessSdk();
+  servers.push(upstream);
+  const gate = await startGateway({
+    store: { redisUrl: ctx.redis.url, keyPrefix: "bench-a-stateless:" },
+    upstreams: [{ name: "stateless", path: "/mcp", http: { url: upstream.url } }],
+  });
+  servers.push(gate);
+  const floor = await startHttpFloor(upstream.url);
+  servers.push(floor);
+  const specs: LoadSpec[] = [
+    {
+      label: "stateless upstream: direct, legacy (no session)",
+      url: upstream.url,
+      request: sessionlessRequest("tools/call", STATELESS_ECHO),
+      cpuPid: upstream.proc.pid,
+    },
+    {
+      label: `stateless upstream: ${FLOOR_LABEL} hono + undici relay`,
+      url: floor.url,
+      request: sessionlessRequest("tools/call", STATELESS_ECHO),
+      cpuPid: floor.proc.pid,
+    },
+    {
+      label: "stateless upstream: through taskgate, legacy",
+      url: gate.url,
+      request: legacyRequest(await openSession(gate.url), "tools/call", STATELESS_ECHO),
+      cpuPid: gate.proc.pid,
+    },
+    {
+      label: `stateless upstream: through taskgate, modern (${MODERN})`,
+      url: gate.url,
+      request: modernRequest("tools/call", "echo", STATELESS_ECHO),
+      cpuPid: gate.proc.pid,
+    },
+  ];
+  await rows(ctx, out, specs, ctx.load.connections);
+  await rows(ctx, out, specs, 1);
+}
 
 /** [direct, floor, legacy, modern, (shared legacy, shared modern)] in turns (BENCH_ROUNDS), the taskgate rows held against the floor. */
 async function rows(ctx: BenchContext, out: ScenarioOutput, specs: LoadSpec[], connections: number): Promise<Measurement[]> {
