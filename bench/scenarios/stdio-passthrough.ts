@@ -67,6 +67,25 @@ export const stdioPassthrough: Scenario = {
       const sharedRss = upstreamRss(shared);
       out.add(floorRow!);
       for (const row of [tgLegacy!, tgModern!, shLegacy!, shModern!]) out.add(againstFloor(row, floorRow!));
+      // With one connection, where p50 is what a single call costs rather than queueing.
+      const single = await measureTogether(
+        [
+          {
+            label: `${FLOOR_LABEL} hono relay to the stdio echo server, 1 conn.`,
+            url: floor.url,
+            request: legacyRequest("unused", "tools/call", echoParams),
+            cpuPid: floor.proc.pid,
+          },
+          { label: `taskgate, legacy (${LEGACY} session), 1 conn.`, url: gate.url, request: legacyPool, cpuPid: gate.proc.pid },
+          { label: `taskgate, modern (${MODERN}), 1 conn.`, url: gate.url, request: modern, cpuPid: gate.proc.pid },
+        ],
+        { ...ctx.load, connections: 1 },
+        ctx.rounds,
+      );
+      out.add(single[0]!);
+      for (const row of single.slice(1)) out.add(againstFloor(row, single[0]!));
+      out.figure("legacy: added p50 with one connection vs the floor", `${addedMs(single[1]!, single[0]!, "p50Ms")} ms`);
+      out.figure("modern: added p50 with one connection vs the floor", `${addedMs(single[2]!, single[0]!, "p50Ms")} ms`);
       const pxLegacy = out.add(
         await measure(
           {
