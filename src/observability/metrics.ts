@@ -14,6 +14,8 @@ type OperationLabel = "upstream" | "mcp_method_name" | "gen_ai_tool_name" | "err
 
 /** Raw name combinations remembered for a one-lookup path; past this many, new ones go through the guard each time. */
 const MAX_CACHED_KEYS = 5000;
+/** Raw names longer than this (a client's method or tool name) are looked up through the label guard each time. */
+const MAX_CACHED_KEY_LENGTH = 512;
 
 /**
  * Every Prometheus series taskgate exports, behind named hooks, one registry per instance (no
@@ -251,13 +253,13 @@ export class Metrics {
   /**
    * A series by the raw names it was observed with. Client-given names pass the label guard only
    * when first seen; names past the guard's bound share the "other" series, and past
-   * MAX_CACHED_KEYS their raw keys are not kept.
+   * MAX_CACHED_KEYS (or MAX_CACHED_KEY_LENGTH) their raw keys are not kept.
    */
   private cachedSeries<L extends string>(cache: Map<string, HistogramSeries<L>>, key: string, make: () => HistogramSeries<L>): HistogramSeries<L> {
     let series = cache.get(key);
     if (!series) {
       series = make();
-      if (cache.size < MAX_CACHED_KEYS) cache.set(key, series);
+      if (cache.size < MAX_CACHED_KEYS && key.length <= MAX_CACHED_KEY_LENGTH) cache.set(key, series);
     }
     return series;
   }
