@@ -11,12 +11,13 @@ export interface PauseOptions {
 
 export async function pauseWithProgress({ seconds, intervalMs, signal, onTick }: PauseOptions): Promise<void> {
   const totalMs = seconds * 1000;
-  const startedAt = Date.now();
+  // The monotonic clock: a wall clock stepped by NTP mid-sleep would end it early or late.
+  const startedAt = performance.now();
   for (;;) {
-    const leftMs = totalMs - (Date.now() - startedAt);
+    const leftMs = totalMs - (performance.now() - startedAt);
     if (leftMs <= 0) break;
     await delay(Math.min(intervalMs, leftMs), signal);
-    const elapsedMs = Date.now() - startedAt;
+    const elapsedMs = performance.now() - startedAt;
     if (elapsedMs < totalMs) await onTick(elapsedMs / 1000);
   }
   // The last tick says the work is all done ("Slept 2/2 s"), as a real tool's last progress
