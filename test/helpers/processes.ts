@@ -89,7 +89,9 @@ export async function startGateway(config: Record<string, unknown>, env: NodeJS.
       if (running.proc.exitCode !== null) throw new StopWaiting(`taskgate exited: ${running.output()}`);
       return (await statusOf(`${url}/readyz`)) === 200;
     },
-    { timeoutMs: 15_000, what: `taskgate ready on ${url}` },
+    // A bound, not a wait: while the full suite builds the previous version beside it, a start
+    // on this 2-core machine once printed nothing for 15 s.
+    { timeoutMs: 30_000, what: `taskgate ready on ${url}` },
   ).catch((err: Error) => {
     void running.stop("SIGKILL");
     throw new Error(`${err.message}\n--- output ---\n${running.output()}`);
