@@ -11,15 +11,18 @@ export interface PauseOptions {
 
 export async function pauseWithProgress({ seconds, intervalMs, signal, onTick }: PauseOptions): Promise<void> {
   const totalMs = seconds * 1000;
-  // The monotonic clock: a wall clock stepped by NTP mid-sleep would end it early or late.
+  // Progress is told in the steps slept ("Slept 1/2.5 s"); the end waits on the monotonic clock
+  // too, since a timer may fire a little before its time by it, and a wall clock can be stepped.
   const startedAt = performance.now();
-  for (;;) {
-    const leftMs = totalMs - (performance.now() - startedAt);
-    if (leftMs <= 0) break;
-    await delay(Math.min(intervalMs, leftMs), signal);
-    const elapsedMs = performance.now() - startedAt;
-    if (elapsedMs < totalMs) await onTick(elapsedMs / 1000);
+  let sleptMs = 0;
+  while (sleptMs < totalMs) {
+    const stepMs = Math.min(intervalMs, totalMs - sleptMs);
+    await delay(stepMs, signal);
+    sleptMs += stepMs;
+    if (sleptMs < totalMs) await onTick(sleptMs / 1000);
   }
+  const shortMs = totalMs - (performance.now() - startedAt);
+  if (shortMs > 0) await delay(Math.ceil(shortMs), signal);
   // The last tick says the work is all done ("Slept 2/2 s"), as a real tool's last progress
   // would; it goes out before the result, on the same stream. A client that reads both at once may
   // drop it (the SDK 1.x client handles notifications a microtask after responses); a task keeps
