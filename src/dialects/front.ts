@@ -18,6 +18,7 @@ export interface FrontRequest {
   mcpName?: string;
   /** Any request header by name, for the few looked up by name at run time (SEP-2243 Mcp-Param-*). */
   header?: (name: string) => string | undefined;
+  /** The request's abort signal, given to tasks/result alone (the one method that waits on it). */
   signal?: AbortSignal;
   /** From the auth step (src/auth); undefined in auth mode none. */
   principal?: string;

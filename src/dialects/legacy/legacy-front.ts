@@ -69,10 +69,8 @@ export class LegacyFront {
           ...(req.authorization !== undefined ? { authorization: req.authorization } : {}),
         });
       if (route.to === "tasks-2025") {
-        // Only tasks/result waits on the request's signal; reading it makes @hono/node-server build
-        // an AbortController for the request, so every other method leaves it unread.
-        const signal = message.method === "tasks/result" ? req.signal : undefined;
-        return route.handlers.handle(session, message, req.accepts, signal, req.authorization, req.log);
+        // The HTTP step gives a signal to tasks/result alone, the one method that waits on it.
+        return route.handlers.handle(session, message, req.accepts, req.signal, req.authorization, req.log);
       }
       // The upstream's tasks are taskgate's own session's, never a client's to read.
       if (route.to === "hidden")

@@ -1,4 +1,5 @@
 import { GatewayError } from "../../wire/errors.js";
+import { TextKeyedCache } from "../../util/text-keyed-cache.js";
 import type { JsonRpcRequest } from "../../jsonrpc/message.js";
 
 import { isModernVersion, MCP_NAME_PARAM, MODERN_VERSIONS } from "../../jsonrpc/versions.js";
@@ -82,18 +83,10 @@ export function validateModernRequest(request: JsonRpcRequest, headers: ModernHe
  * One object for the capabilities many requests declare alike: a call holds its caller's
  * capabilities for as long as it runs, and a detached call may run for hours. Read-only.
  */
-const DECLARED = new Map<string, Record<string, unknown>>();
-const MAX_DECLARED = 256;
-const MAX_DECLARED_TEXT = 2_048;
+const DECLARED = new TextKeyedCache<Record<string, unknown>>(256, 2_048);
 
 function interned(caps: Record<string, unknown>): Record<string, unknown> {
-  const text = JSON.stringify(caps);
-  if (text.length > MAX_DECLARED_TEXT) return caps;
-  const known = DECLARED.get(text);
-  if (known) return known;
-  if (DECLARED.size >= MAX_DECLARED) DECLARED.clear();
-  DECLARED.set(text, caps);
-  return caps;
+  return DECLARED.get(JSON.stringify(caps), () => caps);
 }
 
 /** SEP-2243 standard headers: present, well-formed and equal to the body (400, -32020 otherwise). */

@@ -1,5 +1,6 @@
 import { createHash } from "node:crypto";
 import { TASKS_EXTENSION } from "../modern/envelope.js";
+import { TextKeyedCache } from "../../util/text-keyed-cache.js";
 import type { PooledProcess } from "./pool-caller.js";
 import type { QuietLane } from "./quiet-lane.js";
 import type { SharedBound, UpstreamPool } from "./upstream-pool.js";
@@ -38,20 +39,11 @@ function declaredOf(capabilities: Record<string, unknown>, configuredRoots: bool
 }
 
 /** Keys of the profiles seen lately, so a call does not hash its caller's capabilities again. */
-const KEYS = new Map<string, string>();
-const MAX_KEYS = 1_000;
-/** Longer declarations are hashed each time rather than kept. */
-const MAX_KEPT_TEXT = 2_048;
+const KEYS = new TextKeyedCache<string>(1_000, 2_048);
 
 /** A fixed-size key, however much a caller declared. */
 function keyOf(canonicalDeclared: string): string {
-  const known = KEYS.get(canonicalDeclared);
-  if (known !== undefined) return known;
-  const key = createHash("sha256").update(canonicalDeclared).digest("base64url");
-  if (canonicalDeclared.length > MAX_KEPT_TEXT) return key;
-  if (KEYS.size >= MAX_KEYS) KEYS.clear();
-  KEYS.set(canonicalDeclared, key);
-  return key;
+  return KEYS.get(canonicalDeclared, () => createHash("sha256").update(canonicalDeclared).digest("base64url"));
 }
 
 /**
