@@ -36,6 +36,9 @@ export function observeRequests(
   logger: Logger,
   sseMaxBufferedBytes: number,
 ): <E extends ObservedEnv>(request: Context<E>, serve: () => Promise<Response>) => Promise<Response> {
+  // Read once, as the poll path does: building a debug line's fields that no one writes cost
+  // more than the line (docs/contributing/performance.md, the round of 2026-12-06, afternoon).
+  const debug = logger.isLevelEnabled("debug");
   return (request, serve) => {
     const c = request as unknown as Context<ObservedEnv>;
     const context: LogContext = { reqId: requestIdOf(c.req.header("x-request-id")) };
@@ -64,6 +67,7 @@ export function observeRequests(
       }
       // `ms`: until the answer was complete. A streamed answer (a call held open on SSE, one that
       // detached into a task) is logged when its last message is sent; `streamedAfterMs` is when it turned into a stream.
+      if (!debug) return response;
       if (tag instanceof Promise) {
         const status = response.status;
         void tag.then(() =>
