@@ -15,6 +15,7 @@ import { isTerminal } from "./transitions.js";
 import { BatchedWrites } from "./batched-writes.js";
 import { StoreFormatError } from "../store/format.js";
 import { isToolCall, ShuttingDownError, type EngineDeps, type EngineParts, type TaskCall } from "./types.js";
+import { withFields } from "../util/with-fields.js";
 
 /**
  * The task engine: decides nothing about task protocols, only runs calls that may become tasks.
@@ -290,7 +291,7 @@ export class TaskEngine {
     const { store, metrics, logger, audit } = this.deps;
     metrics.taskCreated(task.upstream, task.tool);
     metrics.detached(task.upstream, (performance.now() - started) / 1000);
-    logger.info({ ...log, taskId: task.id, upstream: task.upstream, tool: task.tool, taskProtocol: task.taskProtocol }, "task created");
+    logger.info(withFields(log, { taskId: task.id, upstream: task.upstream, tool: task.tool, taskProtocol: task.taskProtocol }), "task created");
     audit.record("task.create", task.principal, { taskId: task.id, tool: task.tool, taskProtocol: task.taskProtocol }, log);
     void store.bus.publish(principalChannel(task.principal), task.id).catch(() => undefined);
   }

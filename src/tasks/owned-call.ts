@@ -12,6 +12,7 @@ import { retryWhileUnavailable } from "./store-retry.js";
 import { taskCallOptions, type EngineDeps, type TaskCall } from "./types.js";
 import { RPC } from "../jsonrpc/codes.js";
 import { TASKS_2025_VERSION } from "../jsonrpc/versions.js";
+import { withFields } from "../util/with-fields.js";
 
 interface Ending {
   to: TerminalStatus;
@@ -430,7 +431,7 @@ export class OwnedCall implements MessageSink {
     const { upstream, tool, taskProtocol, id: taskId } = this.task;
     const ms = this.startedAt !== undefined ? performance.now() - this.startedAt : Math.max(0, this.deps.clock() - this.task.createdAt);
     this.deps.metrics.taskEnded(upstream, tool, end.to, ms / 1000);
-    this.deps.logger.info({ ...this.log, taskId, upstream, tool, taskProtocol, status: end.to, ms: Math.round(ms) }, "task ended");
+    this.deps.logger.info(withFields(this.log, { taskId, upstream, tool, taskProtocol, status: end.to, ms: Math.round(ms) }), "task ended");
   }
 
   private endingOf(response: JsonRpcResponse, progress: string | undefined): Ending {

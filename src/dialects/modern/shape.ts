@@ -1,5 +1,6 @@
 import type { InitializeResultLike } from "../../upstream/connector.js";
 import { CACHEABLE, META, TASKS_EXTENSION } from "./wire.js";
+import { withFields } from "../../util/with-fields.js";
 
 const MODERN_META_KEYS = new Set<string>([META.protocolVersion, META.clientCapabilities, META.clientInfo, "io.modelcontextprotocol/logLevel"]);
 
@@ -25,7 +26,7 @@ export function upstreamParams(method: string, params: Record<string, unknown> |
  * says "do not reuse": ttlMs 0, private), and the server's identity in `_meta`.
  */
 export function modernResult(method: string, result: Record<string, unknown>, serverInfo: unknown): Record<string, unknown> {
-  const out: Record<string, unknown> = { ...result, resultType: typeof result.resultType === "string" ? result.resultType : "complete" };
+  const out = withFields(result, { resultType: typeof result.resultType === "string" ? result.resultType : "complete" });
   if (CACHEABLE.has(method)) {
     out.ttlMs ??= 0;
     out.cacheScope ??= "private";

@@ -26,6 +26,7 @@ export interface Tasks2025HandlersDeps extends CallDeps {
 
 export { TASKS_2025_VERSION } from "../../jsonrpc/versions.js";
 import { TASKS_2025_VERSION } from "../../jsonrpc/versions.js";
+import { withFields } from "../../util/with-fields.js";
 const METHODS = new Set(["tools/call", "tools/list", "tasks/get", "tasks/result", "tasks/list", "tasks/cancel"]);
 const TASK_METHODS = new Set(["tasks/get", "tasks/list", "tasks/cancel"]);
 
@@ -260,7 +261,7 @@ export class Tasks2025Handlers {
 function finalAnswer(request: JsonRpcRequest, task: TaskRecord): JsonRpcResponse {
   const related = { [RELATED_TASK]: { taskId: task.id } };
   if (task.outcome && "result" in task.outcome)
-    return success(request.id, { ...task.outcome.result, _meta: { ...(task.outcome.result._meta as object | undefined), ...related } });
+    return success(request.id, withFields(task.outcome.result, { _meta: withFields(task.outcome.result._meta as object | undefined, related) }));
   if (task.outcome && "error" in task.outcome) return failure(request.id, task.outcome.error);
   return failure(request.id, {
     code: RPC.INTERNAL_ERROR,

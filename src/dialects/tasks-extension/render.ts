@@ -1,5 +1,6 @@
 import type { TaskRecord, TaskView } from "../../store/contract.js";
 import { RPC } from "../../jsonrpc/codes.js";
+import { withFields } from "../../util/with-fields.js";
 
 /**
  * The tasks extension shapes (ext-tasks schema, https://github.com/modelcontextprotocol/ext-tasks/blob/main/schema/draft/schema.ts): flat tasks, `ttlMs` / `pollIntervalMs` as
@@ -29,7 +30,7 @@ export function createTaskResult(task: TaskRecord): Record<string, unknown> {
 export function detailedTask(task: TaskView, into: Record<string, unknown> = {}): Record<string, unknown> {
   const fields = taskFields(task, into);
   if (task.status === "input_required") fields.inputRequests = task.inputRequests;
-  if (task.status === "completed" && task.outcome && "result" in task.outcome) fields.result = { ...task.outcome.result, resultType: "complete" };
+  if (task.status === "completed" && task.outcome && "result" in task.outcome) fields.result = withFields(task.outcome.result, { resultType: "complete" });
   if (task.status === "failed")
     fields.error =
       task.outcome && "error" in task.outcome ? task.outcome.error : { code: RPC.INTERNAL_ERROR, message: task.statusMessage ?? "The task failed" };

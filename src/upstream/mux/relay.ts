@@ -27,6 +27,7 @@ export { CANCELLED_BEFORE_START, type CallOptions, type PooledCalls, type RelayO
 // logging level, list refreshes) and session-wide notifications never do.
 import { onBehalfOf, STREAM_NOTICE, type CallClient, type CancelOptions, type UpstreamCaller } from "../caller.js";
 import { RPC } from "../../jsonrpc/codes.js";
+import { withFields } from "../../util/with-fields.js";
 
 /** Who is on the other end of a relayed request. */
 export type FrontClient = CallClient;
@@ -219,9 +220,8 @@ export class Relay implements UpstreamCaller {
 
   private upstreamRequest(call: InFlight, options: CallOptions, resume: ResumeFrom | undefined): UpstreamRequest {
     const { client, request } = call;
+    // Its own fields first, the spreads after: see withFields (util/with-fields.ts).
     return {
-      ...onBehalfOf(client),
-      ...(resume !== undefined ? { resume } : {}),
       clientCapabilities: client.capabilities,
       method: request.method,
       params: this.withUpstreamProgressToken(request.params, call, options.trackProgress ?? false),
@@ -233,6 +233,8 @@ export class Relay implements UpstreamCaller {
         call.upstreamId = upstreamId;
         this.byUpstreamId.set(upstreamId, call);
       },
+      ...onBehalfOf(client),
+      ...(resume !== undefined ? { resume } : {}),
     };
   }
 
@@ -355,7 +357,7 @@ export class Relay implements UpstreamCaller {
     if (hasToken) call.frontProgressToken = token;
     call.upstreamProgressToken = upstreamToken;
     this.byProgressToken.set(upstreamToken, call);
-    return { ...params, _meta: { ...meta, progressToken: upstreamToken } };
+    return withFields(params, { _meta: withFields(meta, { progressToken: upstreamToken }) });
   }
 
   private forget(key: string, call: InFlight): void {
