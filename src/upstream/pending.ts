@@ -1,5 +1,6 @@
 import type { JsonRpcId, JsonRpcResponse } from "../jsonrpc/message.js";
 import { UpstreamError } from "./connector.js";
+import { InFlightMap } from "../util/in-flight-map.js";
 
 export interface WaitOptions {
   method: string;
@@ -44,7 +45,7 @@ class Entry {
  */
 export class PendingRequests {
   private lastId = 0;
-  private readonly entries = new Map<JsonRpcId, Entry>();
+  private readonly entries = new InFlightMap<JsonRpcId, Entry>();
 
   constructor(
     private readonly upstreamName: string,

@@ -1,4 +1,5 @@
 import { Agent, request } from "undici";
+import type { RequestAbort } from "./request-abort.js";
 
 /** What taskgate reads of an upstream's answer to a POST: status, headers, and the body as bytes. */
 export interface UpstreamResponse {
@@ -13,7 +14,7 @@ export interface UpstreamResponse {
 export interface PostOptions {
   headers: Headers;
   body: string;
-  signal: AbortSignal;
+  signal: AbortSignal | RequestAbort;
 }
 
 /** upstreams[].http.connectTimeoutMs when omitted: long enough for a slow TLS handshake, short enough to fail over. */
@@ -49,7 +50,7 @@ export class UpstreamClient {
     return this.send(url, "GET", headers, signal);
   }
 
-  private async send(url: string, method: "GET" | "POST", headers: Headers, signal: AbortSignal, body?: string): Promise<UpstreamResponse> {
+  private async send(url: string, method: "GET" | "POST", headers: Headers, signal: AbortSignal | RequestAbort, body?: string): Promise<UpstreamResponse> {
     // The limits go with each request as well as on the Agent: a request's own values win over any dispatcher's.
     const answer = await request(url, { method, headers: Object.fromEntries(headers), body, signal, dispatcher: this.agent, ...EXCHANGE_LIMITS });
     // Whoever reads the body sees its errors; this only keeps an unread one (abandoned by an abort,

@@ -11,6 +11,8 @@ import { modernHeaders } from "../modern/envelope.js";
 import { failAnswered } from "../refused-answer.js";
 import { resumeResponse } from "./request-stream.js";
 import { acceptResponse } from "./response.js";
+import { RequestAbort } from "./request-abort.js";
+import { InFlightMap } from "../../util/in-flight-map.js";
 
 /** Where the link hands what it learns: the session core and the connector. */
 export interface HttpLinkHooks {
@@ -40,9 +42,9 @@ const HANDSHAKE = new Set(["initialize", "notifications/initialized"]);
 export class HttpLink {
   sessionId: string | undefined;
   private closed = false;
-  private readonly streams = new Map<JsonRpcId, AbortController>();
+  private readonly streams = new InFlightMap<JsonRpcId, RequestAbort>();
   /** Whom requests were sent for (a client's Authorization, another session), while their stream may need resuming. */
-  private readonly forwarded = new Map<JsonRpcId, OnBehalf>();
+  private readonly forwarded = new InFlightMap<JsonRpcId, OnBehalf>();
   readonly client: UpstreamClient;
   /** Where requests go: the configured URL without its user and password, which go as a header. */
   readonly url: string;
@@ -188,7 +190,7 @@ export class HttpLink {
   /** No POST: the response stream of a request sent before (by another replica), resumed after `from.lastEventId`. */
   private async resumeStream(request: JsonRpcRequest, onBehalf: OnBehalf, from: ResumeFrom): Promise<void> {
     if (this.closed) throw new UpstreamError(`upstream '${this.name}' is closed`, "closed");
-    this.streams.set(request.id, new AbortController());
+    this.streams.set(request.id, new RequestAbort());
     this.forwarded.set(request.id, onBehalf);
     await resumeResponse(this, request, from.lastEventId);
   }
@@ -209,7 +211,7 @@ export class HttpLink {
   private async post(message: JsonRpcMessage, onBehalf: OnBehalf | undefined): Promise<{ response: UpstreamResponse; sessionId: string | undefined }> {
     if (this.closed) throw new UpstreamError(`upstream '${this.name}' is closed`, "closed");
     const sessionId = this.sessionId;
-    const controller = new AbortController();
+    const controller = new RequestAbort();
     if (isRequest(message)) this.streams.set(message.id, controller);
     if (isRequest(message) && (onBehalf?.authorization !== undefined || onBehalf?.session !== undefined)) this.forwarded.set(message.id, onBehalf);
     const isInitialize = "method" in message && message.method === "initialize";
@@ -219,13 +221,13 @@ export class HttpLink {
     // A request in the 2026-07-28 envelope carries its version and names in headers too (SEP-2243).
     for (const [key, value] of Object.entries(modernHeaders(message) ?? {})) headers.set(key, value);
     try {
-      const response = await this.client.post(this.url, { headers, body: JSON.stringify(message), signal: controller.signal });
+      const response = await this.client.post(this.url, { headers, body: JSON.stringify(message), signal: controller });
       const assigned = response.header("mcp-session-id");
       if (isInitialize && assigned !== undefined && response.ok) this.sessionId = assigned;
       return { response, sessionId };
     } catch (err) {
-      if (controller.signal.reason === CANCELLED) throw CANCELLED;
-      if (controller.signal.aborted) throw new UpstreamError(`upstream '${this.name}': request abandoned`, "closed");
+      if (controller.reason === CANCELLED) throw CANCELLED;
+      if (controller.aborted) throw new UpstreamError(`upstream '${this.name}': request abandoned`, "closed");
       // Only a connection that could not be made says anything about the upstream; anything else is this call's.
       if (!isConnectFailure(err)) throw exchangeBroken(this.name, "method" in message ? message.method : "a response", err);
       const error = this.unreachable(err);

@@ -10,6 +10,7 @@ import { quietKey, Quietness, type LaneProcess, type QuietLane } from "./quiet-l
 import { CANCELLED_BEFORE_START, type CallOptions, type PooledCalls, type Relay } from "./relay.js";
 import { frontKey } from "./relay-options.js";
 import { RPC } from "../../jsonrpc/codes.js";
+import { InFlightMap } from "../../util/in-flight-map.js";
 
 /** How long a list waits for a member of its profile to start before the home session answers it. */
 const LIST_WAIT_MS = 5_000;
@@ -88,10 +89,10 @@ export interface SharedQuietCalls {
  * calls of tools that have shown themselves quiet run together on the quiet lane (quiet-lane.ts).
  */
 export class PoolCaller implements PooledCalls {
-  private readonly active = new Map<string, Slot>();
+  private readonly active = new InFlightMap<string, Slot>();
   private readonly quietness = new Quietness();
   /** Calls run on the home connection because the upstream keeps no sessions (HTTP). */
-  private readonly atHome = new Set<string>();
+  private readonly atHome = new InFlightMap<string, true>();
   /** The relay over the home connection, where the calls go that the pool does not take. */
   private home: Relay | undefined;
 
@@ -295,7 +296,7 @@ export class PoolCaller implements PooledCalls {
 
   /** A tool just showed itself quiet: its calls still waiting to run alone leave that queue for the lane. */
   private moveToLane(tool: string): void {
-    for (const slot of this.active.values()) {
+    for (const slot of [...this.active.values()]) {
       if (slot.tool !== tool || slot.cancelled) continue;
       slot.toLane = true;
       if (!slot.ticket.withdraw(true)) slot.toLane = false;
@@ -314,7 +315,7 @@ export class PoolCaller implements PooledCalls {
 
   /** On the home connection, as `shared` runs it (its bulkhead is maxInFlight). */
   private async atHomeCall(key: string, run: () => Promise<JsonRpcResponse>): Promise<JsonRpcResponse> {
-    this.atHome.add(key);
+    this.atHome.set(key, true);
     try {
       return await run();
     } finally {
@@ -341,7 +342,7 @@ export class PoolCaller implements PooledCalls {
 
   /** Front ids of questions are minted per process, so only the right relay takes the answer. */
   async answer(client: CallClient, response: JsonRpcResponse): Promise<boolean> {
-    for (const { member } of this.active.values()) if (member && (await member.relay.answer(client, response))) return true;
+    for (const { member } of [...this.active.values()]) if (member && (await member.relay.answer(client, response))) return true;
     return this.atHome.size > 0 && this.home !== undefined && this.home.questions.answer(client, response);
   }
 

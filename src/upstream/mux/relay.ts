@@ -28,6 +28,7 @@ export { CANCELLED_BEFORE_START, type CallOptions, type PooledCalls, type RelayO
 import { onBehalfOf, STREAM_NOTICE, type CallClient, type CancelOptions, type UpstreamCaller } from "../caller.js";
 import { RPC } from "../../jsonrpc/codes.js";
 import { withFields } from "../../util/with-fields.js";
+import { InFlightMap } from "../../util/in-flight-map.js";
 
 /** Who is on the other end of a relayed request. */
 export type FrontClient = CallClient;
@@ -69,9 +70,9 @@ export class Relay implements UpstreamCaller {
   readonly questions: Questions;
   /** The upstream's list-changed notifications, for the modern wire's listen streams too. */
   readonly listChanged: ListChangedHub;
-  private readonly byFront = new Map<string, InFlight>();
-  private readonly byUpstreamId = new Map<JsonRpcId, InFlight>();
-  private readonly byProgressToken = new Map<string, InFlight>();
+  private readonly byFront = new InFlightMap<string, InFlight>();
+  private readonly byUpstreamId = new InFlightMap<JsonRpcId, InFlight>();
+  private readonly byProgressToken = new InFlightMap<string, InFlight>();
   /** Open tasks/result requests by upstream task id: over stdio, a question's related-task `_meta` is its only link. */
   private readonly byRelatedTask = new Map<string, InFlight>();
   private nextToken = 0;
