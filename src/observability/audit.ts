@@ -14,7 +14,10 @@ export class Audit {
 
   /** `context`: the front request the event happened in (its id, method and tool), when there is one. */
   record(event: AuditEvent, principal: string | undefined, fields: Record<string, string | number | boolean | undefined> = {}, context?: LogContext): void {
-    this.logger.info(Object.assign({}, context, { audit: event, principal: principal === undefined ? undefined : principalHash(principal) }, fields), `audit ${event}`);
+    this.logger.info(
+      Object.assign({}, context, { audit: event, principal: principal === undefined ? undefined : principalHash(principal) }, fields),
+      `audit ${event}`,
+    );
   }
 }
 
