@@ -45,8 +45,8 @@ export function traced<T>(name: string, attributes: Attributes, fn: (span: Span)
 }
 
 /** W3C `traceparent`/`tracestate` of the active span into request headers to an HTTP upstream. */
-export function injectTraceContext(headers: Headers): void {
-  propagation.inject(context.active(), headers, { set: (carrier, key, value) => carrier.set(key, value) });
+export function injectTraceContext(headers: Record<string, string>): void {
+  propagation.inject(context.active(), headers);
 }
 
 /**

@@ -1,4 +1,4 @@
-import { Agent, request } from "undici";
+import { Agent } from "undici";
 import type { RequestAbort } from "./request-abort.js";
 
 /** What taskgate reads of an upstream's answer to a POST: status, headers, and the body as bytes. */
@@ -12,7 +12,7 @@ export interface UpstreamResponse {
 }
 
 export interface PostOptions {
-  headers: Headers;
+  headers: Record<string, string>;
   body: string;
   signal: AbortSignal | RequestAbort;
 }
@@ -41,18 +41,39 @@ export class UpstreamClient {
     this.agent = new Agent({ ...EXCHANGE_LIMITS, connect: { timeout: connectTimeoutMs } });
   }
 
+  /** The origin and path of the last URL asked for: an upstream's URL is the same on every call. */
+  private last: { url: string; origin: string; path: string } | undefined;
+
+  private target(url: string): { origin: string; path: string } {
+    if (this.last?.url !== url) {
+      const parsed = new URL(url);
+      this.last = { url, origin: parsed.origin, path: `${parsed.pathname}${parsed.search}` };
+    }
+    return this.last;
+  }
+
   post(url: string, options: PostOptions): Promise<UpstreamResponse> {
     return this.send(url, "POST", options.headers, options.signal, options.body);
   }
 
   /** A GET stream (the session's, or a request's resumed with Last-Event-ID): same pool, same limits. */
-  get(url: string, headers: Headers, signal: AbortSignal): Promise<UpstreamResponse> {
+  get(url: string, headers: Record<string, string>, signal: AbortSignal): Promise<UpstreamResponse> {
     return this.send(url, "GET", headers, signal);
   }
 
-  private async send(url: string, method: "GET" | "POST", headers: Headers, signal: AbortSignal | RequestAbort, body?: string): Promise<UpstreamResponse> {
+  private async send(
+    url: string,
+    method: "GET" | "POST",
+    headers: Record<string, string>,
+    signal: AbortSignal | RequestAbort,
+    body?: string,
+  ): Promise<UpstreamResponse> {
     // The limits go with each request as well as on the Agent: a request's own values win over any dispatcher's.
-    const answer = await request(url, { method, headers: Object.fromEntries(headers), body, signal, dispatcher: this.agent, ...EXCHANGE_LIMITS });
+    // The Agent's own `request`, not undici's top-level one, which parses the URL again and copies
+    // the options with a spread that, on Node 20, kept each request alive through two scavenges
+    // (docs/contributing/performance.md#spread-then-add).
+    const { origin, path } = this.target(url);
+    const answer = await this.agent.request({ origin, path, method, headers, body, signal, ...EXCHANGE_LIMITS });
     // Whoever reads the body sees its errors; this only keeps an unread one (abandoned by an abort,
     // or discarded) from becoming an uncaught exception.
     answer.body.on("error", () => undefined);

@@ -48,7 +48,8 @@ export class HttpLink {
   readonly client: UpstreamClient;
   /** Where requests go: the configured URL without its user and password, which go as a header. */
   readonly url: string;
-  private readonly staticHeaders: Headers;
+  /** The configured headers, validated once, by their lower-case names. */
+  private readonly staticHeaders: Readonly<Record<string, string>>;
   /** What taskgate sends that no text it writes may hold: the URL's credentials and query values, the header values. */
   private readonly secrets: readonly string[];
 
@@ -61,7 +62,7 @@ export class HttpLink {
     this.client = new UpstreamClient(config.connectTimeoutMs);
     const { url, headers } = withUserinfoAsHeader(config.url, config.headers);
     this.url = url;
-    this.staticHeaders = headers;
+    this.staticHeaders = Object.fromEntries(headers);
     this.secrets = [...urlSecrets(config.url), ...headers.values()];
   }
 
@@ -109,14 +110,15 @@ export class HttpLink {
    * The static headers, then `extra`; `authorization` (a front client's own, for a message sent on
    * its behalf) replaces a static Authorization. Only requests for one client carry it.
    */
-  headers(extra: Record<string, string> = {}, onBehalf?: OnBehalf): Headers {
-    const headers = new Headers(this.staticHeaders);
-    for (const [key, value] of Object.entries(extra)) headers.set(key, value);
-    if (onBehalf?.authorization !== undefined) headers.set("authorization", onBehalf.authorization);
+  headers(extra: Record<string, string> = {}, onBehalf?: OnBehalf): Record<string, string> {
+    // A plain object, not a web Headers, which cost several µs a call to build and read back;
+    // undici validates what it sends. Every name here is lower-case, as the configured ones now are.
+    const headers: Record<string, string> = Object.assign({}, this.staticHeaders, extra);
+    if (onBehalf?.authorization !== undefined) headers.authorization = onBehalf.authorization;
     const version = this.hooks.protocolVersion();
-    if (version !== undefined) headers.set("mcp-protocol-version", version);
+    if (version !== undefined) headers["mcp-protocol-version"] = version;
     const session = onBehalf?.session ?? this.sessionId;
-    if (session !== undefined) headers.set("mcp-session-id", session);
+    if (session !== undefined) headers["mcp-session-id"] = session;
     // W3C trace context of the active span (the upstream call's), a no-op unless tracing is on.
     injectTraceContext(headers);
     return headers;
@@ -217,9 +219,10 @@ export class HttpLink {
     const isInitialize = "method" in message && message.method === "initialize";
     const accept = { accept: "application/json, text/event-stream", "content-type": "application/json" };
     const headers = this.headers(accept, onBehalf);
-    if (isInitialize) headers.delete("mcp-protocol-version");
+    if (isInitialize) delete headers["mcp-protocol-version"];
     // A request in the 2026-07-28 envelope carries its version and names in headers too (SEP-2243).
-    for (const [key, value] of Object.entries(modernHeaders(message) ?? {})) headers.set(key, value);
+    const modern = modernHeaders(message);
+    if (modern !== undefined) Object.assign(headers, modern);
     try {
       const response = await this.client.post(this.url, { headers, body: JSON.stringify(message), signal: controller });
       const assigned = response.header("mcp-session-id");
