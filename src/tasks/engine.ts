@@ -222,8 +222,9 @@ export class TaskEngine {
   }
 
   /** A call that ended inline no longer counts against its principal's task limit. */
-  private async release(call: TaskCall | AdmittedCall): Promise<void> {
-    if ("taskId" in call) await this.admission.release(call.principal, call.taskId);
+  /** Undefined for a call that was never admitted: nothing to give back, no promise made. */
+  private release(call: TaskCall | AdmittedCall): Promise<void> | undefined {
+    return "taskId" in call ? this.admission.release(call.principal, call.taskId) : undefined;
   }
 
   /**

@@ -37,7 +37,18 @@ export interface SyncOptions {
 
 type Create = (call: TaskCall, parked: boolean, started: number) => Promise<{ owned: OwnedCall; task: TaskRecord }>;
 type Route = (taskId: string, owner: string) => Promise<void>;
-type Release = (call: TaskCall) => Promise<void>;
+/** Undefined when the call holds nothing to give back (it was never admitted). */
+type Release = (call: TaskCall) => Promise<void> | undefined;
+
+/** What a call that did not end first takes into its task. */
+interface Detaching {
+  sink: SwitchSink;
+  queueWait: QueueWait;
+  running: Promise<JsonRpcResponse>;
+  early: "input" | undefined;
+  startedAt: number;
+  started: number;
+}
 
 /**
  * Calls on a wire without server→client requests (2026-07-28). A question before the call
@@ -54,13 +65,23 @@ export class SyncCalls {
     private readonly release: Release,
   ) {}
 
-  /** `target`: the request the rounds' requestState is bound to (a retry must name the same). */
-  async start(call: TaskCall, target: CallTarget, front: MessageSink, { detachAfterMs, detachOnInput }: SyncOptions): Promise<SyncOutcome> {
+  /**
+   * `target`: the request the rounds' requestState is bound to (a retry must name the same).
+   * Whichever comes first decides: the answer, a question, the detach threshold. One promise
+   * settled by the first of them, and no await until the call detaches: most calls end inline,
+   * and a race of three promises and an async function cost them several microseconds
+   * (docs/contributing/performance.md#the-synchronous-round).
+   */
+  start(call: TaskCall, target: CallTarget, front: MessageSink, options: SyncOptions): Promise<SyncOutcome> {
     const startedAt = this.deps.clock();
     const started = performance.now();
-    let inputArrived!: () => void;
-    const input = new Promise<"input">((resolve) => (inputArrived = () => resolve("input")));
-    const sink = new SwitchSink(front, inputArrived);
+    let decide!: (early: JsonRpcResponse | "input" | undefined) => void;
+    let fail!: (err: unknown) => void;
+    const decided = new Promise<JsonRpcResponse | "input" | undefined>((resolve, reject) => {
+      decide = resolve;
+      fail = reject;
+    });
+    const sink = new SwitchSink(front, () => decide("input"));
     // Progress feeds a task's statusMessage; a prompts/get or resources/read never becomes one.
     // A plain call while the client waits on it (queueTimeoutMs bounds a wait in the queue); its TTL once it detaches.
     const queueWait = new QueueWait();
@@ -70,16 +91,24 @@ export class SyncCalls {
       principal: call.principal,
       queueWait,
     });
-    const racers: Promise<JsonRpcResponse | "input" | undefined>[] = [running, input];
+    running.then(decide, fail);
     // Cleared once the race is decided: a pending timer would hold the call's answer until it fired.
-    let timer: NodeJS.Timeout | undefined;
-    if (detachAfterMs !== undefined) racers.push(new Promise((resolve) => (timer = setTimeout(resolve, detachAfterMs, undefined).unref())));
-    const early = await Promise.race(racers);
-    clearTimeout(timer);
-    if (early !== undefined && early !== "input") {
-      await this.release(call);
-      return { inline: early };
-    }
+    const timer = options.detachAfterMs === undefined ? undefined : setTimeout(decide, options.detachAfterMs, undefined).unref();
+    return decided.then((early) => {
+      clearTimeout(timer);
+      if (early === undefined || early === "input") return this.detach(call, target, options, { sink, queueWait, running, early, startedAt, started });
+      const released = this.release(call);
+      return released ? released.then(() => ({ inline: early })) : { inline: early };
+    });
+  }
+
+  /** The call did not end first: it becomes a task, or parks for an MRTR round (`early` "input"). */
+  private async detach(
+    call: TaskCall,
+    target: CallTarget,
+    { detachAfterMs, detachOnInput }: SyncOptions,
+    { sink, queueWait, running, early, startedAt, started }: Detaching,
+  ): Promise<SyncOutcome> {
     const parked = early === "input" && detachOnInput !== true;
     const { owned, task } = await this.create(call, parked, started);
     if (!parked) queueWait.becameTask(task.ttlMs, task.createdAt + task.ttlMs - this.deps.clock());
