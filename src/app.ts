@@ -6,6 +6,7 @@ import type { Hono } from "hono";
 import type { Config, UpstreamConfig } from "./config/schema.js";
 import { startAdmin } from "./admin/server.js";
 import { pollPath, type Listener } from "./http/poll-path.js";
+import { RequestIdResponse } from "./http/request-id-response.js";
 import { Front } from "./dialects/front.js";
 import { LegacyFront } from "./dialects/legacy/legacy-front.js";
 import { ModernFront } from "./dialects/modern/modern-front.js";
@@ -247,7 +248,8 @@ function listen(
   hostname: string,
   port: number,
 ): Promise<ServerType> {
-  const withPolls = ((options: ServerOptions, listener: Listener) => createServer(options, polls(listener))) as unknown as typeof createServer;
+  const withPolls = ((options: ServerOptions, listener: Listener) =>
+    createServer({ ...options, ServerResponse: RequestIdResponse }, polls(listener))) as unknown as typeof createServer;
   return new Promise((resolve, reject) => {
     const server = serve({ fetch, hostname, port, createServer: withPolls }, () => resolve(server));
     server.once("error", reject);

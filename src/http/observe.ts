@@ -10,6 +10,7 @@ import { isLegacyVersion } from "../dialects/legacy/versions.js";
 import { isModernVersion } from "../dialects/modern/wire.js";
 import { outcomeOf, replyTag, type ReplyTag } from "../wire/reply-outcome.js";
 import { isEventStream, whenStreamEnds, withSendBudget } from "./sse-lifetime.js";
+import { RequestIdResponse } from "./request-id-response.js";
 
 /** A caller's X-Request-Id is kept when it is a plain token; anything else gets a fresh id. */
 const REQUEST_ID = /^[\w.:-]{1,128}$/;
@@ -96,13 +97,14 @@ function inFrontSpan(c: Context, upstream: string, serve: () => Promise<Response
 
 /**
  * X-Request-Id on the reply. Served by @hono/node-server, it goes on the Node response, which
- * merges it with the headers the reply is written with: reading the reply's `headers` would turn
- * its plain header object into a WHATWG Headers and back on every request. Elsewhere (app.request
- * in tests) on the Response itself.
+ * writes it with the headers the reply is written with (RequestIdResponse): reading the reply's
+ * `headers` would turn its plain header object into a WHATWG Headers and back on every request.
+ * Elsewhere (app.request in tests) on the Response itself.
  */
 function setRequestId(c: Context, response: Response, reqId: string): void {
   const outgoing = (c.env as { outgoing?: { setHeader?: (name: string, value: string) => void; headersSent?: boolean } } | undefined)?.outgoing;
-  if (outgoing?.setHeader && !outgoing.headersSent) outgoing.setHeader("x-request-id", reqId);
+  if (outgoing instanceof RequestIdResponse && !outgoing.headersSent) outgoing.requestId = reqId;
+  else if (outgoing?.setHeader && !outgoing.headersSent) outgoing.setHeader("x-request-id", reqId);
   else response.headers.set("x-request-id", reqId);
 }
 
