@@ -14,6 +14,11 @@ export interface SessionLink {
    * `onBehalf`: the front client it is sent for, absent for taskgate's own messages.
    */
   send(message: JsonRpcMessage, onBehalf?: OnBehalf): Promise<void>;
+  /**
+   * `send` for a request, told of a failure instead of returning a promise: every call makes
+   * one, and stdio writes need no promise to say they went out.
+   */
+  sendRequest?(message: JsonRpcMessage, onBehalf: OnBehalf | undefined, failed: (err: unknown) => void): void;
   /** Nobody waits for this request any more (answered, aborted, timed out, failed). */
   release?(id: JsonRpcId): void;
   /**
@@ -230,7 +235,9 @@ export class SessionCore {
     const message = params === undefined ? { jsonrpc: "2.0" as const, id, method } : { jsonrpc: "2.0" as const, id, method, params };
     const { authorization, session, resume } = opts;
     const onBehalf = authorization === undefined && session === undefined && resume === undefined ? undefined : { authorization, session, resume };
-    this.link.send(message, onBehalf).catch((err: unknown) => this.pending.fail(id, toUpstreamError(err, this.options.name)));
+    const failed = (err: unknown) => this.pending.fail(id, toUpstreamError(err, this.options.name));
+    if (this.link.sendRequest) this.link.sendRequest(message, onBehalf, failed);
+    else this.link.send(message, onBehalf).catch(failed);
     return response;
   }
 

@@ -35,7 +35,7 @@ export class StdioConnector extends CoreConnector {
   ) {
     super(name);
     const options = { name, logger, initializeTimeoutMs: INITIALIZE_TIMEOUT_MS, generation, config, clientCapabilities };
-    this.core = new SessionCore(options, { send: (m) => this.write(m) });
+    this.core = new SessionCore(options, { send: (m) => this.write(m), sendRequest: (m, _onBehalf, failed) => this.post(m, failed) });
     const backoff = new Backoff(config.restartInitialDelayMs, config.restartMaxDelayMs);
     this.retry = new RetryLoop(() => this.launch(), backoff, logger);
   }
@@ -137,6 +137,17 @@ export class StdioConnector extends CoreConnector {
     );
   }
 
+  /** write() without its promise: `failed` hears what would have rejected it. */
+  private post(message: JsonRpcMessage, failed: (err: Error) => void): void {
+    const proc = this.proc;
+    if (!proc || proc.hasExited()) return failed(new UpstreamError(`upstream '${this.name}' has no running process`, "exited"));
+    whenWritable(
+      proc.stdin,
+      () => this.writeNow(proc, message, written, failed),
+      () => failed(new UpstreamError(`upstream '${this.name}' has no running process`, "exited")),
+    );
+  }
+
   private writeNow(proc: UpstreamProcess, message: JsonRpcMessage, resolve: () => void, reject: (err: Error) => void): void {
     coalescedWrite(proc.stdin, `${JSON.stringify(message)}\n`, (err) => {
       if (!err) return resolve();
@@ -156,6 +167,7 @@ export class StdioConnector extends CoreConnector {
 }
 
 const MAX_STDERR_IN_MESSAGE = 300;
+const written = (): void => undefined;
 /** After a failed write, how long the child's exit may take to be the one that reports it. */
 const WRITE_FAILURE_EXIT_WAIT_MS = 1_000;
 
