@@ -7,7 +7,7 @@ import type { CallClient } from "../../upstream/caller.js";
 import { callClientId } from "../passthrough/client-id.js";
 import type { Relay } from "../../upstream/mux/relay.js";
 import { modernResult, discoverResult, upstreamParams } from "./shape.js";
-import { checkParamHeaders } from "./param-headers.js";
+import { checkParamHeaders, type HeaderDeclaration } from "./param-headers.js";
 import { jsonReply } from "../../wire/reply-outcome.js";
 import type { ToolHeaders } from "./tool-headers.js";
 import { MODERN_VERSIONS, validateModernRequest, type ModernHeaders } from "./wire.js";
@@ -76,7 +76,10 @@ export class ModernFront {
     const capabilities = validateModernRequest(message, req.headers);
     // Answered from memory: no call (client id, upstream copy of the request) is built for it.
     if (message.method === "server/discover") return Promise.resolve(this.discover(message));
-    if (message.method === "tools/call") return this.checkToolHeaders(message, req.header).then(() => this.handle(req, message, capabilities));
+    if (message.method === "tools/call") {
+      const checking = this.checkToolHeaders(message, req.header);
+      if (checking) return checking.then(() => this.handle(req, message, capabilities));
+    }
     return this.handle(req, message, capabilities);
   }
 
@@ -124,12 +127,20 @@ export class ModernFront {
     return { jsonrpc: "2.0", id: request.id, result: modernResult(request.method, response.result, serverInfo) };
   }
 
-  /** SEP-2243: the tool's `x-mcp-header` arguments against their `Mcp-Param-*` headers (400, -32020). */
-  private async checkToolHeaders(request: JsonRpcRequest, header: ModernRequest["header"]): Promise<void> {
+  /**
+   * SEP-2243: the tool's `x-mcp-header` arguments against their `Mcp-Param-*` headers (400, -32020).
+   * Undefined when checked at once, from a fresh read of the tools' declarations.
+   */
+  private checkToolHeaders(request: JsonRpcRequest, header: ModernRequest["header"]): Promise<void> | undefined {
     const name = request.params?.name;
-    if (!this.toolHeaders || typeof name !== "string") return;
-    const declarations = await this.toolHeaders.of(name);
-    if (declarations.length > 0) checkParamHeaders(declarations, request.params?.arguments, header ?? (() => undefined));
+    if (!this.toolHeaders || typeof name !== "string") return undefined;
+    const check = (declarations: readonly HeaderDeclaration[]) => {
+      if (declarations.length > 0) checkParamHeaders(declarations, request.params?.arguments, header ?? (() => undefined));
+    };
+    const now = this.toolHeaders.now(name);
+    if (now === undefined) return this.toolHeaders.of(name).then(check);
+    check(now);
+    return undefined;
   }
 
   private discover(request: JsonRpcRequest): Response {

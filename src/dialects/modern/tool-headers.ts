@@ -5,6 +5,7 @@ import { headerDeclarations, type HeaderDeclaration } from "./param-headers.js";
 
 const FRESH_MS = 60_000;
 const MAX_PAGES = 20;
+const NONE: readonly HeaderDeclaration[] = [];
 
 /**
  * Which arguments of each upstream tool are mirrored into `Mcp-Param-*` headers (SEP-2243), read
@@ -13,7 +14,7 @@ const MAX_PAGES = 20;
  * be read, no header is demanded: the call itself then meets the same upstream.
  */
 export class ToolHeaders {
-  private cached?: { at: number; tools: Promise<Map<string, HeaderDeclaration[]>> };
+  private cached?: { at: number; tools: Promise<Map<string, HeaderDeclaration[]>>; read?: Map<string, HeaderDeclaration[]> };
 
   constructor(
     private readonly relay: Relay,
@@ -27,16 +28,30 @@ export class ToolHeaders {
 
   /** The declarations of one tool; empty for a tool without any, or one the list does not name. */
   async of(tool: string): Promise<readonly HeaderDeclaration[]> {
+    return this.now(tool) ?? (await this.listed().catch(() => undefined))?.get(tool) ?? [];
+  }
+
+  /** What of() answers, when the list read is fresh: no promise for the calls between two reads. */
+  now(tool: string): readonly HeaderDeclaration[] | undefined {
+    const cached = this.cached;
+    if (cached?.read === undefined || this.clock() - cached.at > FRESH_MS) return undefined;
+    return cached.read.get(tool) ?? NONE;
+  }
+
+  private listed(): Promise<Map<string, HeaderDeclaration[]>> {
     if (!this.cached || this.clock() - this.cached.at > FRESH_MS) {
       const tools = this.fetch();
-      const entry = { at: this.clock(), tools };
+      const entry: NonNullable<ToolHeaders["cached"]> = { at: this.clock(), tools };
       this.cached = entry;
-      tools.catch((err: unknown) => {
-        if (this.cached === entry) this.cached = undefined;
-        this.logger.debug({ err }, "tools/list for x-mcp-header declarations failed");
-      });
+      tools.then(
+        (read) => void (entry.read = read),
+        (err: unknown) => {
+          if (this.cached === entry) this.cached = undefined;
+          this.logger.debug({ err }, "tools/list for x-mcp-header declarations failed");
+        },
+      );
     }
-    return (await this.cached.tools.catch(() => undefined))?.get(tool) ?? [];
+    return this.cached.tools;
   }
 
   private async fetch(): Promise<Map<string, HeaderDeclaration[]>> {
