@@ -1,6 +1,8 @@
 import { GatewayError, storeCall } from "../../wire/errors.js";
 import { success } from "../../jsonrpc/message.js";
-import { callerFor, policyOf } from "../../tasks/policy.js";
+import { callerFor, policyOf, toolPolicy, type ToolPolicy } from "../../tasks/policy.js";
+import type { CallTarget } from "../../tasks/request-state.js";
+import type { TaskCall } from "../../tasks/types.js";
 import type { SyncOptions } from "../../tasks/sync-call.js";
 import type { ModernCall, ModernFront } from "../modern/modern-front.js";
 import { declaresTasks, TASKS_EXTENSION } from "../modern/wire.js";
@@ -16,10 +18,21 @@ import { serveModernCall, takesModernCall } from "../unaware/modern.js";
  * on any replica, continuing it. A call that may become a task detaches only once no round is
  * open (MRTR rounds are resolved before a CreateTaskResult, the tasks extension, https://github.com/modelcontextprotocol/ext-tasks/blob/main/specification/draft/tasks.md).
  */
-export async function toolsCall(deps: TasksExtensionDeps, call: ModernCall, front: ModernFront): Promise<Response> {
-  const target = targetOf(call.request, "tools/call");
+export function toolsCall(deps: TasksExtensionDeps, call: ModernCall, front: ModernFront): Promise<Response> {
+  // Not an async function: a plain call (most of them) makes no promise before the round's own.
+  try {
+    const target = targetOf(call.request, "tools/call");
+    const { tasks, upstream, native } = deps;
+    if (native) return policyOf(tasks, upstream, target.name, native).then((policy) => decide(deps, call, front, target, policy));
+    return decide(deps, call, front, target, toolPolicy(tasks, upstream, target.name));
+  } catch (err) {
+    return Promise.reject(err);
+  }
+}
+
+/** The decision table's row for this call, once the tool's policy is known. */
+function decide(deps: TasksExtensionDeps, call: ModernCall, front: ModernFront, target: CallTarget, policy: ToolPolicy): Promise<Response> {
   const name = target.name;
-  const policy = await policyOf(deps.tasks, deps.upstream, name, deps.native);
   const declared = declaresTasks(call.client.capabilities);
   if (!declared && takesModernCall(deps.unaware, call, name)) return serveModernCall(deps.unaware, call, front);
   // Required by the config: refused (-32021). Required by the upstream only: the caller
@@ -31,13 +44,27 @@ export async function toolsCall(deps: TasksExtensionDeps, call: ModernCall, fron
   // Draining: no new task here; the client retries on a replica that stays (HTTP 503).
   if (mayBeTask && !retry && deps.engine.isDraining) throw new GatewayError("shutting_down");
   const asked = syncCall(deps, call, callerFor(policy, mayBeTask, deps.native, deps.caller ?? deps.relay), policy.maxDurationMs);
-  // Counted against the caller's task limit before anything starts, so a refusal is a clean 429.
-  const task = mayBeTask && !retry ? await storeCall(() => deps.engine.admit(asked)) : asked;
-  if (!retry && declared && policy.taskSupport === "required") {
+  // Without the extension (or for a forbidden tool) the call never becomes a task: it stays synchronous.
+  if (!mayBeTask) return runRound(deps, call, front, target, retry, asked, {});
+  const options: SyncOptions = { detachAfterMs: policy.taskSupport === "required" ? 0 : policy.detachAfterMs };
+  if (retry) return runRound(deps, call, front, target, retry, asked, options);
+  return admitted(deps, call, front, target, asked, policy, options);
+}
+
+/** A call that may become a task: counted against the caller's task limit before anything starts, so a refusal is a clean 429. */
+async function admitted(
+  deps: TasksExtensionDeps,
+  call: ModernCall,
+  front: ModernFront,
+  target: CallTarget,
+  asked: TaskCall,
+  policy: ToolPolicy,
+  options: SyncOptions,
+): Promise<Response> {
+  const task = await storeCall(() => deps.engine.admit(asked));
+  if (policy.taskSupport === "required") {
     const created = await storeCall(() => deps.engine.detachNow(task));
     return Response.json(success(call.request.id, createTaskResult(created)));
   }
-  // Without the extension (or for a forbidden tool) the call never becomes a task: it stays synchronous.
-  const options: SyncOptions = mayBeTask ? { detachAfterMs: policy.taskSupport === "required" ? 0 : policy.detachAfterMs } : {};
-  return runRound(deps, call, front, target, retry, task, options);
+  return runRound(deps, call, front, target, undefined, task, options);
 }
