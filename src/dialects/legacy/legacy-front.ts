@@ -53,31 +53,54 @@ export class LegacyFront {
     private readonly native?: NativeCaller,
   ) {}
 
-  async post(req: LegacyRequest): Promise<Response> {
+  /** Not an async function: a request in a session this replica holds makes no promise before its answer's. */
+  post(req: LegacyRequest): Promise<Response> {
     const { message } = req;
     if (isRequest(message) && message.method === "initialize") return this.initialize(message, req.accepts, req.principal);
-    const session = await this.sessions.require(req.sessionId, req.principal);
-    if (req.protocolVersion !== undefined && !isLegacyVersion(req.protocolVersion)) throw new GatewayError("unsupported_protocol_version", req.protocolVersion);
-    const client = sessionClient(session, req.authorization);
-    if (isRequest(message)) {
-      const route = this.routeOf(session, message);
-      if (route.to === "task-unaware")
-        return serveLegacy(route.unaware, this.relay, session, message, {
-          accepts: req.accepts,
-          keepAliveMs: this.keepAliveMs,
-          log: req.log,
-          ...(req.authorization !== undefined ? { authorization: req.authorization } : {}),
-        });
-      if (route.to === "tasks-2025") {
-        // The HTTP step gives a signal to tasks/result alone, the one method that waits on it.
-        return route.handlers.handle(session, message, req.accepts, req.signal, req.authorization, req.log);
-      }
-      // The upstream's tasks are taskgate's own session's, never a client's to read.
-      if (route.to === "hidden")
-        return failureResponse({ jsonrpc: "2.0", id: message.id, error: { code: RPC.METHOD_NOT_FOUND, message: `Method not found: ${message.method}` } });
-      const reply = new CallReply(req.accepts, this.keepAliveMs);
-      return reply.respond((await this.callerOf(message)).call(client, message, reply));
+    const session = this.sessions.cached(req.sessionId, req.principal);
+    if (session) return this.postIn(session, req);
+    return this.sessions.require(req.sessionId, req.principal).then((read) => this.postIn(read, req));
+  }
+
+  private postIn(session: SessionRecord, req: LegacyRequest): Promise<Response> {
+    const { message } = req;
+    try {
+      if (req.protocolVersion !== undefined && !isLegacyVersion(req.protocolVersion))
+        throw new GatewayError("unsupported_protocol_version", req.protocolVersion);
+      if (isRequest(message)) return this.request(session, message, req);
+    } catch (err) {
+      return Promise.reject(err);
     }
+    return this.other(session, message, req);
+  }
+
+  private request(session: SessionRecord, message: JsonRpcRequest, req: LegacyRequest): Promise<Response> {
+    const route = this.routeOf(session, message);
+    if (route.to === "task-unaware")
+      return serveLegacy(route.unaware, this.relay, session, message, {
+        accepts: req.accepts,
+        keepAliveMs: this.keepAliveMs,
+        log: req.log,
+        ...(req.authorization !== undefined ? { authorization: req.authorization } : {}),
+      });
+    if (route.to === "tasks-2025") {
+      // The HTTP step gives a signal to tasks/result alone, the one method that waits on it.
+      return route.handlers.handle(session, message, req.accepts, req.signal, req.authorization, req.log);
+    }
+    // The upstream's tasks are taskgate's own session's, never a client's to read.
+    if (route.to === "hidden")
+      return Promise.resolve(
+        failureResponse({ jsonrpc: "2.0", id: message.id, error: { code: RPC.METHOD_NOT_FOUND, message: `Method not found: ${message.method}` } }),
+      );
+    const client = sessionClient(session, req.authorization);
+    const reply = new CallReply(req.accepts, this.keepAliveMs);
+    const caller = this.callerOf(message);
+    return reply.respond(caller instanceof Promise ? caller.then((c) => c.call(client, message, reply)) : caller.call(client, message, reply));
+  }
+
+  /** A notification, or the client's answer to a question. */
+  private async other(session: SessionRecord, message: JsonRpcMessage, req: LegacyRequest): Promise<Response> {
+    const client = sessionClient(session, req.authorization);
     if (isNotification(message)) await this.onNotification(client, message);
     else if (!(await this.tasks2025?.answer(session, message as JsonRpcResponse))) await (this.native ?? this.relay).answer(client, message as JsonRpcResponse);
     return new Response(null, { status: 202 });
@@ -170,11 +193,14 @@ export class LegacyFront {
     return reply.respond(Promise.resolve({ jsonrpc: "2.0", id: message.id, result }));
   }
 
-  /** A tool the upstream runs only as its own task goes through the bridge; the caller waits. */
-  private async callerOf(request: JsonRpcRequest): Promise<UpstreamCaller> {
-    if (!this.native || request.method !== "tools/call") return this.relay;
-    const support = await this.native.tasks.support(String(request.params?.name ?? "")).catch(() => undefined);
-    return support === "required" ? this.native : this.relay;
+  /** A tool the upstream runs only as its own task goes through the bridge; the caller waits. The relay at once when there is no bridge. */
+  private callerOf(request: JsonRpcRequest): UpstreamCaller | Promise<UpstreamCaller> {
+    const native = this.native;
+    if (!native || request.method !== "tools/call") return this.relay;
+    return native.tasks.support(String(request.params?.name ?? "")).then(
+      (support) => (support === "required" ? native : this.relay),
+      () => this.relay,
+    );
   }
 
   private async onNotification(client: FrontClient, message: JsonRpcNotification): Promise<void> {

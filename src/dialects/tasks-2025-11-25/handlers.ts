@@ -8,7 +8,7 @@ import type { MessageSink } from "../../jsonrpc/sink.js";
 import { callClientId, sessionClient } from "../passthrough/client-id.js";
 import type { SessionRecord, TaskRecord } from "../../store/contract.js";
 import type { UpstreamCaller } from "../../upstream/caller.js";
-import { callerFor, policyOf } from "../../tasks/policy.js";
+import { callerFor, policyOf, toolPolicy } from "../../tasks/policy.js";
 import { checkInputSize } from "../input-size.js";
 import { isTerminal } from "../../tasks/transitions.js";
 import { questionOf, questionsToSend } from "./questions.js";
@@ -43,14 +43,29 @@ export class Tasks2025Handlers {
     return session.protocolVersion === TASKS_2025_VERSION && METHODS.has(method);
   }
 
-  /** `authorization`: the client's own header where the upstream forwards it (in memory only). */
-  async handle(
+  /**
+   * `authorization`: the client's own header where the upstream forwards it (in memory only).
+   * A plain tools/call is relayed with no promise of this method's own: its answer never rejects.
+   */
+  handle(session: SessionRecord, request: JsonRpcRequest, accepts: Accepts, signal?: AbortSignal, authorization?: string, log?: LogContext): Promise<Response> {
+    if (request.method === "tools/call") {
+      try {
+        const plain = this.plainCall(session, request, accepts, authorization);
+        if (plain) return plain;
+      } catch (err) {
+        return Promise.reject(isUnexpected(err) ? err : wireError(err));
+      }
+    }
+    return this.handleAny(session, request, accepts, signal, authorization, log);
+  }
+
+  private async handleAny(
     session: SessionRecord,
     request: JsonRpcRequest,
     accepts: Accepts,
-    signal?: AbortSignal,
-    authorization?: string,
-    log?: LogContext,
+    signal: AbortSignal | undefined,
+    authorization: string | undefined,
+    log: LogContext | undefined,
   ): Promise<Response> {
     try {
       switch (request.method) {
@@ -130,6 +145,19 @@ export class Tasks2025Handlers {
     checkInputSize(value, this.deps.maxInputResponsesBytes);
     await this.deps.engine.answer(question.taskId, session.principal, { [question.key]: value });
     return true;
+  }
+
+  /**
+   * A tools/call without `params.task` to an upstream without tasks of its own: relayed at once
+   * under the config's policy (what toolsCall decides for it). Undefined for any other.
+   */
+  private plainCall(session: SessionRecord, request: JsonRpcRequest, accepts: Accepts, authorization: string | undefined): Promise<Response> | undefined {
+    const params = request.params;
+    if (this.deps.native || params?.task !== undefined) return undefined;
+    const name = typeof params?.name === "string" ? params.name : "";
+    const policy = toolPolicy(this.deps.tasks, this.deps.upstream, name);
+    if (policy.taskSupport === "required") return undefined;
+    return this.relayed(session, request, accepts, authorization, callerFor(policy, false, undefined, undefined));
   }
 
   private async toolsCall(
