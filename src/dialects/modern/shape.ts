@@ -11,13 +11,30 @@ const MODERN_META_KEYS = new Set<string>([META.protocolVersion, META.clientCapab
  */
 export function upstreamParams(method: string, params: Record<string, unknown> | undefined): Record<string, unknown> | undefined {
   if (!params) return params;
-  const { _meta, task: _task, ...rest } = params;
-  const out: Record<string, unknown> = method === "tools/call" ? rest : { ...rest, ...(_task !== undefined ? { task: _task } : {}) };
-  if (typeof _meta === "object" && _meta !== null) {
-    const kept = Object.fromEntries(Object.entries(_meta).filter(([k]) => !MODERN_META_KEYS.has(k)));
-    if (Object.keys(kept).length > 0) out._meta = kept;
+  // Copied key by key: a rest pattern and entries().filter() cost several objects on every call.
+  const out = copyWithout(params, "_meta", "task");
+  const task = params.task;
+  if (method !== "tools/call" && task !== undefined) out.task = task;
+  const meta = params._meta;
+  if (typeof meta === "object" && meta !== null) {
+    let kept: Record<string, unknown> | undefined;
+    for (const key of Object.keys(meta)) if (!MODERN_META_KEYS.has(key)) keep((kept ??= {}), key, (meta as Record<string, unknown>)[key]);
+    if (kept) out._meta = kept;
   }
   return out;
+}
+
+/** The own fields of `from`, but `a` and `b`, in their order. */
+export function copyWithout(from: Record<string, unknown>, a: string, b: string): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const key of Object.keys(from)) if (key !== a && key !== b) keep(out, key, from[key]);
+  return out;
+}
+
+/** A field set as a spread sets it: `__proto__` from JSON is a field, not the prototype. */
+function keep(to: Record<string, unknown>, key: string, value: unknown): void {
+  if (key === "__proto__") Object.defineProperty(to, key, { value, enumerable: true, writable: true, configurable: true });
+  else to[key] = value;
 }
 
 /**

@@ -7,6 +7,8 @@ import type { SyncOptions, SyncOutcome } from "../../tasks/sync-call.js";
 import type { TaskCall } from "../../tasks/types.js";
 import { noServerRequests, type ModernCall, type ModernFront } from "../modern/modern-front.js";
 import { checkInputSize } from "../input-size.js";
+import { copyWithout } from "../modern/shape.js";
+import { withFields } from "../../util/with-fields.js";
 import type { TasksExtensionDeps } from "./deps.js";
 import { createTaskResult } from "./render.js";
 import { RPC } from "../../jsonrpc/codes.js";
@@ -107,7 +109,7 @@ function storeFailure(request: JsonRpcRequest, err: unknown): JsonRpcResponse {
 
 /** MRTR fields are taskgate's to read, never the legacy upstream's. */
 function withoutMrtrFields(request: JsonRpcRequest): JsonRpcRequest {
-  if (!request.params) return request;
-  const { inputResponses: _responses, requestState: _state, ...params } = request.params;
-  return { ...request, params };
+  const params = request.params;
+  if (!params || !(Object.hasOwn(params, "inputResponses") || Object.hasOwn(params, "requestState"))) return request;
+  return withFields(request, { params: copyWithout(params, "inputResponses", "requestState") });
 }
