@@ -1,5 +1,6 @@
 import { displayUrl, MASK } from "../../util/redact-url.js";
 import { UpstreamError } from "../connector.js";
+import { eachChunk } from "./each-chunk.js";
 
 const SNIPPET_CHARS = 300;
 
@@ -100,11 +101,11 @@ export function withoutSecrets(text: string, sent: Iterable<string>): string {
 export async function readBounded(body: AsyncIterable<Uint8Array>, maxBytes: number): Promise<string> {
   const chunks: Uint8Array[] = [];
   let size = 0;
-  // Throwing out of the loop cancels the body.
-  for await (const chunk of body) {
+  // A throw cancels the body.
+  await eachChunk(body, (chunk) => {
     size += chunk.length;
     if (size > maxBytes) throw new Error(`the body is longer than ${maxBytes} bytes (upstreams[].http.maxMessageBytes)`);
     chunks.push(chunk);
-  }
+  });
   return Buffer.concat(chunks).toString("utf8");
 }

@@ -1,3 +1,4 @@
+import { eachChunk } from "./each-chunk.js";
 import { createParser } from "eventsource-parser";
 
 export interface SseHandlers {
@@ -27,13 +28,12 @@ export async function readSse(body: AsyncIterable<Uint8Array>, maxEventChars: nu
       if (err.type === "max-buffer-size-exceeded") overflow = true;
     },
   });
-  // A web stream (fetch) and a Node stream (the relay's client) are both async iterables; leaving
-  // the loop early, by a throw, cancels either. One TextDecoder rather than a TextDecoderStream:
-  // a transform stream per response cost more than the parsing.
+  // A web stream (fetch) or a Node stream (the relay's client); a throw cancels either. One
+  // TextDecoder rather than a TextDecoderStream: a transform stream per response cost more than the parsing.
   const decoder = new TextDecoder();
-  for await (const chunk of body) {
+  await eachChunk(body, (chunk) => {
     parser.feed(decoder.decode(chunk, { stream: true }));
     if (overflow) throw new Error(`an SSE event from the upstream is longer than ${maxEventChars} characters (upstreams[].http.maxMessageBytes)`);
-  }
+  });
   parser.feed(decoder.decode());
 }
