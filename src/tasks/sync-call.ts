@@ -85,12 +85,18 @@ export class SyncCalls {
     // Progress feeds a task's statusMessage; a prompts/get or resources/read never becomes one.
     // A plain call while the client waits on it (queueTimeoutMs bounds a wait in the queue); its TTL once it detaches.
     const queueWait = new QueueWait();
-    const running = call.caller.call(call.client, call.request, sink, {
-      trackProgress: isToolCall(call),
-      ttlMs: call.ttlMs,
-      principal: call.principal,
-      queueWait,
-    });
+    let running: Promise<JsonRpcResponse>;
+    try {
+      running = call.caller.call(call.client, call.request, sink, {
+        trackProgress: isToolCall(call),
+        ttlMs: call.ttlMs,
+        principal: call.principal,
+        queueWait,
+      });
+    } catch (err) {
+      // Rejected, never thrown, as from the async function this was.
+      return Promise.reject(err);
+    }
     running.then(decide, fail);
     // Cleared once the race is decided: a pending timer would hold the call's answer until it fired.
     const timer = options.detachAfterMs === undefined ? undefined : setTimeout(decide, options.detachAfterMs, undefined).unref();
