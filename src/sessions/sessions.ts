@@ -33,16 +33,16 @@ export class Sessions {
     return record;
   }
 
-  /**
-   * The session named by the request's `Mcp-Session-Id` header; 400 without one, 404 when unknown
-   * or ended. With auth, another principal's session is unknown too: the same lookup, the same 404.
-   */
   /** What require() resolves with, when this replica holds it fresh and the principal owns it; else undefined (ask require()). */
   cached(header: string | undefined, principal?: string): SessionRecord | undefined {
     const record = header ? this.cache.get(header) : undefined;
     return record && ownedBy(record, principal) ? record : undefined;
   }
 
+  /**
+   * The session named by the request's `Mcp-Session-Id` header; 400 without one, 404 when unknown
+   * or ended. With auth, another principal's session is unknown too: the same lookup, the same 404.
+   */
   async require(header: string | undefined, principal?: string): Promise<SessionRecord> {
     if (!header) throw new GatewayError("session_required");
     const record = this.cache.get(header) ?? (await this.read(header));

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { copyWithout, upstreamParams } from "../../src/dialects/modern/shape.js";
+import { upstreamParams } from "../../src/dialects/modern/shape.js";
+import { copyWithout } from "../../src/util/with-fields.js";
 
 const meta = {
   "io.modelcontextprotocol/protocolVersion": "2026-07-28",

@@ -1,6 +1,6 @@
 import type { InitializeResultLike } from "../../upstream/connector.js";
 import { CACHEABLE, META, TASKS_EXTENSION } from "./wire.js";
-import { withFields } from "../../util/with-fields.js";
+import { copyWithout, keepField, withFields } from "../../util/with-fields.js";
 
 const MODERN_META_KEYS = new Set<string>([META.protocolVersion, META.clientCapabilities, META.clientInfo, "io.modelcontextprotocol/logLevel"]);
 
@@ -18,23 +18,10 @@ export function upstreamParams(method: string, params: Record<string, unknown> |
   const meta = params._meta;
   if (typeof meta === "object" && meta !== null) {
     let kept: Record<string, unknown> | undefined;
-    for (const key of Object.keys(meta)) if (!MODERN_META_KEYS.has(key)) keep((kept ??= {}), key, (meta as Record<string, unknown>)[key]);
+    for (const key of Object.keys(meta)) if (!MODERN_META_KEYS.has(key)) keepField((kept ??= {}), key, (meta as Record<string, unknown>)[key]);
     if (kept) out._meta = kept;
   }
   return out;
-}
-
-/** The own fields of `from`, but `a` and `b`, in their order. */
-export function copyWithout(from: Record<string, unknown>, a: string, b: string): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
-  for (const key of Object.keys(from)) if (key !== a && key !== b) keep(out, key, from[key]);
-  return out;
-}
-
-/** A field set as a spread sets it: `__proto__` from JSON is a field, not the prototype. */
-function keep(to: Record<string, unknown>, key: string, value: unknown): void {
-  if (key === "__proto__") Object.defineProperty(to, key, { value, enumerable: true, writable: true, configurable: true });
-  else to[key] = value;
 }
 
 /**

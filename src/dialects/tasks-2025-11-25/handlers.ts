@@ -8,7 +8,7 @@ import type { MessageSink } from "../../jsonrpc/sink.js";
 import { callClientId, sessionClient } from "../passthrough/client-id.js";
 import type { SessionRecord, TaskRecord } from "../../store/contract.js";
 import type { UpstreamCaller } from "../../upstream/caller.js";
-import { callerFor, policyOf, toolPolicy } from "../../tasks/policy.js";
+import { callerFor, policyOf, toolPolicy, type ToolPolicy } from "../../tasks/policy.js";
 import { checkInputSize } from "../input-size.js";
 import { isTerminal } from "../../tasks/transitions.js";
 import { questionOf, questionsToSend } from "./questions.js";
@@ -48,10 +48,12 @@ export class Tasks2025Handlers {
    * A plain tools/call is relayed with no promise of this method's own: its answer never rejects.
    */
   handle(session: SessionRecord, request: JsonRpcRequest, accepts: Accepts, signal?: AbortSignal, authorization?: string, log?: LogContext): Promise<Response> {
-    if (request.method === "tools/call") {
+    // Without the bridge the policy is the config's, known at once: no promise before the relay's.
+    const params = request.params;
+    if (request.method === "tools/call" && !this.deps.native && params?.task === undefined) {
       try {
-        const plain = this.plainCall(session, request, accepts, authorization);
-        if (plain) return plain;
+        const policy = toolPolicy(this.deps.tasks, this.deps.upstream, toolName(params));
+        return this.plainCall(session, request, accepts, authorization, policy);
       } catch (err) {
         return Promise.reject(isUnexpected(err) ? err : wireError(err));
       }
@@ -147,17 +149,26 @@ export class Tasks2025Handlers {
     return true;
   }
 
-  /**
-   * A tools/call without `params.task` to an upstream without tasks of its own: relayed at once
-   * under the config's policy (what toolsCall decides for it). Undefined for any other.
-   */
-  private plainCall(session: SessionRecord, request: JsonRpcRequest, accepts: Accepts, authorization: string | undefined): Promise<Response> | undefined {
-    const params = request.params;
-    if (this.deps.native || params?.task !== undefined) return undefined;
-    const name = typeof params?.name === "string" ? params.name : "";
-    const policy = toolPolicy(this.deps.tasks, this.deps.upstream, name);
-    if (policy.taskSupport === "required") return undefined;
-    return this.relayed(session, request, accepts, authorization, callerFor(policy, false, undefined, undefined));
+  /** A tools/call without `params.task`, under the tool's policy: refused when it runs only as a task, else relayed. */
+  private plainCall(
+    session: SessionRecord,
+    request: JsonRpcRequest,
+    accepts: Accepts,
+    authorization: string | undefined,
+    policy: ToolPolicy,
+  ): Promise<Response> {
+    // the 2025-11-25 tasks utility, https://modelcontextprotocol.io/specification/2025-11-25/basic/utilities/tasks: a required tool MUST be called as a task (-32601); -32600 is only a MAY (where the spec leaves it open).
+    if (policy.taskSupport === "required")
+      return Promise.resolve(
+        failureResponse(
+          failure(request.id, {
+            code: RPC.METHOD_NOT_FOUND,
+            message: `Task augmentation required for tools/call requests: tool '${toolName(request.params)}' runs only as a task`,
+          }),
+        ),
+      );
+    // A tool the upstream runs only as its own task, allowed plainly here by the config: the caller waits for the bridge.
+    return this.relayed(session, request, accepts, authorization, callerFor(policy, false, this.deps.native, undefined));
   }
 
   private async toolsCall(
@@ -168,21 +179,10 @@ export class Tasks2025Handlers {
     log: LogContext | undefined,
   ): Promise<Response> {
     const { task, ...params } = request.params ?? {};
-    const name = typeof params.name === "string" ? params.name : "";
+    const name = toolName(request.params);
     const { native } = this.deps;
     const policy = await policyOf(this.deps.tasks, this.deps.upstream, name, native);
-    if (task === undefined) {
-      // the 2025-11-25 tasks utility, https://modelcontextprotocol.io/specification/2025-11-25/basic/utilities/tasks: a required tool MUST be called as a task (-32601); -32600 is only a MAY (where the spec leaves it open).
-      if (policy.taskSupport === "required")
-        return failureResponse(
-          failure(request.id, {
-            code: RPC.METHOD_NOT_FOUND,
-            message: `Task augmentation required for tools/call requests: tool '${name}' runs only as a task`,
-          }),
-        );
-      // A tool the upstream runs only as its own task, allowed plainly here by the config: the caller waits for the bridge.
-      return this.relayed(session, request, accepts, authorization, callerFor(policy, false, native, undefined));
-    }
+    if (task === undefined) return this.plainCall(session, request, accepts, authorization, policy);
     if (policy.taskSupport === "forbidden")
       return failureResponse(failure(request.id, { code: RPC.METHOD_NOT_FOUND, message: `Tool '${name}' does not support task-augmented calls` }));
     const created = await this.deps.engine.detachNow({
@@ -296,4 +296,9 @@ function finalAnswer(request: JsonRpcRequest, task: TaskRecord): JsonRpcResponse
     message: task.statusMessage ?? `the task ended ${task.status}`,
     data: { taskId: task.id, status: task.status },
   });
+}
+
+/** The tool a tools/call names; "" when it names none (the upstream then answers for it). */
+function toolName(params: Record<string, unknown> | undefined): string {
+  return typeof params?.name === "string" ? params.name : "";
 }
