@@ -5,7 +5,7 @@ import { serve, type ServerType } from "@hono/node-server";
 import type { Hono } from "hono";
 import type { Config, UpstreamConfig } from "./config/schema.js";
 import { startAdmin } from "./admin/server.js";
-import { pollPath, type Listener } from "./http/poll-path.js";
+import { directPath, type Listener } from "./http/direct-path.js";
 import { RequestIdResponse } from "./http/request-id-response.js";
 import { Front } from "./dialects/front.js";
 import { LegacyFront } from "./dialects/legacy/legacy-front.js";
@@ -153,7 +153,7 @@ export async function startGateway(config: Config, logger: Logger, parts: Gatewa
     draining: () => engine.isDraining,
   };
   const app = buildHttpApp(endpoints, health, httpOptions, logger, metrics, security);
-  const server = await listen(app.fetch, pollPath(endpoints, httpOptions, logger, metrics, security), config.listen.host, config.listen.port);
+  const server = await listen(app.fetch, directPath(endpoints, httpOptions, logger, metrics, security, health), config.listen.host, config.listen.port);
   const port = (server.address() as AddressInfo).port;
   const url = `http://${hostForUrl(config.listen.host)}:${port}`;
   selfUrl = url;
@@ -241,17 +241,17 @@ async function problems(store: Store, connectors: UpstreamConnector[], calls: Up
   return found;
 }
 
-/** The hono app behind the poll path, which takes the modern wire's tasks/get before it (http/poll-path.ts). */
+/** The hono app behind the direct path, which takes most POSTs before it (http/direct-path.ts). */
 function listen(
   fetch: (req: Request) => Response | Promise<Response>,
-  polls: (general: Listener) => Listener,
+  direct: (general: Listener) => Listener,
   hostname: string,
   port: number,
 ): Promise<ServerType> {
-  const withPolls = ((options: ServerOptions, listener: Listener) =>
-    createServer({ ...options, ServerResponse: RequestIdResponse }, polls(listener))) as unknown as typeof createServer;
+  const withDirect = ((options: ServerOptions, listener: Listener) =>
+    createServer({ ...options, ServerResponse: RequestIdResponse }, direct(listener))) as unknown as typeof createServer;
   return new Promise((resolve, reject) => {
-    const server = serve({ fetch, hostname, port, createServer: withPolls }, () => resolve(server));
+    const server = serve({ fetch, hostname, port, createServer: withDirect }, () => resolve(server));
     server.once("error", reject);
   });
 }

@@ -56,7 +56,7 @@ export function authGuard(
 }
 
 /**
- * Callers the poll path (poll-path.ts) found before it handed their request on to the app: the
+ * Callers the direct path (direct-path.ts) found before it handed their request on to the app: the
  * app's auth step takes them as found instead of asking again (a JWT verified twice, an
  * introspection asked twice). Keyed by Node's request, so it lives no longer than the request.
  */

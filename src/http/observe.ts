@@ -1,4 +1,5 @@
 import { randomUUID } from "node:crypto";
+import type { IncomingMessage } from "node:http";
 import type { Context } from "hono";
 import type { LogContext } from "../observability/log-context.js";
 import type { Logger } from "../observability/logger.js";
@@ -36,15 +37,15 @@ export function observeRequests(
   metrics: Metrics,
   logger: Logger,
   sseMaxBufferedBytes: number,
-): <E extends ObservedEnv>(request: Context<E>, serve: () => Promise<Response>) => Promise<Response> {
-  // Read once, as the poll path does: building a debug line's fields that no one writes cost
+): <E extends ObservedEnv>(request: Context<E>, serve: () => Promise<Response>, before?: AnsweredBefore) => Promise<Response> {
+  // Read once, as the direct path does: building a debug line's fields that no one writes cost
   // more than the line (docs/contributing/performance.md, the round of 2026-12-06, afternoon).
   const debug = logger.isLevelEnabled("debug");
-  return (request, serve) => {
+  return (request, serve, before) => {
     const c = request as unknown as Context<ObservedEnv>;
-    const context: LogContext = { reqId: requestIdOf(c.req.header("x-request-id")) };
+    const context: LogContext = before?.context ?? { reqId: requestIdOf(c.req.header("x-request-id")) };
     c.set("logContext", context);
-    const started = performance.now();
+    const started = before?.started ?? performance.now();
     const spanned = tracingEnabled() ? () => inFrontSpan(c, upstream, serve) : serve;
     // A then rather than an async function: an await costs a promise more.
     return spanned().then((served) => {
@@ -78,6 +79,28 @@ export function observeRequests(
       return response;
     });
   };
+}
+
+/**
+ * A request the direct path (direct-path.ts) answered with a stream, handed to the general path
+ * to be written and observed: its log context and start, so it is counted and logged once.
+ */
+export interface AnsweredBefore {
+  response: Response;
+  context: LogContext;
+  started: number;
+}
+
+const answers = new WeakMap<IncomingMessage, AnsweredBefore>();
+
+export function answeredBefore(req: IncomingMessage, answer: AnsweredBefore): void {
+  answers.set(req, answer);
+}
+
+/** The answer the direct path handed over with this request, if it did. */
+export function answerHandedOver(c: Context): AnsweredBefore | undefined {
+  const incoming = (c.env as { incoming?: IncomingMessage } | undefined)?.incoming;
+  return incoming && answers.get(incoming);
 }
 
 /** The caller's X-Request-Id when it is a plain token, else a fresh one. */

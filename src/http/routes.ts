@@ -1,12 +1,13 @@
 import { Hono, type Context } from "hono";
 import { decodeMessage } from "../jsonrpc/decode.js";
-import type { JsonRpcId } from "../jsonrpc/message.js";
+import type { JsonRpcId, JsonRpcMessage } from "../jsonrpc/message.js";
+import type { LogContext } from "../observability/log-context.js";
 import type { Logger } from "../observability/logger.js";
 import type { Metrics } from "../observability/metrics.js";
 import { wireOf, type Front } from "../dialects/front.js";
 import type { Authenticator } from "../auth/index.js";
 import type { Audit } from "../observability/audit.js";
-import { authGuard, type CallerEnv } from "./auth-guard.js";
+import { authGuard, type Caller, type CallerEnv } from "./auth-guard.js";
 import type { CallerLimits } from "./caller-limits.js";
 import { forwardedAuthorization } from "../util/forwarded-authorization.js";
 import { forwardableAuthorization } from "../auth/token-audience.js";
@@ -14,8 +15,8 @@ import { bodySizeLimit } from "./body-size.js";
 import { GatewayError, isUnexpected, wireError } from "../wire/errors.js";
 import { hostGuard, jsonContentType } from "./guards.js";
 import { corsForAllowed, originGuard, originPolicy } from "./origins.js";
-import { keepReply, noteRequest, observeRequests } from "./observe.js";
-import { parseAccept } from "../wire/reply.js";
+import { answerHandedOver, keepReply, noteRequest, observeRequests } from "./observe.js";
+import { parseAccept, type Accepts } from "../wire/reply.js";
 import type { ProtectedResources, ResourceChallenge } from "./resource-metadata.js";
 import { hasScopes, insufficientScope, NO_SCOPES, scopesFor, type ScopePolicy } from "./scope-guard.js";
 
@@ -166,88 +167,139 @@ function mount(
       return Promise.resolve(failed(err, c));
     }
   };
-  app.all(path, (c) =>
-    observe(c, () => {
+  app.all(path, (c) => {
+    // Answered on the direct path already, with a stream that is written here (direct-path.ts).
+    const before = answerHandedOver(c);
+    if (before) return observe(c, () => Promise.resolve(before.response), before);
+    return observe(c, () => {
       try {
         const refused = checkHost(c) ?? checkOrigin(c);
         return refused ? Promise.resolve(refused) : cors(c, () => answer(c));
       } catch (err) {
         return Promise.resolve(failed(err, c));
       }
-    }),
-  );
+    });
+  });
 }
 
-/** A POST: one JSON-RPC message, decoded, checked against scopes and limits, then handed to the front. */
+/** A POST: one JSON-RPC message, decoded, then the steps of a decoded message (`messageSteps`). */
 function postMessage(
-  { front, forwardAuthorizationTo, scopes = NO_SCOPES }: Endpoint,
+  endpoint: Endpoint,
   options: HttpOptions,
   logger: Logger,
   security: Security,
   health: Health,
   resource: ResourceChallenge | undefined,
 ): (c: Context<CallerEnv>) => Promise<Response> {
-  const { limits } = security;
-  // Without configured scopes no message can lack one: nothing to work out per request.
-  const scoped = hasScopes(scopes);
+  const steps = messageSteps(endpoint, logger, security, health, resource);
   return async (c) => {
     const accepts = parseAccept(c.req.header("accept"));
     if (!accepts.json && !accepts.sse) return new GatewayError("not_acceptable", "Accept must include application/json or text/event-stream").toResponse();
     const decoded = decodeMessage(await c.req.text(), { maxDepth: options.maxJsonDepth });
     if (!decoded.ok) return new GatewayError(decoded.kind, decoded.detail).toResponse(decoded.id);
-    const id: JsonRpcId | null = "id" in decoded.message ? decoded.message.id : null;
-    const principal = c.get("principal");
-    const sessionId = c.req.header("mcp-session-id");
-    const protocolVersion = c.req.header("mcp-protocol-version");
+    const response = await steps({
+      message: decoded.message,
+      accepts,
+      sessionId: c.req.header("mcp-session-id"),
+      protocolVersion: c.req.header("mcp-protocol-version"),
+      mcpMethod: c.req.header("mcp-method"),
+      mcpName: c.req.header("mcp-name"),
+      header: (name) => c.req.header(name),
+      // Only tasks/result waits on it: creating it makes @hono/node-server build an
+      // AbortController for the request. Not a getter: V8 allocates an object literal's
+      // accessor pair in old space, which then keeps the whole request alive until a full GC.
+      signal: () => c.req.raw.signal,
+      caller: { principal: c.get("principal"), scopes: c.get("scopes"), audience: c.get("audience") },
+      log: c.get("logContext"),
+    });
+    return keepReply(c, response);
+  };
+}
+
+/** A decoded message with what the steps before it found. */
+export interface PostedMessage {
+  message: JsonRpcMessage;
+  accepts: Accepts;
+  sessionId: string | undefined;
+  protocolVersion: string | undefined;
+  mcpMethod: string | undefined;
+  mcpName: string | undefined;
+  /** Any request header by name (scopes' Mcp-Name, Authorization when forwarded, Mcp-Param-*). */
+  header: (name: string) => string | undefined;
+  /** The request's abort signal, asked for by tasks/result alone. */
+  signal: () => AbortSignal | undefined;
+  caller: Caller;
+  log: LogContext;
+}
+
+/**
+ * The steps of a decoded message, in order: scopes, draining, the rate limit and the stream limit,
+ * then the front. Shared by the route and the direct path (direct-path.ts), which reach them by
+ * different ways of reading the request. Never rejects: a step's error is answered as the errors
+ * table says, anything unexpected as internal.
+ */
+export function messageSteps(
+  { front, forwardAuthorizationTo, scopes = NO_SCOPES }: Endpoint,
+  logger: Logger,
+  security: Security,
+  health: Health,
+  resource: ResourceChallenge | undefined,
+): (posted: PostedMessage) => Response | Promise<Response> {
+  const { limits } = security;
+  // Without configured scopes no message can lack one: nothing to work out per request.
+  const scoped = hasScopes(scopes);
+  return (posted) => {
+    const { message, sessionId, protocolVersion, caller, log } = posted;
+    const id: JsonRpcId | null = "id" in message ? message.id : null;
+    const principal = caller.principal;
     const key = limitKey(principal, sessionId);
-    const method = "method" in decoded.message ? decoded.message.method : "";
-    const log = c.get("logContext");
-    noteRequest(log, decoded.message, wireOf(decoded.message, sessionId, protocolVersion), sessionId);
+    const method = "method" in message ? message.method : "";
+    noteRequest(log, message, wireOf(message, sessionId, protocolVersion), sessionId);
     // Per method and per tool, before anything reaches the upstream or the task store.
-    const refused = scoped
-      ? insufficientScope(scopesFor(scopes, decoded.message, c.req.header("mcp-name")), c.get("scopes"), security.realm, resource)
-      : undefined;
+    const refused = scoped ? insufficientScope(scopesFor(scopes, message, posted.mcpName), caller.scopes, security.realm, resource) : undefined;
     if (refused) {
       security.audit.record("auth.failed", principal, { mode: security.auth.mode, reason: "insufficient scope", method }, log);
       return refused.toResponse(id);
     }
     // Draining: the load balancer has seen /readyz fail; a new session belongs on another replica.
     if (health.draining() && method === "initialize") return new GatewayError("shutting_down").toResponse(id);
+    const failed = (err: unknown): Response => {
+      if (!isUnexpected(err)) return wireError(err).toResponse(id);
+      logger.error({ err, ...log }, "unexpected error while relaying a message");
+      return new GatewayError("internal").toResponse(id);
+    };
     try {
       const limited = limits.rate(key, method, log);
       if (limited) return limited;
       if (LONG_STREAMS.has(method)) limits.checkStreams(key, log);
-      return keepReply(
-        c,
-        limits.track(
-          key,
-          await front.post({
-            message: decoded.message,
-            accepts,
-            sessionId,
-            protocolVersion,
-            mcpMethod: c.req.header("mcp-method"),
-            mcpName: c.req.header("mcp-name"),
-            header: (name) => c.req.header(name),
-            // Only tasks/result waits on it: creating it makes @hono/node-server build an
-            // AbortController for the request. Not a getter: V8 allocates an object literal's
-            // accessor pair in old space, which then keeps the whole request alive until a full GC.
-            signal: method === "tasks/result" ? c.req.raw.signal : undefined,
-            principal,
-            log,
-            // Read only where the upstream forwards it, so elsewhere the secret goes no further than auth.
-            // Off by default, and then only a token whose audience names the upstream: MCP authorization
-            // (Token Handling) forbids passing through a token issued to taskgate itself (docs/operations/security.md, Upstream credentials).
-            ...(forwardAuthorizationTo === undefined
-              ? {}
-              : forwardedAuthorization(forwardableAuthorization(c.req.header("authorization"), c.get("audience"), forwardAuthorizationTo))),
-          }),
-        ),
-      );
+      return front
+        .post({
+          message,
+          accepts: posted.accepts,
+          sessionId,
+          protocolVersion,
+          mcpMethod: posted.mcpMethod,
+          mcpName: posted.mcpName,
+          header: posted.header,
+          signal: method === "tasks/result" ? posted.signal() : undefined,
+          principal,
+          log,
+          // Read only where the upstream forwards it, so elsewhere the secret goes no further than auth.
+          // Off by default, and then only a token whose audience names the upstream: MCP authorization
+          // (Token Handling) forbids passing through a token issued to taskgate itself (docs/operations/security.md, Upstream credentials).
+          ...(forwardAuthorizationTo === undefined
+            ? {}
+            : forwardedAuthorization(forwardableAuthorization(posted.header("authorization"), caller.audience, forwardAuthorizationTo))),
+        })
+        .then((response) => {
+          try {
+            return limits.track(key, response);
+          } catch (err) {
+            return failed(err);
+          }
+        }, failed);
     } catch (err) {
-      if (!isUnexpected(err)) return keepReply(c, wireError(err).toResponse(id));
-      logger.error({ err, ...c.get("logContext") }, "unexpected error while relaying a message");
-      return new GatewayError("internal").toResponse(id);
+      return failed(err);
     }
   };
 }

@@ -28,15 +28,36 @@ export function carryTag(from: Response, to: Response): Response {
 
 /** A JSON-RPC error answered as a plain JSON body. */
 export function failureResponse(message: JsonRpcMessage): Response {
-  return tagReply(Response.json(message), message);
+  return jsonReply(message);
 }
+
+/** What a plain JSON reply is written from, kept beside it for a writer on Node's response (http/direct-path.ts). */
+export interface PlainReply {
+  status: number;
+  /** Headers besides the content type; undefined when there are none. */
+  headers: Record<string, string> | undefined;
+  body: string;
+}
+
+const plainReplies = new WeakMap<Response, PlainReply>();
+const JSON_ONLY = { "content-type": "application/json" } as const;
 
 /**
  * A JSON-RPC message answered as a plain JSON body, tagged with itself: the request observer and
- * the stream limits then know it is no stream without reading the response's headers back.
+ * the stream limits then know it is no stream without reading the response's headers back, and
+ * the direct path writes it from its parts (`plainReplyOf`) without reading the Response.
  */
-export function jsonReply(message: JsonRpcMessage): Response {
-  return tagReply(Response.json(message), message);
+export function jsonReply(message: JsonRpcMessage, status = 200, headers?: Record<string, string>): Response {
+  const body = JSON.stringify(message);
+  // A fresh header object each time: a writer may add to the one it is given.
+  const response = new Response(body, { status, headers: headers ? { ...JSON_ONLY, ...headers } : { ...JSON_ONLY } });
+  plainReplies.set(response, { status, headers, body });
+  return tagReply(response, message);
+}
+
+/** The parts of a reply built by `jsonReply`; undefined for any other. */
+export function plainReplyOf(response: Response): PlainReply | undefined {
+  return plainReplies.get(response);
 }
 
 export interface ReplyOutcome {

@@ -1,7 +1,7 @@
 import type { JsonRpcMessage } from "../jsonrpc/message.js";
 import type { MessageSink } from "../jsonrpc/sink.js";
 import { httpStatusOf } from "./errors.js";
-import { tagReply } from "./reply-outcome.js";
+import { jsonReply, tagReply } from "./reply-outcome.js";
 import { SseStream } from "./sse.js";
 
 export type { MessageSink };
@@ -61,9 +61,8 @@ export class CallReply implements MessageSink {
         clearTimeout(idle);
         if (this.stream) return; // answered with the stream, which sends it
         this.streamFirst = undefined;
-        // No init headers when there are none: @hono/node-server then writes the reply without a Headers object.
         const status = httpStatusOf(message) ?? 200;
-        resolve(tagReply(Response.json(message, this.headers ? { headers: this.headers, status } : { status }), message));
+        resolve(jsonReply(message, status, this.headers));
       });
     });
   }

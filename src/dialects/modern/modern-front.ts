@@ -45,7 +45,7 @@ export type MethodHandler = (call: ModernCall, front: ModernFront) => Promise<Re
 
 /**
  * A method answered with one plain message, never a stream nor a call upstream (tasks/get,
- * tasks/update, tasks/cancel): the poll path (http/poll-path.ts) writes the message itself
+ * tasks/update, tasks/cancel): the direct path (http/direct-path.ts) writes the message itself
  * rather than a Response built from it.
  */
 export interface MessageHandler {

@@ -3,21 +3,22 @@ import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest
 import { BearerAuthenticator } from "../../src/auth/bearer.js";
 import { LegacyFront } from "../../src/dialects/legacy/legacy-front.js";
 import { ModernFront } from "../../src/dialects/modern/modern-front.js";
+import { HonoRequest } from "hono/request";
 import { as, bearerAuth } from "../helpers/auth.js";
-import { inProcessGateway, type InProcessGateway } from "../helpers/in-process.js";
+import { BASE, demoUpstream, inProcessGateway, type InProcessGateway } from "../helpers/in-process.js";
 import { modernRequest, WITH_TASKS } from "../helpers/modern.js";
-import { messagesOf, postRequest } from "../helpers/raw.js";
+import { messagesOf, openSession, postRequest } from "../helpers/raw.js";
 import { waitFor } from "../helpers/wait-for.js";
 
 const REQUIRED = { taskSupport: "required" };
 
 /**
- * The poll path (src/http/poll-path.ts) answers the 2026-07-28 wire's tasks/get on the listener,
+ * The direct path (src/http/direct-path.ts) answers the 2026-07-28 wire's tasks/get on the listener,
  * before the hono app. Each request here goes both ways: over the network to the listener, and
  * through `app.request`, which only the general path serves. Both must answer alike, and a spy
  * on ModernFront.answer (which only the poll path calls) shows which path served the first.
  */
-describe("the poll path (in process, over the listener)", () => {
+describe("the direct path's polls (in process, over the listener)", () => {
   let gw: InProcessGateway;
   let taskId: string;
   const answered = vi.spyOn(ModernFront.prototype, "answer");
@@ -218,7 +219,7 @@ describe("the poll path (in process, over the listener)", () => {
   });
 });
 
-describe("the poll path on the legacy wire (in process, over the listener)", () => {
+describe("the direct path's polls on the legacy wire (in process, over the listener)", () => {
   let gw: InProcessGateway;
   let session: string;
   let taskId: string;
@@ -271,7 +272,7 @@ describe("the poll path on the legacy wire (in process, over the listener)", () 
   });
 });
 
-describe("the poll path and the rate limit (in process)", () => {
+describe("the direct path and the rate limit (in process)", () => {
   let gw: InProcessGateway;
   beforeAll(async () => {
     gw = await inProcessGateway({ limits: { taskRequestsPerSecond: 0.01, taskRequestBurst: 2 } });
@@ -292,5 +293,134 @@ describe("the poll path and the rate limit (in process)", () => {
     expect(((await refused.json()) as any).error).toMatchObject({ code: -32000 });
     const general = await gw.send(poll());
     expect(general.status).toBe(429);
+  });
+});
+
+/**
+ * Every other request the direct path takes runs routes.ts's steps (messageSteps) and is written
+ * on Node's response. Each request here goes over the listener and through `app.request` (the
+ * general path alone): status, content type, Mcp-Session-Id and the messages must be alike. A spy
+ * on HonoRequest.header, which only the general path reads a request through, shows which path
+ * served the first.
+ */
+describe("the direct path's relayed requests (in process, over the listener)", () => {
+  let gw: InProcessGateway;
+  let session: string;
+  const viaHono = vi.spyOn(HonoRequest.prototype, "header");
+  beforeAll(async () => {
+    gw = await inProcessGateway({
+      auth: bearerAuth("alice", "bob"),
+      limits: { taskRequestsPerSecond: 0.01, taskRequestBurst: 40 },
+      upstreams: [demoUpstream()],
+    });
+    session = await openSession(`${BASE}/mcp`, {}, "2025-11-25", (request) => {
+      for (const [name, value] of Object.entries(as("alice"))) request.headers.set(name, value!);
+      return gw.send(request);
+    });
+  });
+  afterAll(async () => gw?.close());
+  afterEach(() => viaHono.mockClear());
+
+  const legacy =
+    (body: Record<string, unknown>, headers: Record<string, string | undefined> = as("alice")) =>
+    () =>
+      postRequest(
+        `${BASE}/mcp`,
+        { jsonrpc: "2.0", ...body },
+        { "mcp-session-id": session, "mcp-protocol-version": "2025-11-25", ...(headers as Record<string, string>) },
+      );
+  const read = async (res: Response) => ({
+    status: res.status,
+    type: res.headers.get("content-type"),
+    session: res.headers.get("mcp-session-id"),
+    retryAfter: res.headers.get("retry-after"),
+    messages: await messagesOf(res),
+  });
+  /** Over the listener first, with the spy read in between, then through app.request. */
+  const both = async (request: () => Request) => {
+    const sent = request();
+    const readBefore = viaHono.mock.calls.length;
+    const overListener = await fetch(`${gw.gateway.url}/mcp`, { method: "POST", headers: sent.headers, body: await sent.text() });
+    const listener = await read(overListener);
+    const honoReads = viaHono.mock.calls.length - readBefore;
+    const general = await read(await gw.send(request()));
+    return { listener, general, honoReads, requestId: overListener.headers.get("x-request-id") };
+  };
+
+  it("relays a 2025-11-25 session's requests as the general path does, without hono", async () => {
+    const cases = [
+      legacy({ id: 1, method: "tools/list" }),
+      legacy({ id: 2, method: "tools/call", params: { name: "echo", arguments: { text: "direct" } } }),
+      legacy({ id: 3, method: "tools/call", params: { name: "fail", arguments: { message: "on purpose" } } }),
+      legacy({ id: 4, method: "tools/call", params: { name: "no-such-tool", arguments: {} } }),
+      legacy({ id: 5, method: "no/such-method" }),
+      legacy({ id: 6, method: "ping" }),
+    ];
+    for (const request of cases) {
+      const { listener, general, honoReads } = await both(request);
+      expect(listener).toEqual(general);
+      expect(honoReads, JSON.stringify(listener.messages)).toBe(0);
+      expect(listener.messages).toHaveLength(1);
+    }
+    const { listener, requestId } = await both(
+      legacy({ id: 7, method: "tools/call", params: { name: "echo", arguments: { text: "direct" } } }, { ...as("alice"), "x-request-id": "direct-7" }),
+    );
+    expect(JSON.stringify(listener.messages[0].result)).toContain("direct");
+    expect(requestId).toBe("direct-7");
+  });
+
+  it("refuses another principal's session and an unknown one as the general path does", async () => {
+    for (const request of [
+      legacy({ id: 8, method: "tools/list" }, as("bob")),
+      legacy({ id: 9, method: "tools/list" }, { ...as("alice"), "mcp-session-id": "no-such-session" }),
+    ]) {
+      const { listener, general } = await both(request);
+      expect(listener).toEqual(general);
+      expect(listener.status).toBe(404);
+    }
+  });
+
+  it("relays the 2026-07-28 wire's requests as the general path does, without hono", async () => {
+    for (const [method, params] of [
+      ["tools/list", {}],
+      ["tools/call", { name: "echo", arguments: { text: "modern" } }],
+      ["tools/call", { name: "no-such-tool", arguments: {} }],
+    ] as const) {
+      const request = () => modernRequest(`${BASE}/mcp`, method, params, { headers: as("alice"), id: 10 });
+      const { listener, general, honoReads } = await both(request);
+      expect(listener).toEqual(general);
+      expect(honoReads).toBe(0);
+    }
+  });
+
+  it("hands a reply that turns into a stream (progress) to the general path, which writes it", async () => {
+    const sleep = legacy({
+      id: 11,
+      method: "tools/call",
+      params: { name: "sleep", arguments: { seconds: 0.2, progressIntervalMs: 100 }, _meta: { progressToken: "p" } },
+    });
+    const { listener, general, requestId } = await both(sleep);
+    expect(listener.type).toBe("text/event-stream");
+    expect(general.type).toBe("text/event-stream");
+    const methods = (messages: any[]) => messages.map((m) => m.method ?? "answer");
+    expect(methods(listener.messages)).toEqual(methods(general.messages));
+    expect(methods(listener.messages)).toContain("notifications/progress");
+    expect(listener.messages.at(-1)).toEqual(general.messages.at(-1));
+    expect(requestId).toMatch(/^[\w.:-]+$/);
+  });
+
+  it("leaves a notification, and a caller over the rate limit, answered alike", async () => {
+    const note = legacy({ method: "notifications/roots/list_changed" });
+    const noted = await both(note);
+    expect(noted.listener).toEqual(noted.general);
+    expect(noted.listener.status).toBe(202);
+    let refused: Awaited<ReturnType<typeof both>> | undefined;
+    for (let i = 0; i < 60 && !refused; i++) {
+      const answer = await both(legacy({ id: 100 + i, method: "tasks/list" }, as("bob")));
+      if (answer.listener.status === 429) refused = answer;
+    }
+    expect(refused, "bob's bucket for tasks/* runs out within 60 requests").toBeDefined();
+    expect(refused!.listener).toEqual(refused!.general);
+    expect(refused!.listener.retryAfter).toMatch(/^\d+$/);
   });
 });

@@ -5,62 +5,67 @@ import type { Logger } from "../observability/logger.js";
 import type { Metrics } from "../observability/metrics.js";
 import type { LogContext } from "../observability/log-context.js";
 import { tracingEnabled } from "../observability/tracing.js";
-import { replyTag, type ReplyTag } from "../wire/reply-outcome.js";
+import { plainReplyOf, replyTag, type PlainReply, type ReplyTag } from "../wire/reply-outcome.js";
 import { parseAccept } from "../wire/reply.js";
 import { GatewayError, isUnexpected, wireError } from "../wire/errors.js";
 import { authenticatedBefore, callerCheck, type Caller } from "./auth-guard.js";
 import { hostAllowed, isJsonContentType } from "./guards.js";
-import { noteRequest, recordOperation, requestIdOf } from "./observe.js";
+import { answeredBefore, noteRequest, recordOperation, requestIdOf } from "./observe.js";
 import { wireOf, type FrontRequest } from "../dialects/front.js";
-import type { Endpoint, HttpOptions, Security } from "./routes.js";
-import { limitKey } from "./routes.js";
+import { limitKey, messageSteps, type Endpoint, type Health, type HttpOptions, type Security } from "./routes.js";
 import { hasScopes, insufficientScope, NO_SCOPES, scopesFor } from "./scope-guard.js";
 
 export type Listener = (req: IncomingMessage, res: ServerResponse) => void;
 
-/** Bodies the poll path reads itself; a longer one goes to the general path unread. */
-const MAX_POLL_BYTES = 16 * 1024;
+/** Bodies the direct path reads itself; a longer one goes to the general path unread. */
+const MAX_DIRECT_BYTES = 16 * 1024;
 const NO_CALLER: Caller = { principal: undefined, scopes: undefined, audience: undefined };
 
 /**
- * The poll path: `tasks/get` served on Node's request and response, in front of the hono app
- * (routes.ts) that serves everything else. A poll is the request a tasks client sends most, and
- * building a web Request and Response for it cost more than the rest of its work. Here it runs the
- * same steps in the same order — Host, auth, content type, size, Accept, decoding, scopes, rate
- * limit — through the same functions, reaches the same answer code routes.ts reaches through
- * Front.post (ModernFront.answer on the 2026-07-28 wire; on the legacy wire, a 2025-11-25 tasks
- * session's Tasks2025Handlers.taskReply), and writes the message as one JSON body.
+ * The direct path: a POST served on Node's request and response, in front of the hono app
+ * (routes.ts) that serves everything else. Building a web Request and Response, and hono's
+ * context, cost a relayed call more than most of its own steps (docs/contributing/performance.md,
+ * "the direct path"). Here a request runs the same steps in the same order — Host, auth, content
+ * type, size, Accept, decoding, then the steps of a decoded message (routes.ts, messageSteps) —
+ * through the same functions, and its answer is written as the general path writes it: a plain
+ * reply from its parts (jsonReply), a refusal from its Response. An answer that is a stream is
+ * handed to the general path with the request, which writes and observes it (observe.ts,
+ * answeredBefore).
  *
- * Which requests: on the 2026-07-28 wire the `Mcp-Method` header names the method
- * (SEP-2243, https://modelcontextprotocol.io/specification/2026-07-28/basic/transports/streamable-http); on the
- * legacy wire, where only the body does, a small POST with a session id is read first. What the
- * poll path is not sure to answer exactly as the general path does goes there, untouched or with
- * the body it read handed on as `rawBody` (which @hono/node-server reads in place of the stream):
- * a request with an Origin (browsers: CORS), chunked or larger bodies, while tracing is on, a body
- * that is not one well-formed tasks/get, a session that is not a 2025-11-25 tasks session. Only
- * the auth step runs before a hand-over (its refusal is written here, so nothing is audited twice);
- * refusals of the steps after it are written from the same Responses routes.ts returns.
+ * A poll (`tasks/get`) answered as one plain message skips the front's Response as well: the
+ * 2026-07-28 wire's through ModernFront.answer, a 2025-11-25 tasks session's through
+ * Tasks2025Handlers.taskReply.
+ *
+ * Which requests: a POST with an `Mcp-Method` header (SEP-2243,
+ * https://modelcontextprotocol.io/specification/2026-07-28/basic/transports/streamable-http) or a
+ * session id. What the direct path is not sure to answer exactly as the general path does goes
+ * there, untouched or with the body it read handed on as `rawBody` (which @hono/node-server reads
+ * in place of the stream): a request with an Origin (browsers: CORS), chunked or larger bodies,
+ * while tracing is on, a body that is not one well-formed request, `tasks/result` (which waits on
+ * the request's own abort signal). Only the auth step runs before a hand-over (its refusal is
+ * written here, so nothing is audited twice).
  */
-export function pollPath(
+export function directPath(
   endpoints: readonly Endpoint[],
   options: HttpOptions,
   logger: Logger,
   metrics: Metrics,
   security: Security,
+  health: Health,
 ): (general: Listener) => Listener {
-  const paths = new Map(endpoints.map((e) => [e.path, endpointPolls(e, options, logger, metrics, security)]));
+  const paths = new Map(endpoints.map((e) => [e.path, endpointPosts(e, options, logger, metrics, security, health)]));
   return (general) => (req, res) => {
     if (!buildsUrl(req.headers.host)) return refuseHost(res);
     if (req.method !== "POST") return general(req, res);
-    const polls = paths.get(pathOf(req.url));
-    if (polls === undefined) return general(req, res);
-    const h = pollHeaders(req.rawHeaders);
-    if (h.mcpMethod === undefined ? h.sessionId === undefined : h.mcpMethod !== "tasks/get") return general(req, res);
-    const length = polls.takes(h);
+    const posts = paths.get(pathOf(req.url));
+    if (posts === undefined) return general(req, res);
+    const h = postHeaders(req.rawHeaders);
+    if (h.mcpMethod === undefined && h.sessionId === undefined) return general(req, res);
+    const length = posts.takes(h);
     if (length === undefined) return general(req, res);
     // Who is asking is settled before the body is read, as on the general path: a caller refused
     // is answered at once, whatever its body does.
-    polls.admit(req, res, h, (caller, context) => readBody(req, length, (body) => polls.serve(req, res, h, body, general, caller, context)));
+    posts.admit(req, res, h, (caller, context, started) => readBody(req, length, (body) => posts.serve(req, res, h, body, general, caller, context, started)));
   };
 }
 
@@ -87,21 +92,21 @@ function refuseHost(res: ServerResponse): void {
   res.end(body);
 }
 
-interface EndpointPolls {
-  /** The body's length when the poll path may read it; undefined sends the request on unread. */
-  takes(h: PollHeaders): number | undefined;
+interface EndpointPosts {
+  /** The body's length when the direct path may read it; undefined sends the request on unread. */
+  takes(h: PostHeaders): number | undefined;
   /** The auth step, on the headers alone: `then` with the caller found, or the refusal written here. */
-  admit(req: IncomingMessage, res: ServerResponse, h: PollHeaders, then: (caller: Caller, context: LogContext) => void): void;
-  serve(req: IncomingMessage, res: ServerResponse, h: PollHeaders, body: Buffer, general: Listener, caller: Caller, context: LogContext): void;
+  admit(req: IncomingMessage, res: ServerResponse, h: PostHeaders, then: (caller: Caller, context: LogContext, started: number) => void): void;
+  serve(req: IncomingMessage, res: ServerResponse, h: PostHeaders, body: Buffer, general: Listener, caller: Caller, context: LogContext, started: number): void;
 }
 
 /**
- * The headers the poll path reads, from `rawHeaders` in one pass. A repeated header is joined
+ * The headers the direct path reads, from `rawHeaders` in one pass. A repeated header is joined
  * with ", ", as @hono/node-server's lookup joins it for the general path (Node's own
  * `req.headers` keeps only the first of some, Host and Authorization among them): a request
  * is judged on the same values on either path.
  */
-interface PollHeaders {
+interface PostHeaders {
   host?: string;
   origin?: string;
   contentType?: string;
@@ -117,7 +122,7 @@ interface PollHeaders {
 }
 
 // A Map, not an object: a header may be named "constructor" or "__proto__".
-const FIELDS = new Map<string, Exclude<keyof PollHeaders, "raw">>([
+const FIELDS = new Map<string, Exclude<keyof PostHeaders, "raw">>([
   ["host", "host"],
   ["origin", "origin"],
   ["content-type", "contentType"],
@@ -131,8 +136,8 @@ const FIELDS = new Map<string, Exclude<keyof PollHeaders, "raw">>([
   ["x-request-id", "requestId"],
 ]);
 
-function pollHeaders(raw: string[]): PollHeaders {
-  const h: PollHeaders = { raw };
+function postHeaders(raw: string[]): PostHeaders {
+  const h: PostHeaders = { raw };
   for (let i = 0; i + 1 < raw.length; i += 2) {
     const field = FIELDS.get(raw[i]!.toLowerCase());
     if (field === undefined) continue;
@@ -155,29 +160,28 @@ function rawHeader(raw: readonly string[], name: string): string | undefined {
   return value;
 }
 
-const TASKS_GET = Buffer.from('"tasks/get"');
-
 /** Answered by the general path instead: nothing was written. */
 const HANDED_OVER = Symbol("handed over");
 
-function endpointPolls(endpoint: Endpoint, options: HttpOptions, logger: Logger, metrics: Metrics, security: Security): EndpointPolls {
+function endpointPosts(endpoint: Endpoint, options: HttpOptions, logger: Logger, metrics: Metrics, security: Security, health: Health): EndpointPosts {
   const { name: upstream, front, scopes = NO_SCOPES } = endpoint;
   const { limits, audit, realm } = security;
   const resource = security.resources?.challengeFor(endpoint.path);
   const allowsHost = hostAllowed(options.allowedHosts, security.listenHost);
   const check = callerCheck(security.auth, realm, audit, { resource, requiredScopes: scopes.required });
   const scoped = hasScopes(scopes);
-  const maxBytes = Math.min(options.maxBodyBytes, MAX_POLL_BYTES);
+  const maxBytes = Math.min(options.maxBodyBytes, MAX_DIRECT_BYTES);
   const debug = logger.isLevelEnabled("debug");
+  const steps = messageSteps(endpoint, logger, security, health, resource);
 
-  const takes = (h: PollHeaders): number | undefined => {
+  const takes = (h: PostHeaders): number | undefined => {
     if (h.origin !== undefined || h.transferEncoding !== undefined || tracingEnabled()) return undefined;
     const length = h.contentLength === undefined ? Number.NaN : Number(h.contentLength);
     if (!(length <= maxBytes) || !isJsonContentType(h.contentType) || !allowsHost(h.host)) return undefined;
     return length;
   };
 
-  const admit = (req: IncomingMessage, res: ServerResponse, h: PollHeaders, then: (caller: Caller, context: LogContext) => void): void => {
+  const admit = (req: IncomingMessage, res: ServerResponse, h: PostHeaders, then: (caller: Caller, context: LogContext, started: number) => void): void => {
     const context: LogContext = { reqId: requestIdOf(h.requestId) };
     const started = performance.now();
     const calling = check?.(
@@ -187,10 +191,10 @@ function endpointPolls(endpoint: Endpoint, options: HttpOptions, logger: Logger,
       },
       context,
     );
-    if (calling === undefined) return then(NO_CALLER, context);
+    if (calling === undefined) return then(NO_CALLER, context, started);
     calling
       .then((caller) => {
-        if (!(caller instanceof Response)) return then(caller, context);
+        if (!(caller instanceof Response)) return then(caller, context, started);
         const tag = replyTag(caller);
         return writeResponse(res, caller, context.reqId).then((status) => {
           recordOperation(metrics, upstream, "POST", headersOf(h), context, tag, status, started);
@@ -203,7 +207,16 @@ function endpointPolls(endpoint: Endpoint, options: HttpOptions, logger: Logger,
       });
   };
 
-  const serve = (req: IncomingMessage, res: ServerResponse, h: PollHeaders, body: Buffer, general: Listener, caller: Caller, context: LogContext): void => {
+  const serve = (
+    req: IncomingMessage,
+    res: ServerResponse,
+    h: PostHeaders,
+    body: Buffer,
+    general: Listener,
+    caller: Caller,
+    context: LogContext,
+    started: number,
+  ): void => {
     const handOver = (): typeof HANDED_OVER => {
       (req as IncomingMessage & { rawBody?: Buffer }).rawBody = body;
       if (caller !== NO_CALLER) authenticatedBefore(req, caller);
@@ -211,15 +224,57 @@ function endpointPolls(endpoint: Endpoint, options: HttpOptions, logger: Logger,
       return HANDED_OVER;
     };
     const accepts = parseAccept(h.accept);
-    // A legacy POST is read to learn its method: one that cannot be a poll goes on unparsed.
-    const mayPoll = (accepts.json || accepts.sse) && (h.mcpMethod !== undefined || body.includes(TASKS_GET));
-    const decoded = mayPoll ? decodeMessage(body.toString("utf8"), { maxDepth: options.maxJsonDepth }) : undefined;
-    const message = decoded?.ok ? decoded.message : undefined;
-    if (!message || !isRequest(message) || message.method !== "tasks/get") return void handOver();
+    // What the general path refuses before its steps (Accept, decoding), or answers from the
+    // request's own signal (tasks/result), or with 202 (a notification or a response), it serves.
+    if (!accepts.json && !accepts.sse) return void handOver();
+    const decoded = decodeMessage(body.toString("utf8"), { maxDepth: options.maxJsonDepth });
+    const message = decoded.ok ? decoded.message : undefined;
+    if (!message || !isRequest(message) || message.method === "tasks/result") return void handOver();
     const { sessionId, protocolVersion } = h;
+
+    const sent = (tag: ReplyTag | undefined, status: number): void => {
+      const seconds = (performance.now() - started) / 1000;
+      if (context.method === "tasks/get") metrics.tasksGet(upstream, seconds);
+      recordOperation(metrics, upstream, "POST", undefined, context, tag, status, started);
+      if (debug) logger.debug({ ...context, upstream, status, ms: Math.round(seconds * 1000) }, "request");
+    };
+    // A plain reply is written here from its parts; a refusal from its Response; a stream (or any
+    // other Response) by the general path, which writes and observes it as its own.
+    const send = (answered: JsonRpcMessage | Response | typeof HANDED_OVER): Promise<void> | undefined => {
+      if (answered === HANDED_OVER) return undefined;
+      if (!(answered instanceof Response)) return void sent(answered, writeMessage(res, answered, context.reqId));
+      const tag = replyTag(answered);
+      const plain = plainReplyOf(answered);
+      if (plain) return void sent(tag, writePlain(res, plain, context.reqId));
+      if (tag === undefined || tag instanceof Promise) {
+        answeredBefore(req, { response: answered, context, started });
+        return void handOver();
+      }
+      return writeResponse(res, answered, context.reqId).then((status) => sent(tag, status));
+    };
+    // Every request but a poll answered as one message takes the general path's steps.
+    const relayed = (): Response | Promise<Response> =>
+      steps({
+        message,
+        accepts,
+        sessionId,
+        protocolVersion,
+        mcpMethod: h.mcpMethod,
+        mcpName: h.mcpName,
+        header: (name) => rawHeader(h.raw, name),
+        signal: () => undefined,
+        caller,
+        log: context,
+      });
+    if (message.method !== "tasks/get") {
+      const answered = relayed();
+      return void (answered instanceof Promise ? answered.then(send) : send(answered))?.catch((err: unknown) => {
+        logger.error({ err, ...context }, "unexpected error while handling a request");
+        res.destroy();
+      });
+    }
+
     const modern = wireOf(message, sessionId, protocolVersion) === "modern";
-    if (modern ? !front.answers(message, sessionId, protocolVersion) : sessionId === undefined) return void handOver();
-    const started = performance.now();
     const frontRequest = (principal: string | undefined): FrontRequest => ({
       message,
       accepts,
@@ -230,26 +285,13 @@ function endpointPolls(endpoint: Endpoint, options: HttpOptions, logger: Logger,
       principal,
       log: context,
     });
-
-    const send = (answered: JsonRpcMessage | Response | typeof HANDED_OVER): Promise<void> | undefined => {
-      if (answered === HANDED_OVER) return undefined;
-      if (!(answered instanceof Response)) return void sent(answered, writeMessage(res, answered, context.reqId));
-      const tag = replyTag(answered);
-      return writeResponse(res, answered, context.reqId).then((status) => sent(tag, status));
-    };
-    const sent = (tag: ReplyTag | undefined, status: number): void => {
-      const seconds = (performance.now() - started) / 1000;
-      metrics.tasksGet(upstream, seconds);
-      recordOperation(metrics, upstream, "POST", undefined, context, tag, status, started);
-      if (debug) logger.debug({ ...context, upstream, status, ms: Math.round(seconds * 1000) }, "request");
-    };
     // As routes.ts answers what a step threw: an error of the table as itself, anything else as internal.
     const failed = (err: unknown): Promise<void> | undefined => {
       if (!isUnexpected(err)) return send(wireError(err).toResponse(message.id));
       logger.error({ err, ...context }, "unexpected error while relaying a message");
       return send(new GatewayError("internal").toResponse(message.id));
     };
-    // The steps after auth, as postMessage (routes.ts) takes them.
+    // The steps after auth, as messageSteps (routes.ts) takes them.
     const checked = (caller: Caller): Response | undefined => {
       noteRequest(context, message, modern ? "modern" : "legacy", sessionId);
       if (scoped) {
@@ -261,23 +303,27 @@ function endpointPolls(endpoint: Endpoint, options: HttpOptions, logger: Logger,
       }
       return limits.rate(limitKey(caller.principal, sessionId), message.method, context);
     };
-    const answerModern = (caller: Caller): JsonRpcMessage | Response | Promise<JsonRpcMessage> => {
+    // A poll not answered as one plain message (ModernFront.answers) takes the steps as any other request.
+    const answerModern = (caller: Caller): JsonRpcMessage | Response | Promise<JsonRpcMessage | Response> => {
+      if (!front.answers(message, sessionId, protocolVersion)) return relayed();
       const refused = checked(caller);
       if (refused) return refused;
       const answering = front.answer(frontRequest(caller.principal));
-      if (!answering) throw new Error(`no answer for ${message.method} on the poll path`);
+      if (!answering) throw new Error(`no answer for ${message.method} on the direct path`);
       return answering;
     };
     // The session decides whether the answer is one plain message, so it is read before the rate
-    // limit; anything else (an unknown session included) goes to the general path, which reads it again.
-    const answerLegacy = (caller: Caller): Promise<JsonRpcMessage | Response | typeof HANDED_OVER> =>
-      front.answerableSession(frontRequest(caller.principal)).then<JsonRpcMessage | Response | typeof HANDED_OVER, typeof HANDED_OVER>(
-        (session) => {
-          if (session === undefined) return handOver();
-          return checked(caller) ?? front.answerIn(session, message, context);
-        },
-        () => handOver(),
-      );
+    // limit; any other (an unknown session included) takes the steps, which read it again.
+    const answerLegacy = (caller: Caller): Promise<JsonRpcMessage | Response> =>
+      sessionId === undefined
+        ? Promise.resolve(relayed())
+        : front.answerableSession(frontRequest(caller.principal)).then<JsonRpcMessage | Response, Response>(
+            (session) => {
+              if (session === undefined) return relayed();
+              return checked(caller) ?? front.answerIn(session, message, context);
+            },
+            () => relayed(),
+          );
     const answer = modern ? answerModern : answerLegacy;
 
     const run = (): Promise<void> | undefined => {
@@ -303,6 +349,19 @@ function writeMessage(res: ServerResponse, message: JsonRpcMessage, reqId: strin
   res.writeHead(200, { "content-type": "application/json", "content-length": Buffer.byteLength(body), "x-request-id": reqId });
   res.end(body);
   return 200;
+}
+
+/** A reply built by jsonReply, from its parts. */
+function writePlain(res: ServerResponse, plain: PlainReply, reqId: string): number {
+  const headers: Record<string, string | number> = {
+    "content-type": "application/json",
+    "content-length": Buffer.byteLength(plain.body),
+    "x-request-id": reqId,
+  };
+  if (plain.headers) for (const name of Object.keys(plain.headers)) headers[name] = plain.headers[name]!;
+  res.writeHead(plain.status, headers);
+  res.end(plain.body);
+  return plain.status;
 }
 
 /** A refusal built by the shared steps (a plain JSON body, never a stream), written as it is. */
@@ -331,7 +390,7 @@ function readBody(req: IncomingMessage, length: number, then: (body: Buffer) => 
 }
 
 /** The headers the request's wire is told by, for a refusal counted before the body is read. */
-function headersOf(h: PollHeaders): Headers {
+function headersOf(h: PostHeaders): Headers {
   const headers = new Headers();
   if (h.protocolVersion !== undefined) headers.set("mcp-protocol-version", h.protocolVersion);
   if (h.sessionId !== undefined) headers.set("mcp-session-id", h.sessionId);
