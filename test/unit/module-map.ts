@@ -60,7 +60,7 @@ export const MODULE_MAP: readonly ModuleEntry[] = [
   },
   {
     name: "http",
-    owns: "the hono app: routes, guards (Host, Origin, CORS, auth, scopes, size), observing requests, health; the poll path in front of it",
+    owns: "the hono app: routes, guards (Host, Origin, CORS, auth, scopes, size), observing requests, health; the direct path in front of it",
     mayImport: ["auth", "config", "dialects", "jsonrpc", "observability", "util", "wire"],
   },
   {
