@@ -13,6 +13,7 @@ export const jsonContentType: Check = (c) =>
   isJsonContentType(c.req.header("content-type")) ? undefined : new GatewayError("unsupported_media_type").toResponse();
 
 export function isJsonContentType(header: string | undefined): boolean {
+  if (header === "application/json") return true;
   return (header ?? "").split(";")[0]!.trim().toLowerCase() === "application/json";
 }
 

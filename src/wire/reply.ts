@@ -11,11 +11,24 @@ export interface Accepts {
   sse: boolean;
 }
 
-/** What the client's Accept header allows (`*\/*`, `application/*`, `text/*` count). */
-export function parseAccept(header: string | undefined): Accepts {
-  const types = (header ?? "").split(",").map((part) => part.split(";")[0]!.trim().toLowerCase());
+/** Accept headers read before, by value: a client sends the same one with every request. */
+const readAccepts = new Map<string, Readonly<Accepts>>();
+const MAX_READ_ACCEPTS = 64;
+const MAX_KEPT_ACCEPT_LENGTH = 256;
+
+/** What the client's Accept header allows (`*\/*`, `application/*`, `text/*` count). Not to be changed: it may be shared. */
+export function parseAccept(header: string | undefined): Readonly<Accepts> {
+  const value = header ?? "";
+  const known = readAccepts.get(value);
+  if (known) return known;
+  const types = value.split(",").map((part) => part.split(";")[0]!.trim().toLowerCase());
   const has = (full: string, family: string) => types.some((t) => t === full || t === "*/*" || t === family);
-  return { json: has("application/json", "application/*"), sse: has("text/event-stream", "text/*") };
+  const accepts = Object.freeze({ json: has("application/json", "application/*"), sse: has("text/event-stream", "text/*") });
+  if (value.length <= MAX_KEPT_ACCEPT_LENGTH) {
+    if (readAccepts.size >= MAX_READ_ACCEPTS) readAccepts.clear();
+    readAccepts.set(value, accepts);
+  }
+  return accepts;
 }
 
 /**

@@ -13,6 +13,18 @@ describe("the reply to a POSTed request", () => {
     expect(parseAccept(undefined)).toEqual({ json: false, sse: false });
   });
 
+  it("answers a header read before from what it kept, past its bound and for a header too long to keep", () => {
+    const first = parseAccept("application/json, text/event-stream");
+    expect(parseAccept("application/json, text/event-stream")).toBe(first);
+    expect(Object.isFrozen(first)).toBe(true);
+    // More distinct headers than are kept: each still read right, the first read again after.
+    for (let i = 0; i < 200; i++) expect(parseAccept(`text/event-stream;q=0.${i % 10}, x/${i}`)).toEqual({ json: false, sse: true });
+    expect(parseAccept("application/json, text/event-stream")).toEqual({ json: true, sse: true });
+    const long = `${"x/y, ".repeat(100)}application/json`;
+    expect(parseAccept(long)).toEqual({ json: true, sse: false });
+    expect(parseAccept(long)).not.toBe(parseAccept(long));
+  });
+
   it("stays one JSON body when nothing had to be streamed", async () => {
     const res = await new CallReply({ json: true, sse: true }, 60_000).respond(Promise.resolve(done));
     expect(res.headers.get("content-type")).toContain("application/json");
