@@ -43,15 +43,28 @@ export function handlesUnaware(tasks: Config["tasks"], upstream: UpstreamConfig)
   return Object.values(upstream.tools).some((tool) => tool.unawareClients === "handle");
 }
 
-/** The policy with what the upstream declares for the tool, when it runs tasks of its own. */
-export async function policyOf(
+/**
+ * The policy with what the upstream declares for the tool, when it runs tasks of its own: at once
+ * when that is known without waiting (`supportNow`), as it is for most calls.
+ */
+export function policyOf(
   tasks: Config["tasks"],
   upstream: UpstreamConfig,
   tool: string,
   native: { tasks: UpstreamTasks } | undefined,
-): Promise<ToolPolicy> {
-  const support = native ? await native.tasks.support(tool).catch(() => undefined) : undefined;
-  return toolPolicy(tasks, upstream, tool, support);
+): ToolPolicy | Promise<ToolPolicy> {
+  if (!native) return toolPolicy(tasks, upstream, tool);
+  let known: NativeSupport | undefined | "unknown";
+  try {
+    known = native.tasks.supportNow ? native.tasks.supportNow(tool) : "unknown";
+  } catch {
+    known = "unknown";
+  }
+  if (known !== "unknown") return toolPolicy(tasks, upstream, tool, known);
+  return native.tasks.support(tool).then(
+    (support) => toolPolicy(tasks, upstream, tool, support),
+    () => toolPolicy(tasks, upstream, tool),
+  );
 }
 
 /** Who makes the call: the bridge when the upstream runs it as its own task (`asTask`: the front call is or may become a task), else `plain`. */

@@ -26,7 +26,8 @@ const CLIENT = { sessionId: "taskgate:tool-hints", capabilities: {}, own: true a
  * trust them from untrusted servers); taskgate acts on them only when re-runs are switched on.
  */
 export class ToolHints {
-  private cached?: { at: number; tools: Promise<Map<string, ToolFacts>> };
+  /** `read`: the list, once it came. */
+  private cached?: { at: number; tools: Promise<Map<string, ToolFacts>>; read?: Map<string, ToolFacts> };
   private seq = 0;
 
   constructor(
@@ -41,6 +42,21 @@ export class ToolHints {
   /** The tool's `execution.taskSupport` as the upstream declares it. */
   async taskSupport(tool: string): Promise<string | undefined> {
     return (await this.facts(tool))?.taskSupport;
+  }
+
+  /**
+   * `taskSupport(tool)` without waiting, where the list read lately answers it as `facts` would
+   * (fresh, and the tool in it or looked for within MISS_MS); else "unknown".
+   */
+  taskSupportNow(tool: string): string | undefined | "unknown" {
+    const cached = this.cached;
+    if (!cached?.read) return "unknown";
+    const age = this.clock() - cached.at;
+    if (age > FRESH_MS) return "unknown";
+    const found = cached.read.get(tool);
+    // A declaration that is neither value the spec names means no task support, as it does to `support`.
+    if (found) return found.taskSupport === "unknown" ? undefined : found.taskSupport;
+    return age < MISS_MS ? undefined : "unknown";
   }
 
   /** notifications/tools/list_changed: read the list again on next use. */
@@ -58,8 +74,14 @@ export class ToolHints {
 
   private refresh(): void {
     const tools = this.fetch();
-    this.cached = { at: this.clock(), tools };
-    tools.catch(() => (this.cached = undefined));
+    const cached: NonNullable<ToolHints["cached"]> = { at: this.clock(), tools };
+    this.cached = cached;
+    tools.then(
+      (read) => (cached.read = read),
+      () => {
+        if (this.cached === cached) this.cached = undefined;
+      },
+    );
   }
 
   private async fetch(): Promise<Map<string, ToolFacts>> {

@@ -23,6 +23,7 @@ export function nativeTasks(u: UpstreamConfig, relay: Relay, clock: () => number
     capabilities: () => relay.connector.initializeResult()?.capabilities,
     session: () => relay.connector.session(),
     toolSupport: (tool) => hints.taskSupport(tool).catch(() => undefined),
+    toolSupportNow: (tool) => hints.taskSupportNow(tool),
     onStatus: (listener) => (relay.onTaskStatus = listener),
     durable: u.http !== undefined,
   });

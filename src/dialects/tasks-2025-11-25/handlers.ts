@@ -8,7 +8,7 @@ import type { MessageSink } from "../../jsonrpc/sink.js";
 import { callClientId, sessionClient } from "../passthrough/client-id.js";
 import type { SessionRecord, TaskRecord } from "../../store/contract.js";
 import type { UpstreamCaller } from "../../upstream/caller.js";
-import { callerFor, policyOf, toolPolicy, type ToolPolicy } from "../../tasks/policy.js";
+import { callerFor, policyOf, type ToolPolicy } from "../../tasks/policy.js";
 import { checkInputSize } from "../input-size.js";
 import { isTerminal } from "../../tasks/transitions.js";
 import { questionOf, questionsToSend } from "./questions.js";
@@ -48,12 +48,13 @@ export class Tasks2025Handlers {
    * A plain tools/call is relayed with no promise of this method's own: its answer never rejects.
    */
   handle(session: SessionRecord, request: JsonRpcRequest, accepts: Accepts, signal?: AbortSignal, authorization?: string, log?: LogContext): Promise<Response> {
-    // Without the bridge the policy is the config's, known at once: no promise before the relay's.
+    // The policy known at once (the config's, and what the upstream's tools list read lately
+    // says): no promise before the relay's.
     const params = request.params;
-    if (request.method === "tools/call" && !this.deps.native && params?.task === undefined) {
+    if (request.method === "tools/call" && params?.task === undefined) {
       try {
-        const policy = toolPolicy(this.deps.tasks, this.deps.upstream, toolName(params));
-        return this.plainCall(session, request, accepts, authorization, policy);
+        const policy = policyOf(this.deps.tasks, this.deps.upstream, toolName(params), this.deps.native);
+        if (!(policy instanceof Promise)) return this.plainCall(session, request, accepts, authorization, policy);
       } catch (err) {
         return Promise.reject(isUnexpected(err) ? err : wireError(err));
       }

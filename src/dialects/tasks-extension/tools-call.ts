@@ -1,6 +1,6 @@
 import { GatewayError, storeCall } from "../../wire/errors.js";
 import { success } from "../../jsonrpc/message.js";
-import { callerFor, policyOf, toolPolicy, type ToolPolicy } from "../../tasks/policy.js";
+import { callerFor, policyOf, type ToolPolicy } from "../../tasks/policy.js";
 import type { CallTarget } from "../../tasks/request-state.js";
 import type { TaskCall } from "../../tasks/types.js";
 import type { SyncOptions } from "../../tasks/sync-call.js";
@@ -23,8 +23,8 @@ export function toolsCall(deps: TasksExtensionDeps, call: ModernCall, front: Mod
   try {
     const target = targetOf(call.request, "tools/call");
     const { tasks, upstream, native } = deps;
-    if (native) return policyOf(tasks, upstream, target.name, native).then((policy) => decide(deps, call, front, target, policy));
-    return decide(deps, call, front, target, toolPolicy(tasks, upstream, target.name));
+    const policy = policyOf(tasks, upstream, target.name, native);
+    return policy instanceof Promise ? policy.then((known) => decide(deps, call, front, target, known)) : decide(deps, call, front, target, policy);
   } catch (err) {
     return Promise.reject(err);
   }

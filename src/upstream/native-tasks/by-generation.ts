@@ -37,6 +37,11 @@ export class TasksByGeneration implements UpstreamTasks {
     return this.current().support(tool);
   }
 
+  supportNow(tool: string): NativeSupport | undefined | "unknown" {
+    const current = this.current();
+    return current.supportNow ? current.supportNow(tool) : "unknown";
+  }
+
   start(client: UpstreamTaskClient, request: JsonRpcRequest, options: StartOptions, events: UpstreamTaskEvents): Promise<UpstreamStart> {
     return this.current().start(client, request, options, events);
   }

@@ -34,6 +34,8 @@ export interface Tasks2025Deps {
   session(): string | undefined;
   /** A tool's `execution.taskSupport` as the upstream's tools/list says. */
   toolSupport(tool: string): Promise<string | undefined>;
+  /** The same when the list read lately says it without waiting; else "unknown". */
+  toolSupportNow?(tool: string): string | undefined | "unknown";
   /** Called with the listener for the upstream's notifications/tasks/status params. */
   onStatus(listener: (params: Record<string, unknown>) => void): void;
   durable: boolean;
@@ -57,8 +59,14 @@ export class Tasks2025 implements UpstreamTasks {
   /** Tool-Level Negotiation: only under `tasks.requests.tools.call`, and only what the tool declares. */
   async support(tool: string): Promise<NativeSupport | undefined> {
     if (!declaresToolTasks(this.deps.capabilities())) return undefined;
-    const declared = await this.deps.toolSupport(tool);
-    return declared === "required" || declared === "optional" ? declared : undefined;
+    return nativeSupport(await this.deps.toolSupport(tool));
+  }
+
+  supportNow(tool: string): NativeSupport | undefined | "unknown" {
+    if (!declaresToolTasks(this.deps.capabilities())) return undefined;
+    // Undefined is an answer (no declaration): only a missing reader leaves it unknown.
+    const declared = this.deps.toolSupportNow ? this.deps.toolSupportNow(tool) : "unknown";
+    return declared === "unknown" ? declared : nativeSupport(declared);
   }
 
   async start(client: UpstreamTaskClient, request: JsonRpcRequest, options: StartOptions, events: UpstreamTaskEvents): Promise<UpstreamStart> {
@@ -103,4 +111,8 @@ function declaresToolTasks(capabilities: Record<string, unknown> | undefined): b
   const requests = isObject(tasks) ? tasks.requests : undefined;
   const tools = isObject(requests) ? requests.tools : undefined;
   return isObject(tools) && isObject(tools.call);
+}
+
+function nativeSupport(declared: string | undefined): NativeSupport | undefined {
+  return declared === "required" || declared === "optional" ? declared : undefined;
 }

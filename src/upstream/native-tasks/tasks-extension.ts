@@ -49,7 +49,11 @@ export class ExtensionTasks implements UpstreamTasks {
   ) {}
 
   /** The server decides per request (the extension has no per-tool declaration), so any tool may become one. */
-  async support(_tool: string): Promise<NativeSupport | undefined> {
+  async support(tool: string): Promise<NativeSupport | undefined> {
+    return this.supportNow(tool);
+  }
+
+  supportNow(_tool: string): NativeSupport | undefined {
     return offersTasksExtension(this.connector) ? "optional" : undefined;
   }
 

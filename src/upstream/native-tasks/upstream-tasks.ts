@@ -64,6 +64,8 @@ export interface UpstreamTasks {
   readonly generation: typeof TASKS_2025_VERSION | "io.modelcontextprotocol/tasks";
   readonly durable: boolean;
   support(tool: string): Promise<NativeSupport | undefined>;
+  /** `support(tool)` when it is known without waiting (the tools list read lately); "unknown" when only `support` can answer, after a wait. */
+  supportNow?(tool: string): NativeSupport | undefined | "unknown";
   start(client: UpstreamTaskClient, request: JsonRpcRequest, options: StartOptions, events: UpstreamTaskEvents): Promise<UpstreamStart>;
   attach(client: UpstreamTaskClient, ref: UpstreamTaskRef, events: UpstreamTaskEvents): UpstreamTaskLink;
 }
