@@ -266,12 +266,17 @@ function endpointPosts(endpoint: Endpoint, options: HttpOptions, logger: Logger,
         caller,
         log: context,
       });
+    const broke = (err: unknown): void => {
+      logger.error({ err, ...context }, "unexpected error while handling a request");
+      res.destroy();
+    };
     if (message.method !== "tasks/get") {
-      const answered = relayed();
-      return void (answered instanceof Promise ? answered.then(send) : send(answered))?.catch((err: unknown) => {
-        logger.error({ err, ...context }, "unexpected error while handling a request");
-        res.destroy();
-      });
+      try {
+        const answered = relayed();
+        return void (answered instanceof Promise ? answered.then(send) : send(answered))?.catch(broke);
+      } catch (err) {
+        return broke(err);
+      }
     }
 
     const modern = wireOf(message, sessionId, protocolVersion) === "modern";
@@ -334,10 +339,11 @@ function endpointPosts(endpoint: Endpoint, options: HttpOptions, logger: Logger,
         return failed(err);
       }
     };
-    run()?.catch((err: unknown) => {
-      logger.error({ err, ...context }, "unexpected error while handling a request");
-      res.destroy();
-    });
+    try {
+      run()?.catch(broke);
+    } catch (err) {
+      broke(err);
+    }
   };
 
   return { takes, admit, serve };

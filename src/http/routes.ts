@@ -235,8 +235,8 @@ export interface PostedMessage {
 /**
  * The steps of a decoded message, in order: scopes, draining, the rate limit and the stream limit,
  * then the front. Shared by the route and the direct path (direct-path.ts), which reach them by
- * different ways of reading the request. Never rejects: a step's error is answered as the errors
- * table says, anything unexpected as internal.
+ * different ways of reading the request. Never throws nor rejects: a step's error is answered as
+ * the errors table says, anything unexpected as internal.
  */
 export function messageSteps(
   { front, forwardAuthorizationTo, scopes = NO_SCOPES }: Endpoint,
@@ -254,21 +254,21 @@ export function messageSteps(
     const principal = caller.principal;
     const key = limitKey(principal, sessionId);
     const method = "method" in message ? message.method : "";
-    noteRequest(log, message, wireOf(message, sessionId, protocolVersion), sessionId);
-    // Per method and per tool, before anything reaches the upstream or the task store.
-    const refused = scoped ? insufficientScope(scopesFor(scopes, message, posted.mcpName), caller.scopes, security.realm, resource) : undefined;
-    if (refused) {
-      security.audit.record("auth.failed", principal, { mode: security.auth.mode, reason: "insufficient scope", method }, log);
-      return refused.toResponse(id);
-    }
-    // Draining: the load balancer has seen /readyz fail; a new session belongs on another replica.
-    if (health.draining() && method === "initialize") return new GatewayError("shutting_down").toResponse(id);
     const failed = (err: unknown): Response => {
       if (!isUnexpected(err)) return wireError(err).toResponse(id);
       logger.error({ err, ...log }, "unexpected error while relaying a message");
       return new GatewayError("internal").toResponse(id);
     };
     try {
+      noteRequest(log, message, wireOf(message, sessionId, protocolVersion), sessionId);
+      // Per method and per tool, before anything reaches the upstream or the task store.
+      const refused = scoped ? insufficientScope(scopesFor(scopes, message, posted.mcpName), caller.scopes, security.realm, resource) : undefined;
+      if (refused) {
+        security.audit.record("auth.failed", principal, { mode: security.auth.mode, reason: "insufficient scope", method }, log);
+        return refused.toResponse(id);
+      }
+      // Draining: the load balancer has seen /readyz fail; a new session belongs on another replica.
+      if (health.draining() && method === "initialize") return new GatewayError("shutting_down").toResponse(id);
       const limited = limits.rate(key, method, log);
       if (limited) return limited;
       if (LONG_STREAMS.has(method)) limits.checkStreams(key, log);

@@ -4,6 +4,7 @@ import { BearerAuthenticator } from "../../src/auth/bearer.js";
 import { LegacyFront } from "../../src/dialects/legacy/legacy-front.js";
 import { ModernFront } from "../../src/dialects/modern/modern-front.js";
 import { HonoRequest } from "hono/request";
+import { CallerLimits } from "../../src/http/caller-limits.js";
 import { as, bearerAuth } from "../helpers/auth.js";
 import { BASE, demoUpstream, inProcessGateway, type InProcessGateway } from "../helpers/in-process.js";
 import { modernRequest, WITH_TASKS } from "../helpers/modern.js";
@@ -407,6 +408,22 @@ describe("the direct path's relayed requests (in process, over the listener)", (
     expect(methods(listener.messages)).toContain("notifications/progress");
     expect(listener.messages.at(-1)).toEqual(general.messages.at(-1));
     expect(requestId).toMatch(/^[\w.:-]+$/);
+  });
+
+  it("answers a step that throws with the general path's internal error, under the request's id, and goes on serving", async () => {
+    const rate = vi.spyOn(CallerLimits.prototype, "rate").mockImplementation(() => {
+      throw new Error("a step broke");
+    });
+    try {
+      const { listener, general, honoReads } = await both(legacy({ id: 12, method: "tools/list" }));
+      expect(listener).toEqual(general);
+      expect(honoReads).toBe(0);
+      expect(listener.messages[0]).toMatchObject({ id: 12, error: { code: -32603 } });
+    } finally {
+      rate.mockRestore();
+    }
+    const after = await both(legacy({ id: 13, method: "ping" }));
+    expect(after.listener.status).toBe(200);
   });
 
   it("leaves a notification, and a caller over the rate limit, answered alike", async () => {
