@@ -11,8 +11,8 @@ import { GatewayError, isUnexpected, wireError } from "../wire/errors.js";
 import { authenticatedBefore, callerCheck, type Caller } from "./auth-guard.js";
 import { hostAllowed, isJsonContentType } from "./guards.js";
 import { answeredBefore, noteRequest, recordOperation, requestIdOf } from "./observe.js";
-import { wireOf, type FrontRequest } from "../dialects/front.js";
-import { limitKey, messageSteps, type Endpoint, type Health, type HttpOptions, type Security } from "./routes.js";
+import { wireOf } from "../dialects/front.js";
+import { frontRequestOf, limitKey, messageSteps, type Endpoint, type Health, type HttpOptions, type PostedMessage, type Security } from "./routes.js";
 import { hasScopes, insufficientScope, NO_SCOPES, scopesFor } from "./scope-guard.js";
 
 export type Listener = (req: IncomingMessage, res: ServerResponse) => void;
@@ -22,28 +22,9 @@ const MAX_DIRECT_BYTES = 16 * 1024;
 const NO_CALLER: Caller = { principal: undefined, scopes: undefined, audience: undefined };
 
 /**
- * The direct path: a POST served on Node's request and response, in front of the hono app
- * (routes.ts) that serves everything else. Building a web Request and Response, and hono's
- * context, cost a relayed call more than most of its own steps (docs/contributing/performance.md,
- * "the direct path"). Here a request runs the same steps in the same order — Host, auth, content
- * type, size, Accept, decoding, then the steps of a decoded message (routes.ts, messageSteps) —
- * through the same functions, and its answer is written as the general path writes it: a plain
- * reply from its parts (jsonReply), a refusal from its Response. An answer that is a stream is
- * handed to the general path with the request, which writes and observes it (observe.ts,
- * answeredBefore).
- *
- * A poll (`tasks/get`) answered as one plain message skips the front's Response as well: the
- * 2026-07-28 wire's through ModernFront.answer, a 2025-11-25 tasks session's through
- * Tasks2025Handlers.taskReply.
- *
- * Which requests: a POST with an `Mcp-Method` header (SEP-2243,
- * https://modelcontextprotocol.io/specification/2026-07-28/basic/transports/streamable-http) or a
- * session id. What the direct path is not sure to answer exactly as the general path does goes
- * there, untouched or with the body it read handed on as `rawBody` (which @hono/node-server reads
- * in place of the stream): a request with an Origin (browsers: CORS), chunked or larger bodies,
- * while tracing is on, a body that is not one well-formed request, `tasks/result` (which waits on
- * the request's own abort signal). Only the auth step runs before a hand-over (its refusal is
- * written here, so nothing is audited twice).
+ * The direct path: most POSTs served on Node's request and response in front of the hono app
+ * (routes.ts), through the same steps and `messageSteps`; what it cannot answer exactly as the
+ * app would goes there. Which requests, and why: docs/contributing/architecture.md#the-direct-path.
  */
 export function directPath(
   endpoints: readonly Endpoint[],
@@ -252,20 +233,20 @@ function endpointPosts(endpoint: Endpoint, options: HttpOptions, logger: Logger,
       }
       return writeResponse(res, answered, context.reqId).then((status) => sent(tag, status));
     };
+    const posted: PostedMessage = {
+      message,
+      accepts,
+      sessionId,
+      protocolVersion,
+      mcpMethod: h.mcpMethod,
+      mcpName: h.mcpName,
+      header: (name) => rawHeader(h.raw, name),
+      signal: () => undefined,
+      caller,
+      log: context,
+    };
     // Every request but a poll answered as one message takes the general path's steps.
-    const relayed = (): Response | Promise<Response> =>
-      steps({
-        message,
-        accepts,
-        sessionId,
-        protocolVersion,
-        mcpMethod: h.mcpMethod,
-        mcpName: h.mcpName,
-        header: (name) => rawHeader(h.raw, name),
-        signal: () => undefined,
-        caller,
-        log: context,
-      });
+    const relayed = (): Response | Promise<Response> => steps(posted);
     const broke = (err: unknown): void => {
       logger.error({ err, ...context }, "unexpected error while handling a request");
       res.destroy();
@@ -280,16 +261,6 @@ function endpointPosts(endpoint: Endpoint, options: HttpOptions, logger: Logger,
     }
 
     const modern = wireOf(message, sessionId, protocolVersion) === "modern";
-    const frontRequest = (principal: string | undefined): FrontRequest => ({
-      message,
-      accepts,
-      sessionId,
-      protocolVersion,
-      mcpMethod: h.mcpMethod,
-      mcpName: h.mcpName,
-      principal,
-      log: context,
-    });
     // As routes.ts answers what a step threw: an error of the table as itself, anything else as internal.
     const failed = (err: unknown): Promise<void> | undefined => {
       if (!isUnexpected(err)) return send(wireError(err).toResponse(message.id));
@@ -313,7 +284,7 @@ function endpointPosts(endpoint: Endpoint, options: HttpOptions, logger: Logger,
       if (!front.answers(message, sessionId, protocolVersion)) return relayed();
       const refused = checked(caller);
       if (refused) return refused;
-      const answering = front.answer(frontRequest(caller.principal));
+      const answering = front.answer(frontRequestOf(posted));
       if (!answering) throw new Error(`no answer for ${message.method} on the direct path`);
       return answering;
     };
@@ -322,7 +293,7 @@ function endpointPosts(endpoint: Endpoint, options: HttpOptions, logger: Logger,
     const answerLegacy = (caller: Caller): Promise<JsonRpcMessage | Response> =>
       sessionId === undefined
         ? Promise.resolve(relayed())
-        : front.answerableSession(frontRequest(caller.principal)).then<JsonRpcMessage | Response, Response>(
+        : front.answerableSession(frontRequestOf(posted)).then<JsonRpcMessage | Response, Response>(
             (session) => {
               if (session === undefined) return relayed();
               return checked(caller) ?? front.answerIn(session, message, context);

@@ -4,7 +4,7 @@ import type { JsonRpcId, JsonRpcMessage } from "../jsonrpc/message.js";
 import type { LogContext } from "../observability/log-context.js";
 import type { Logger } from "../observability/logger.js";
 import type { Metrics } from "../observability/metrics.js";
-import { wireOf, type Front } from "../dialects/front.js";
+import { wireOf, type Front, type FrontRequest } from "../dialects/front.js";
 import type { Authenticator } from "../auth/index.js";
 import type { Audit } from "../observability/audit.js";
 import { authGuard, type Caller, type CallerEnv } from "./auth-guard.js";
@@ -272,35 +272,38 @@ export function messageSteps(
       const limited = limits.rate(key, method, log);
       if (limited) return limited;
       if (LONG_STREAMS.has(method)) limits.checkStreams(key, log);
-      return front
-        .post({
-          message,
-          accepts: posted.accepts,
-          sessionId,
-          protocolVersion,
-          mcpMethod: posted.mcpMethod,
-          mcpName: posted.mcpName,
-          header: posted.header,
-          signal: method === "tasks/result" ? posted.signal() : undefined,
-          principal,
-          log,
-          // Read only where the upstream forwards it, so elsewhere the secret goes no further than auth.
-          // Off by default, and then only a token whose audience names the upstream: MCP authorization
-          // (Token Handling) forbids passing through a token issued to taskgate itself (docs/operations/security.md, Upstream credentials).
-          ...(forwardAuthorizationTo === undefined
-            ? {}
-            : forwardedAuthorization(forwardableAuthorization(posted.header("authorization"), caller.audience, forwardAuthorizationTo))),
-        })
-        .then((response) => {
-          try {
-            return limits.track(key, response);
-          } catch (err) {
-            return failed(err);
-          }
-        }, failed);
+      const request = frontRequestOf(posted);
+      if (method === "tasks/result") request.signal = posted.signal();
+      // Read only where the upstream forwards it, so elsewhere the secret goes no further than auth.
+      // Off by default, and then only a token whose audience names the upstream: MCP authorization
+      // (Token Handling) forbids passing through a token issued to taskgate itself (docs/operations/security.md, Upstream credentials).
+      if (forwardAuthorizationTo !== undefined)
+        Object.assign(request, forwardedAuthorization(forwardableAuthorization(posted.header("authorization"), caller.audience, forwardAuthorizationTo)));
+      return front.post(request).then((response) => {
+        try {
+          return limits.track(key, response);
+        } catch (err) {
+          return failed(err);
+        }
+      }, failed);
     } catch (err) {
       return failed(err);
     }
+  };
+}
+
+/** The front's request for a posted message, on behalf of its caller's principal. */
+export function frontRequestOf(posted: PostedMessage): FrontRequest {
+  return {
+    message: posted.message,
+    accepts: posted.accepts,
+    sessionId: posted.sessionId,
+    protocolVersion: posted.protocolVersion,
+    mcpMethod: posted.mcpMethod,
+    mcpName: posted.mcpName,
+    header: posted.header,
+    principal: posted.caller.principal,
+    log: posted.log,
   };
 }
 
