@@ -6,23 +6,31 @@ export type ReplyTag = { code: number; refusal?: Refusal } | JsonRpcMessage | Pr
 
 /**
  * Responses tagged where they are built (the errors table, CallReply, the few direct failures),
- * read by the request observer (observe.ts). Keyed by the Response object, so nothing is added to
- * what the client receives; `carryTag` follows a response that is re-wrapped (sse-lifetime.ts).
+ * read by the request observer (observe.ts). A symbol-keyed property of the Response object, so
+ * nothing is added to what the client receives; `carryTag` follows a response that is re-wrapped
+ * (sse-lifetime.ts). A property rather than a WeakMap: a WeakMap entry per reply, keyed by an
+ * object that dies young, costs a write barrier and scavenger work on every call.
  */
-const tags = new WeakMap<Response, ReplyTag>();
+const TAG = Symbol("taskgate.replyTag");
+const PLAIN = Symbol("taskgate.plainReply");
+
+interface Kept {
+  [TAG]?: ReplyTag;
+  [PLAIN]?: PlainReply;
+}
 
 export function tagReply(response: Response, tag: ReplyTag): Response {
-  tags.set(response, tag);
+  (response as Response & Kept)[TAG] = tag;
   return response;
 }
 
 export function replyTag(response: Response): ReplyTag | undefined {
-  return tags.get(response);
+  return (response as Response & Kept)[TAG];
 }
 
 export function carryTag(from: Response, to: Response): Response {
-  const tag = tags.get(from);
-  if (tag !== undefined) tags.set(to, tag);
+  const tag = replyTag(from);
+  if (tag !== undefined) tagReply(to, tag);
   return to;
 }
 
@@ -39,7 +47,6 @@ export interface PlainReply {
   body: string;
 }
 
-const plainReplies = new WeakMap<Response, PlainReply>();
 const JSON_ONLY = { "content-type": "application/json" } as const;
 
 /**
@@ -51,13 +58,13 @@ export function jsonReply(message: JsonRpcMessage, status = 200, headers?: Recor
   const body = JSON.stringify(message);
   // A fresh header object each time: a writer may add to the one it is given.
   const response = new Response(body, { status, headers: headers ? { ...JSON_ONLY, ...headers } : { ...JSON_ONLY } });
-  plainReplies.set(response, { status, headers, body });
+  (response as Response & Kept)[PLAIN] = { status, headers, body };
   return tagReply(response, message);
 }
 
 /** The parts of a reply built by `jsonReply`; undefined for any other. */
 export function plainReplyOf(response: Response): PlainReply | undefined {
-  return plainReplies.get(response);
+  return (response as Response & Kept)[PLAIN];
 }
 
 export interface ReplyOutcome {
