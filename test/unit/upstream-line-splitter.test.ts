@@ -1,3 +1,4 @@
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { LineSplitter, type OverlongLine } from "../../src/upstream/stdio/line-splitter.js";
 import { overlongAnswerId } from "../../src/upstream/refused-answer.js";
@@ -52,5 +53,27 @@ describe("LineSplitter", () => {
 
   it("delivers a last line without its newline at the end of the stream", () => {
     expect(split(["a\nb"]).lines).toEqual(["a", "b"]);
+  });
+
+  it("splits the same lines however the stream is cut into chunks", () => {
+    const line = fc.oneof(
+      fc.string({ maxLength: 14 }),
+      fc.constantFrom("é€😀", "a\r", "\r", "x".repeat(12), "y".repeat(10), "y".repeat(11), `${"é".repeat(5)}\r`),
+    );
+    fc.assert(
+      fc.property(fc.array(line, { maxLength: 8 }), fc.array(fc.nat(), { maxLength: 6 }), (lines, cuts) => {
+        const bytes = Buffer.from(lines.map((l) => `${l}\n`).join(""));
+        const at = [...new Set(cuts.map((c) => c % (bytes.length + 1)))].sort((a, b) => a - b);
+        const ends = [...at, bytes.length];
+        const { lines: got, overlong } = split(
+          [0, ...at].map((from, i) => bytes.subarray(from, ends[i])),
+          10,
+        );
+        const fits = lines.filter((l) => Buffer.byteLength(l) <= 10);
+        expect(got).toEqual(fits.map((l) => l.replace(/\r$/, "")).filter((l) => l.length > 0));
+        expect(overlong).toBe(lines.length - fits.length);
+      }),
+      { numRuns: 300 },
+    );
   });
 });

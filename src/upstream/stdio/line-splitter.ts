@@ -29,11 +29,15 @@ export class LineSplitter {
   push(chunk: Buffer): void {
     let start = 0;
     for (let nl = chunk.indexOf(NEWLINE, start); nl !== -1; nl = chunk.indexOf(NEWLINE, start)) {
-      this.take(chunk.subarray(start, nl));
-      this.finishLine();
+      // A whole line within this chunk (most are) is decoded from it, with no copy.
+      if (this.size === 0 && !this.skipping && nl - start <= this.maxLineBytes) this.emit(chunk, start, nl);
+      else {
+        this.take(chunk.subarray(start, nl));
+        this.finishLine();
+      }
       start = nl + 1;
     }
-    this.take(chunk.subarray(start));
+    if (start < chunk.length) this.take(chunk.subarray(start));
   }
 
   /** The stream ended: a last line without its newline still counts. */
@@ -65,8 +69,13 @@ export class LineSplitter {
     this.size = 0;
     this.skipping = undefined;
     if (skipped) return this.onOverlong({ head: skipped.head.toString("utf8"), tail: skipped.tail.toString("utf8") });
-    const end = line.length > 0 && line[line.length - 1] === CARRIAGE_RETURN ? line.length - 1 : line.length;
-    if (end > 0) this.onLine(line.toString("utf8", 0, end));
+    this.emit(line, 0, line.length);
+  }
+
+  /** The line held in `bytes` from `start` up to `end`, without its carriage return; an empty one is skipped. */
+  private emit(bytes: Buffer, start: number, end: number): void {
+    const last = end > start && bytes[end - 1] === CARRIAGE_RETURN ? end - 1 : end;
+    if (last > start) this.onLine(bytes.toString("utf8", start, last));
   }
 }
 
