@@ -44,6 +44,15 @@ export class Metrics {
   private readonly sse: Gauge;
   private readonly operations: FastHistogram<OperationLabel>;
   private readonly operationSeries = new Map<string, HistogramSeries<OperationLabel>>();
+  /**
+   * The series each of the three per-call observations used last, by its raw names: a run of calls
+   * alike compares a few strings instead of building, hashing and looking up a key for each.
+   */
+  private lastOperation:
+    | { upstream: string; method: string; tool: string; wire: Wire; outcome: Outcome; errorType: string; series: HistogramSeries<OperationLabel> }
+    | undefined;
+  private lastUpstreamCall: { upstream: string; method: string; outcome: string; series: HistogramSeries<"upstream" | "method" | "outcome"> } | undefined;
+  private lastPassthrough: { upstream: string; method: string; series: HistogramSeries<"upstream" | "method"> } | undefined;
   private readonly queueWait: FastHistogram<"upstream">;
   private readonly queues = new Map<string, () => number>();
   private readonly pools = new Map<string, () => Record<string, number>>();
@@ -211,10 +220,14 @@ export class Metrics {
 
   upstreamCall(upstream: string, method: string, seconds: number, ok: boolean): void {
     const outcome = ok ? "ok" : "error";
+    const last = this.lastUpstreamCall;
+    if (last !== undefined && last.upstream === upstream && last.method === method && last.outcome === outcome)
+      return this.upstreamCalls.observe(last.series, seconds);
     const series = this.cachedSeries(this.upstreamCallSeries, `${upstream}\n${method}\n${outcome}`, () => {
       const labels = { upstream, method: this.labels.admit("method", method), outcome };
       return this.upstreamCalls.seriesFor(Object.values(labels).join("\n"), labels);
     });
+    this.lastUpstreamCall = { upstream, method, outcome, series };
     this.upstreamCalls.observe(series, seconds);
   }
 
@@ -223,10 +236,13 @@ export class Metrics {
   }
 
   passthrough(upstream: string, method: string, seconds: number): void {
+    const last = this.lastPassthrough;
+    if (last !== undefined && last.upstream === upstream && last.method === method) return this.passthroughSeconds.observe(last.series, seconds);
     const series = this.cachedSeries(this.passthroughSeries, `${upstream}\n${method}`, () => {
       const labels = { upstream, method: this.labels.admit("method", method) };
       return this.passthroughSeconds.seriesFor(Object.values(labels).join("\n"), labels);
     });
+    this.lastPassthrough = { upstream, method, series };
     this.passthroughSeconds.observe(series, seconds);
   }
 
@@ -235,6 +251,17 @@ export class Metrics {
    * names pass the label guard only when their label set is first seen.
    */
   operation(upstream: string, method: string, tool: string, wire: Wire, outcome: Outcome, errorType: string, seconds: number): void {
+    const last = this.lastOperation;
+    if (
+      last !== undefined &&
+      last.upstream === upstream &&
+      last.method === method &&
+      last.tool === tool &&
+      last.wire === wire &&
+      last.outcome === outcome &&
+      last.errorType === errorType
+    )
+      return this.operations.observe(last.series, seconds);
     const key = `${upstream}\n${method}\n${tool}\n${wire}\n${outcome}\n${errorType}`;
     const series = this.cachedSeries(this.operationSeries, key, () => {
       const labels = {
@@ -247,6 +274,7 @@ export class Metrics {
       };
       return this.operations.seriesFor(Object.values(labels).join("\n"), labels);
     });
+    this.lastOperation = { upstream, method, tool, wire, outcome, errorType, series };
     this.operations.observe(series, seconds);
   }
 
