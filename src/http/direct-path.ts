@@ -102,25 +102,44 @@ interface PostHeaders {
   raw: string[];
 }
 
-// A Map, not an object: a header may be named "constructor" or "__proto__".
-const FIELDS = new Map<string, Exclude<keyof PostHeaders, "raw">>([
-  ["host", "host"],
-  ["origin", "origin"],
-  ["content-type", "contentType"],
-  ["content-length", "contentLength"],
-  ["transfer-encoding", "transferEncoding"],
-  ["accept", "accept"],
-  ["mcp-session-id", "sessionId"],
-  ["mcp-protocol-version", "protocolVersion"],
-  ["mcp-method", "mcpMethod"],
-  ["mcp-name", "mcpName"],
-  ["x-request-id", "requestId"],
-]);
+/**
+ * The field a header fills, by its lower-case name. A switch, not a Map: a Map hashes every name
+ * Node's parser made for this request, a switch mostly compares lengths (and "constructor" or
+ * "__proto__" name nothing, as they would in an object).
+ */
+function fieldOf(name: string): Exclude<keyof PostHeaders, "raw"> | undefined {
+  switch (name) {
+    case "host":
+      return "host";
+    case "origin":
+      return "origin";
+    case "content-type":
+      return "contentType";
+    case "content-length":
+      return "contentLength";
+    case "transfer-encoding":
+      return "transferEncoding";
+    case "accept":
+      return "accept";
+    case "mcp-session-id":
+      return "sessionId";
+    case "mcp-protocol-version":
+      return "protocolVersion";
+    case "mcp-method":
+      return "mcpMethod";
+    case "mcp-name":
+      return "mcpName";
+    case "x-request-id":
+      return "requestId";
+    default:
+      return undefined;
+  }
+}
 
 function postHeaders(raw: string[]): PostHeaders {
   const h: PostHeaders = { raw };
   for (let i = 0; i + 1 < raw.length; i += 2) {
-    const field = FIELDS.get(raw[i]!.toLowerCase());
+    const field = fieldOf(raw[i]!.toLowerCase());
     if (field === undefined) continue;
     const value = raw[i + 1]!;
     const seen = h[field];
