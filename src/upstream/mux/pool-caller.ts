@@ -117,23 +117,45 @@ export class PoolCaller implements PooledCalls {
     this.home = relay;
   }
 
-  async call(client: CallClient, request: JsonRpcRequest, sink: MessageSink, options: CallOptions = {}): Promise<JsonRpcResponse> {
-    const key = frontKey(client.sessionId, request.id);
-    const home = this.home;
-    if (home && !this.takesCalls()) return this.atHomeCall(key, () => home.call(client, request, sink, options));
-    if (this.active.has(key)) return failure(request.id, { code: RPC.INVALID_REQUEST, message: `request id ${String(request.id)} is already in flight` });
-    let profile: Profile;
-    let held: Held | undefined;
+  /**
+   * Not an async function: a call whose tool runs on the quiet lane (most of them) gets the lane's
+   * own promise, not one more around it. Never throws; rejects only with what an async function
+   * would have.
+   */
+  call(client: CallClient, request: JsonRpcRequest, sink: MessageSink, options: CallOptions = {}): Promise<JsonRpcResponse> {
     try {
-      profile = this.pools.of(client.capabilities);
+      const key = frontKey(client.sessionId, request.id);
+      const home = this.home;
+      if (home && !this.takesCalls()) return this.atHomeCall(key, () => home.call(client, request, sink, options));
+      if (this.active.has(key))
+        return Promise.resolve(failure(request.id, { code: RPC.INVALID_REQUEST, message: `request id ${String(request.id)} is already in flight` }));
+      let profile: Profile;
+      try {
+        profile = this.pools.of(client.capabilities);
+      } catch (err) {
+        if (!(err instanceof ProfileLimitError)) return Promise.resolve(failure(request.id, this.failed(err)));
+        // Every profile kept has a member out with a call: this one waits its turn in the queue like
+        // any call; when one ends, that member gives way to this call's profile.
+        return this.profileTurn(key, client, request, sink, options).then((turn) =>
+          "response" in turn ? turn.response : this.onProfile(key, turn.profile, client, request, sink, options, turn.held),
+        );
+      }
+      return this.onProfile(key, profile, client, request, sink, options);
     } catch (err) {
-      if (!(err instanceof ProfileLimitError)) return failure(request.id, this.failed(err));
-      // Every profile kept has a member out with a call: this one waits its turn in the queue like
-      // any call; when one ends, that member gives way to this call's profile.
-      const turn = await this.profileTurn(key, client, request, sink, options);
-      if ("response" in turn) return turn.response;
-      ({ profile, held } = turn);
+      return Promise.reject(err);
     }
+  }
+
+  /** On the quiet lane when its tool has shown itself quiet, else alone on a member of its profile. */
+  private onProfile(
+    key: string,
+    profile: Profile,
+    client: CallClient,
+    request: JsonRpcRequest,
+    sink: MessageSink,
+    options: CallOptions,
+    held?: Held,
+  ): Promise<JsonRpcResponse> {
     const tool = this.shared ? quietKey(request) : undefined;
     // A tool is given a quiet key only where there are lanes (shareQuietCalls): every profile has one then.
     const lane = profile.lane as QuietLane;
@@ -141,9 +163,10 @@ export class PoolCaller implements PooledCalls {
       held?.ticket.leave();
       return this.onLane(key, tool, lane, client, request, sink, options);
     }
-    const response = await this.alone(key, tool, profile.pool, client, request, sink, options, held);
     // Its tool showed itself quiet while the call waited: it runs on the lane, beside the others.
-    return response instanceof ToLane ? this.onLane(key, tool as string, lane, client, request, sink, options, response.since) : response;
+    return this.alone(key, tool, profile.pool, client, request, sink, options, held).then((response) =>
+      response instanceof ToLane ? this.onLane(key, tool as string, lane, client, request, sink, options, response.since) : response,
+    );
   }
 
   /**
