@@ -104,8 +104,8 @@ interface PostHeaders {
 
 /**
  * The field a header fills, by its lower-case name. A switch, not a Map: a Map hashes every name
- * Node's parser made for this request, a switch mostly compares lengths (and "constructor" or
- * "__proto__" name nothing, as they would in an object).
+ * Node's parser made for this request, a switch mostly compares lengths. As with a Map, a header
+ * named "constructor" or "__proto__" fills nothing.
  */
 function fieldOf(name: string): Exclude<keyof PostHeaders, "raw"> | undefined {
   switch (name) {

@@ -29,7 +29,7 @@ export class LineSplitter {
   push(chunk: Buffer): void {
     let start = 0;
     for (let nl = chunk.indexOf(NEWLINE, start); nl !== -1; nl = chunk.indexOf(NEWLINE, start)) {
-      // A whole line within this chunk (most are) is decoded from it, with no copy.
+      // A whole line within this chunk (most are) is decoded from it, without joining it first.
       if (this.size === 0 && !this.skipping && nl - start <= this.maxLineBytes) this.emit(chunk, start, nl);
       else {
         this.take(chunk.subarray(start, nl));
