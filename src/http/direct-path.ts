@@ -10,10 +10,20 @@ import { parseAccept } from "../wire/reply.js";
 import { GatewayError, isUnexpected, wireError } from "../wire/errors.js";
 import { authenticatedBefore, callerCheck, type Caller } from "./auth-guard.js";
 import { hostAllowed, isJsonContentType } from "./guards.js";
-import { answeredBefore, noteRequest, recordOperation, requestIdOf } from "./observe.js";
+import { answeredBefore, recordOperation, requestIdOf } from "./observe.js";
 import { wireOf } from "../dialects/front.js";
-import { frontRequestOf, limitKey, messageSteps, type Endpoint, type Health, type HttpOptions, type PostedMessage, type Security } from "./routes.js";
-import { hasScopes, insufficientScope, NO_SCOPES, scopesFor } from "./scope-guard.js";
+import {
+  frontRequestOf,
+  limitKey,
+  messageChecks,
+  messageSteps,
+  type Endpoint,
+  type Health,
+  type HttpOptions,
+  type PostedMessage,
+  type Security,
+} from "./routes.js";
+import { NO_SCOPES } from "./scope-guard.js";
 
 export type Listener = (req: IncomingMessage, res: ServerResponse) => void;
 
@@ -165,14 +175,14 @@ const HANDED_OVER = Symbol("handed over");
 
 function endpointPosts(endpoint: Endpoint, options: HttpOptions, logger: Logger, metrics: Metrics, security: Security, health: Health): EndpointPosts {
   const { name: upstream, front, scopes = NO_SCOPES } = endpoint;
-  const { limits, audit, realm } = security;
+  const { audit, realm } = security;
   const resource = security.resources?.challengeFor(endpoint.path);
   const allowsHost = hostAllowed(options.allowedHosts, security.listenHost);
   const check = callerCheck(security.auth, realm, audit, { resource, requiredScopes: scopes.required });
-  const scoped = hasScopes(scopes);
   const maxBytes = Math.min(options.maxBodyBytes, MAX_DIRECT_BYTES);
   const debug = logger.isLevelEnabled("debug");
   const steps = messageSteps(endpoint, logger, security, health, resource);
+  const checks = messageChecks(endpoint, security, health, resource);
 
   const takes = (h: PostHeaders): number | undefined => {
     if (h.origin !== undefined || h.transferEncoding !== undefined || tracingEnabled()) return undefined;
@@ -286,22 +296,12 @@ function endpointPosts(endpoint: Endpoint, options: HttpOptions, logger: Logger,
       logger.error({ err, ...context }, "unexpected error while relaying a message");
       return send(new GatewayError("internal").toResponse(message.id));
     };
-    // The steps after auth, as messageSteps (routes.ts) takes them.
-    const checked = (caller: Caller): Response | undefined => {
-      noteRequest(context, message, modern ? "modern" : "legacy", sessionId);
-      if (scoped) {
-        const refused = insufficientScope(scopesFor(scopes, message, h.mcpName), caller.scopes, realm, resource);
-        if (refused) {
-          audit.record("auth.failed", caller.principal, { mode: security.auth.mode, reason: "insufficient scope", method: message.method }, context);
-          return refused.toResponse(message.id);
-        }
-      }
-      return limits.rate(limitKey(caller.principal, sessionId), message.method, context);
-    };
+    // The checks messageSteps (routes.ts) takes before the front.
+    const checked = (): Response | undefined => checks(posted, limitKey(caller.principal, sessionId));
     // A poll not answered as one plain message (ModernFront.answers) takes the steps as any other request.
-    const answerModern = (caller: Caller): JsonRpcMessage | Response | Promise<JsonRpcMessage | Response> => {
+    const answerModern = (): JsonRpcMessage | Response | Promise<JsonRpcMessage | Response> => {
       if (!front.answers(message, sessionId, protocolVersion)) return relayed();
-      const refused = checked(caller);
+      const refused = checked();
       if (refused) return refused;
       const answering = front.answer(frontRequestOf(posted));
       if (!answering) throw new Error(`no answer for ${message.method} on the direct path`);
@@ -309,13 +309,13 @@ function endpointPosts(endpoint: Endpoint, options: HttpOptions, logger: Logger,
     };
     // The session decides whether the answer is one plain message, so it is read before the rate
     // limit; any other (an unknown session included) takes the steps, which read it again.
-    const answerLegacy = (caller: Caller): Promise<JsonRpcMessage | Response> =>
+    const answerLegacy = (): Promise<JsonRpcMessage | Response> =>
       sessionId === undefined
         ? Promise.resolve(relayed())
         : front.answerableSession(frontRequestOf(posted)).then<JsonRpcMessage | Response, Response>(
             (session) => {
               if (session === undefined) return relayed();
-              return checked(caller) ?? front.answerIn(session, message, context);
+              return checked() ?? front.answerIn(session, message, context);
             },
             () => relayed(),
           );
@@ -323,7 +323,7 @@ function endpointPosts(endpoint: Endpoint, options: HttpOptions, logger: Logger,
 
     const run = (): Promise<void> | undefined => {
       try {
-        const answered = answer(caller);
+        const answered = answer();
         return answered instanceof Promise ? answered.then(send, failed) : send(answered);
       } catch (err) {
         return failed(err);
@@ -341,10 +341,7 @@ function endpointPosts(endpoint: Endpoint, options: HttpOptions, logger: Logger,
 
 /** A message as the one JSON body of the reply, with the headers the general path's Response.json carries. */
 function writeMessage(res: ServerResponse, message: JsonRpcMessage, reqId: string): number {
-  const body = JSON.stringify(message);
-  res.writeHead(200, { "content-type": "application/json", "content-length": Buffer.byteLength(body), "x-request-id": reqId });
-  res.end(body);
-  return 200;
+  return writePlain(res, { status: 200, headers: undefined, body: JSON.stringify(message) }, reqId);
 }
 
 /** A reply built by jsonReply, from its parts. */

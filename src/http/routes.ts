@@ -239,20 +239,19 @@ export interface PostedMessage {
  * the errors table says, anything unexpected as internal.
  */
 export function messageSteps(
-  { front, forwardAuthorizationTo, scopes = NO_SCOPES }: Endpoint,
+  endpoint: Endpoint,
   logger: Logger,
   security: Security,
   health: Health,
   resource: ResourceChallenge | undefined,
 ): (posted: PostedMessage) => Response | Promise<Response> {
   const { limits } = security;
-  // Without configured scopes no message can lack one: nothing to work out per request.
-  const scoped = hasScopes(scopes);
+  const checks = messageChecks(endpoint, security, health, resource);
+  const { front, forwardAuthorizationTo } = endpoint;
   return (posted) => {
-    const { message, sessionId, protocolVersion, caller, log } = posted;
+    const { message, sessionId, caller, log } = posted;
     const id: JsonRpcId | null = "id" in message ? message.id : null;
-    const principal = caller.principal;
-    const key = limitKey(principal, sessionId);
+    const key = limitKey(caller.principal, sessionId);
     const method = "method" in message ? message.method : "";
     const failed = (err: unknown): Response => {
       if (!isUnexpected(err)) return wireError(err).toResponse(id);
@@ -260,17 +259,8 @@ export function messageSteps(
       return new GatewayError("internal").toResponse(id);
     };
     try {
-      noteRequest(log, message, wireOf(message, sessionId, protocolVersion), sessionId);
-      // Per method and per tool, before anything reaches the upstream or the task store.
-      const refused = scoped ? insufficientScope(scopesFor(scopes, message, posted.mcpName), caller.scopes, security.realm, resource) : undefined;
-      if (refused) {
-        security.audit.record("auth.failed", principal, { mode: security.auth.mode, reason: "insufficient scope", method }, log);
-        return refused.toResponse(id);
-      }
-      // Draining: the load balancer has seen /readyz fail; a new session belongs on another replica.
-      if (health.draining() && method === "initialize") return new GatewayError("shutting_down").toResponse(id);
-      const limited = limits.rate(key, method, log);
-      if (limited) return limited;
+      const refused = checks(posted, key);
+      if (refused) return refused;
       if (LONG_STREAMS.has(method)) limits.checkStreams(key, log);
       const request = frontRequestOf(posted);
       if (method === "tasks/result") request.signal = posted.signal();
@@ -289,6 +279,38 @@ export function messageSteps(
     } catch (err) {
       return failed(err);
     }
+  };
+}
+
+/**
+ * The checks of a decoded message before the front, in order: noted for the logs and the span,
+ * scopes, draining, the rate limit (`key`: limitKey). A refusal as its Response; undefined lets it
+ * on. messageSteps takes them, and so do the direct path's polls (direct-path.ts), which answer
+ * with a message rather than a Response.
+ */
+export function messageChecks(
+  { scopes = NO_SCOPES }: Endpoint,
+  security: Security,
+  health: Health,
+  resource: ResourceChallenge | undefined,
+): (posted: PostedMessage, key: string) => Response | undefined {
+  const { limits } = security;
+  // Without configured scopes no message can lack one: nothing to work out per request.
+  const scoped = hasScopes(scopes);
+  return (posted, key) => {
+    const { message, sessionId, protocolVersion, caller, log } = posted;
+    const id: JsonRpcId | null = "id" in message ? message.id : null;
+    const method = "method" in message ? message.method : "";
+    noteRequest(log, message, wireOf(message, sessionId, protocolVersion), sessionId);
+    // Per method and per tool, before anything reaches the upstream or the task store.
+    const refused = scoped ? insufficientScope(scopesFor(scopes, message, posted.mcpName), caller.scopes, security.realm, resource) : undefined;
+    if (refused) {
+      security.audit.record("auth.failed", caller.principal, { mode: security.auth.mode, reason: "insufficient scope", method }, log);
+      return refused.toResponse(id);
+    }
+    // Draining: the load balancer has seen /readyz fail; a new session belongs on another replica.
+    if (health.draining() && method === "initialize") return new GatewayError("shutting_down").toResponse(id);
+    return limits.rate(key, method, log);
   };
 }
 

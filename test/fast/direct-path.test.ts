@@ -17,7 +17,7 @@ const REQUIRED = { taskSupport: "required" };
  * The direct path (src/http/direct-path.ts) answers the 2026-07-28 wire's tasks/get on the listener,
  * before the hono app. Each request here goes both ways: over the network to the listener, and
  * through `app.request`, which only the general path serves. Both must answer alike, and a spy
- * on ModernFront.answer (which only the poll path calls) shows which path served the first.
+ * on ModernFront.answer (which only the direct path's polls call) shows which path served the first.
  */
 describe("the direct path's polls (in process, over the listener)", () => {
   let gw: InProcessGateway;
