@@ -82,13 +82,15 @@ export class SyncCalls {
       fail = reject;
     });
     const sink = new SwitchSink(front, () => decide("input"));
-    // Progress feeds a task's statusMessage; a prompts/get or resources/read never becomes one.
+    // Progress feeds a task's statusMessage; a prompts/get or resources/read never becomes one, nor
+    // does a call without a threshold that parks for its questions: it asks the upstream for none.
     // A plain call while the client waits on it (queueTimeoutMs bounds a wait in the queue); its TTL once it detaches.
     const queueWait = new QueueWait();
     let running: Promise<JsonRpcResponse>;
     try {
       running = call.caller.call(call.client, call.request, sink, {
         trackProgress: isToolCall(call),
+        askProgress: options.detachAfterMs !== undefined || options.detachOnInput === true,
         ttlMs: call.ttlMs,
         principal: call.principal,
         queueWait,

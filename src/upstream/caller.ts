@@ -52,6 +52,13 @@ export interface UpstreamCaller {
 export interface CallOptions {
   /** Ask the upstream for progress even when the client did not (detached calls turn it into statusMessage). */
   trackProgress?: boolean;
+  /**
+   * False for a call of the task engine that can never become a task: it keeps what
+   * `trackProgress` brings (its queue place and stream position) but the upstream is not asked
+   * for progress on the engine's behalf, which no statusMessage would show. A client's own
+   * progress token is relayed all the same.
+   */
+  askProgress?: boolean;
   /** The front task's TTL, for a call the upstream runs as a task of its own. */
   ttlMs?: number;
   /** Whose call it is: a full upstream's queue takes turns by principal (docs/operations/isolation.md, the bulkhead). */

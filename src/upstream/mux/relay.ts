@@ -225,7 +225,7 @@ export class Relay implements UpstreamCaller {
     return {
       clientCapabilities: client.capabilities,
       method: request.method,
-      params: this.withUpstreamProgressToken(request.params, call, options.trackProgress ?? false),
+      params: this.withUpstreamProgressToken(request.params, call, options.trackProgress === true && options.askProgress !== false),
       stopWaiting: (stop) => {
         call.stop = stop;
         if (call.abandoned) stop();
