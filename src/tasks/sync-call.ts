@@ -82,8 +82,9 @@ export class SyncCalls {
       fail = reject;
     });
     const sink = new SwitchSink(front, () => decide("input"));
-    // Progress feeds a task's statusMessage; a prompts/get or resources/read never becomes one, nor
-    // does a call without a threshold that parks for its questions: it asks the upstream for none.
+    // Progress feeds a task's statusMessage, so the upstream is asked for it only where the call may
+    // become a task: never a prompts/get or resources/read, nor a call that neither has a threshold
+    // nor detaches on a question (a question parks it for an MRTR round; it goes on synchronously).
     // A plain call while the client waits on it (queueTimeoutMs bounds a wait in the queue); its TTL once it detaches.
     const queueWait = new QueueWait();
     let running: Promise<JsonRpcResponse>;
