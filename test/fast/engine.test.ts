@@ -18,6 +18,7 @@ import { TaskEngine } from "../../src/tasks/engine.js";
 import { BatchedWrites } from "../../src/tasks/batched-writes.js";
 import { Owner } from "../../src/tasks/owner.js";
 import type { EngineOptions, TaskCall } from "../../src/tasks/types.js";
+import type { SyncOptions } from "../../src/tasks/sync-call.js";
 import { useCleanups } from "../helpers/cleanups.js";
 
 const logger = pino({ level: "silent" });
@@ -334,5 +335,23 @@ describe("the task engine on the memory store, with a fake clock", () => {
     await vi.advanceTimersByTimeAsync(1_000);
     expect(caller.cancels.map((c) => c.id)).toEqual([id]);
     expect(await engine.get(task.id, "alice")).toMatchObject({ status: "failed", statusMessage: "the call ran longer than its maxDurationMs (1000 ms)" });
+  });
+
+  it("asks the upstream for progress in the synchronous round only where the call may become a task", async () => {
+    const { engine } = await started();
+    const seen: CallOptions[] = [];
+    const caller: UpstreamCaller = {
+      call: async (_client, request, _sink, options = {}) => (seen.push(options), { jsonrpc: "2.0", id: request.id, result: {} }),
+      cancel: async () => undefined,
+      answer: async () => false,
+    };
+    const run = async (sync: SyncOptions) => {
+      const outcome = await engine.sync.start(toolCall(caller), { method: "tools/call", name: "work" }, { send: () => false }, sync);
+      expect(outcome).toHaveProperty("inline");
+      return seen.at(-1);
+    };
+    expect(await run({})).toMatchObject({ trackProgress: true, askProgress: false });
+    expect(await run({ detachAfterMs: 5_000 })).toMatchObject({ trackProgress: true, askProgress: true });
+    expect(await run({ detachOnInput: true })).toMatchObject({ trackProgress: true, askProgress: true });
   });
 });
