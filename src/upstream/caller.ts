@@ -50,7 +50,11 @@ export interface UpstreamCaller {
 }
 
 export interface CallOptions {
-  /** Ask the upstream for progress even when the client did not (detached calls turn it into statusMessage). */
+  /**
+   * Made by the task engine: the call hears of its queue place and its stream's position, for the
+   * task it may become, and the upstream is asked for progress even when the client did not
+   * (detached calls turn it into statusMessage) unless `askProgress` is false.
+   */
   trackProgress?: boolean;
   /**
    * False for a call of the task engine that can never become a task: it keeps what
