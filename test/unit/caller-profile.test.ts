@@ -25,6 +25,13 @@ describe("a caller's capability profile", () => {
     expect(callerProfile({}).key).not.toBe(callerProfile({ roots: {} }).key);
     expect(callerProfile({ roots: { listChanged: true } }).key).not.toBe(callerProfile({ roots: {} }).key);
     expect(callerProfile({ extensions: { ["x".repeat(100_000)]: {} } }).key.length).toBeLessThan(64);
+    // Nested keys in another order: another text, the same key, each time it is asked again.
+    const nested = callerProfile({ elicitation: { form: {}, url: {} }, roots: { listChanged: true } }).key;
+    for (let i = 0; i < 2; i++) {
+      expect(callerProfile({ roots: { listChanged: true }, elicitation: { url: {}, form: {} } }).key).toBe(nested);
+      expect(callerProfile({ elicitation: { form: {}, url: {} }, roots: { listChanged: true } }).key).toBe(nested);
+    }
+    expect(callerProfile({ elicitation: { form: {} }, roots: { listChanged: true } }).key).not.toBe(nested);
   });
 
   it("declares roots for every caller when upstreams[].roots is set, and taskgate's own set for no caller", () => {

@@ -22,7 +22,7 @@ export function callerProfile(
 ): { key: string; capabilities: Record<string, unknown> | undefined } {
   if (capabilities === undefined) return { key: "taskgate", capabilities: undefined };
   const declared = declaredOf(capabilities, configuredRoots);
-  return { key: keyOf(canonical(declared)), capabilities: declared };
+  return { key: keyOf(declared), capabilities: declared };
 }
 
 function declaredOf(capabilities: Record<string, unknown>, configuredRoots: boolean): Record<string, unknown> {
@@ -38,12 +38,29 @@ function declaredOf(capabilities: Record<string, unknown>, configuredRoots: bool
   return declared;
 }
 
-/** Keys of the profiles seen lately, so a call does not hash its caller's capabilities again. */
+/** Keys of the profiles seen lately, by what was declared as the caller wrote it. */
 const KEYS = new TextKeyedCache<string>(1_000, 2_048);
 
-/** A fixed-size key, however much a caller declared. */
-function keyOf(canonicalDeclared: string): string {
-  return KEYS.get(canonicalDeclared, () => createHash("sha256").update(canonicalDeclared).digest("base64url"));
+/**
+ * A fixed-size key, however much a caller declared. Looked up by the declared JSON as it came: a
+ * client sends the same text with every call, and sorting it into canonical form costs several
+ * times the lookup, so only a text not seen lately is sorted and hashed.
+ */
+function keyOf(declared: Record<string, unknown>): string {
+  if (isEmpty(declared)) return NOTHING_DECLARED;
+  return KEYS.get(JSON.stringify(declared), () => hashOf(canonical(declared)));
+}
+
+function hashOf(text: string): string {
+  return createHash("sha256").update(text).digest("base64url");
+}
+
+/** The key of a caller that declared nothing an upstream acts on, the most common. */
+const NOTHING_DECLARED = hashOf("{}");
+
+function isEmpty(value: Record<string, unknown>): boolean {
+  for (const _ in value) return false;
+  return true;
 }
 
 /**
