@@ -65,6 +65,18 @@ describe("the profiles of one upstream", () => {
     return { pools, made };
   };
 
+  it("reads a capabilities object once, and gives each later call with it the same profile", () => {
+    const { pools } = fakePools(2);
+    let reads = 0;
+    const session = Object.defineProperty({} as Record<string, unknown>, "elicitation", { enumerable: true, get: () => (reads++, {}) });
+    const first = pools.of(session);
+    for (let i = 0; i < 3; i++) expect(pools.of(session)).toBe(first);
+    expect(reads).toBe(1);
+    // Another object declaring the same: the same profile.
+    expect(pools.of({ elicitation: {} })).toBe(first);
+    expect(pools.of({ sampling: {} })).not.toBe(first);
+  });
+
   it("gives a call whose profile was forgotten while it waited the pool its profile has now, never the closed one", () => {
     const { pools } = fakePools(1);
     const asking = { elicitation: {} };

@@ -16,10 +16,13 @@ const DECLARED = ["elicitation", "sampling", "roots", "extensions"] as const;
  * capabilities (the home session's). `configuredRoots`:
  * upstreams[].roots is set, so taskgate answers a roots/list itself where the caller declared no roots.
  */
-export function callerProfile(
-  capabilities: Record<string, unknown> | undefined,
-  configuredRoots = false,
-): { key: string; capabilities: Record<string, unknown> | undefined } {
+export interface CallerProfile {
+  readonly key: string;
+  /** Not to be changed: it may be shared by many calls. */
+  readonly capabilities: Record<string, unknown> | undefined;
+}
+
+export function callerProfile(capabilities: Record<string, unknown> | undefined, configuredRoots = false): CallerProfile {
   if (capabilities === undefined) return { key: "taskgate", capabilities: undefined };
   const declared = declaredOf(capabilities, configuredRoots);
   return { key: keyOf(declared), capabilities: declared };
@@ -100,6 +103,11 @@ export class ProfilePools {
   readonly first: Profile;
   private next = 0;
   readonly bound: SharedBound;
+  /**
+   * What each capabilities object declared, by the object: a legacy session's comes with each of
+   * its calls, and the 2026-07-28 wire's are one object per text declared (validateModernRequest).
+   */
+  private readonly seen = new WeakMap<Record<string, unknown>, CallerProfile>();
 
   constructor(
     private readonly upstream: string,
@@ -118,11 +126,19 @@ export class ProfilePools {
 
   /** The profile of a caller with these capabilities, made on first use. */
   of(capabilities: Record<string, unknown>): Profile {
-    const { key, capabilities: declared } = callerProfile(capabilities, this.configuredRoots);
+    const { key, capabilities: declared } = this.declared(capabilities);
     const known = this.profiles.get(key);
     const profile = known ?? this.add({ key, capabilities: declared });
     profile.usedAt = performance.now();
     return profile;
+  }
+
+  private declared(capabilities: Record<string, unknown>): CallerProfile {
+    const known = this.seen.get(capabilities);
+    if (known) return known;
+    const made = callerProfile(capabilities, this.configuredRoots);
+    this.seen.set(capabilities, made);
+    return made;
   }
 
   /**
