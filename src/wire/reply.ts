@@ -3,6 +3,7 @@ import type { MessageSink } from "../jsonrpc/sink.js";
 import { httpStatusOf } from "./errors.js";
 import { jsonReply, tagReply } from "./reply-outcome.js";
 import { SseStream } from "./sse.js";
+import { deadlinesOf } from "./deadlines.js";
 
 export type { MessageSink };
 
@@ -68,10 +69,12 @@ export class CallReply implements MessageSink {
     // Streaming already (startStream, or a message sent before the call was handed over).
     if (!this.accepts.json || this.stream) return Promise.resolve(this.streamed(work));
     return new Promise((resolve) => {
-      const idle = this.accepts.sse && this.keepAliveMs > 0 ? setTimeout(() => this.startStream(), this.keepAliveMs) : undefined;
+      // One timer for all the replies waiting (deadlines.ts), not one each.
+      const deadlines = this.accepts.sse && this.keepAliveMs > 0 ? deadlinesOf(this.keepAliveMs) : undefined;
+      const idle = deadlines?.set(() => this.startStream());
       this.streamFirst = () => resolve(this.streamed(work));
       void work.then((message) => {
-        clearTimeout(idle);
+        if (idle) deadlines?.clear(idle);
         if (this.stream) return; // answered with the stream, which sends it
         this.streamFirst = undefined;
         const status = httpStatusOf(message) ?? 200;
