@@ -10,15 +10,8 @@ export interface Deadline {
 }
 
 /**
- * Many deadlines of one length, on one timer. Each comes `ms` after it was set, so they fall due
- * in the order they were set: a list, oldest first, and one timer for its head. Setting one is a
- * link at the tail, taking one out an unlink; the timer is set again only when it fires. A timer
- * of its own per deadline costs each of them Node's timer-list work (a list made, a priority
- * queue entry, its ref toggled, then all of it undone), which at one connection is a large part
- * of a quick call (docs/contributing/performance.md#a-timer-per-call).
- *
- * The timer is unref'd: it never keeps the process alive, and what waits on a deadline (a
- * request's socket) does. Bound: one entry per deadline set and not yet fired or taken out.
+ * Deadlines of one length on one unref'd timer: they fall due in the order set, so a list, oldest
+ * first (why: docs/contributing/performance.md#a-timer-per-call). Bound: one entry per deadline pending.
  */
 export class Deadlines {
   private head: Deadline | undefined;

@@ -44,26 +44,9 @@ function declaredOf(capabilities: Record<string, unknown>, configuredRoots: bool
 /** Keys of the profiles seen lately, by what was declared as the caller wrote it. */
 const KEYS = new TextKeyedCache<string>(1_000, 2_048);
 
-/**
- * A fixed-size key, however much a caller declared. Looked up by the declared JSON as it came: a
- * client sends the same text with every call, and sorting it into canonical form costs several
- * times the lookup, so only a text not seen lately is sorted and hashed.
- */
+/** A fixed-size key, however much a caller declared; only a text not seen lately is sorted and hashed. */
 function keyOf(declared: Record<string, unknown>): string {
-  if (isEmpty(declared)) return NOTHING_DECLARED;
-  return KEYS.get(JSON.stringify(declared), () => hashOf(canonical(declared)));
-}
-
-function hashOf(text: string): string {
-  return createHash("sha256").update(text).digest("base64url");
-}
-
-/** The key of a caller that declared nothing an upstream acts on, the most common. */
-const NOTHING_DECLARED = hashOf("{}");
-
-function isEmpty(value: Record<string, unknown>): boolean {
-  for (const _ in value) return false;
-  return true;
+  return KEYS.get(JSON.stringify(declared), () => createHash("sha256").update(canonical(declared)).digest("base64url"));
 }
 
 /**
