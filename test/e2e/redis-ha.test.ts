@@ -168,10 +168,16 @@ describe("a task record the store lost while its call ran", () => {
     const lost = await ended([gateway.mcpUrl], long, 15_000);
     expect(lost).toMatchObject({ status: "failed", error: { code: -32603 } });
     expect(lost.statusMessage).toMatch(/record was lost by the task store while its call ran .*; the call was cancelled/);
-    const errors = gateway
-      .output()
-      .split("\n")
-      .filter((l) => l.includes('"level":"error"') && l.includes("lost the record of a task"));
+    // The log line goes down the gateway's stderr pipe, which the poll that saw the task fail may outrun.
+    const lostLines = () =>
+      gateway
+        .output()
+        .split("\n")
+        .filter((l) => l.includes('"level":"error"') && l.includes("lost the record of a task"));
+    const errors = await waitFor(() => (lostLines().some((l) => l.includes(long)) ? lostLines() : undefined), {
+      timeoutMs: 5_000,
+      what: "the error line about the second lost record",
+    }).catch(() => lostLines());
     expect(errors.some((l) => l.includes(short))).toBe(true);
     expect(errors.some((l) => l.includes(long))).toBe(true);
     const metrics = await (await fetch(`${gateway.url}/metrics`)).text();
