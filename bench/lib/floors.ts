@@ -1,6 +1,6 @@
 import { DEMO, FLOOR_HTTP, FLOOR_STDIO, FLOOR_TASKS_GET } from "../paths.js";
 import { round, type Measurement } from "./load.js";
-import { startFixture, type Server } from "./servers.js";
+import { startFixture, type Launch, type Server } from "./servers.js";
 
 /**
  * The floors: minimal relays on taskgate's own stack (hono + @hono/node-server),
@@ -10,14 +10,14 @@ import { startFixture, type Server } from "./servers.js";
 export const FLOOR_LABEL = "floor:";
 
 /** hono → the demo server over stdio (fresh id per call, reply matched by id). */
-export async function startStdioFloor(): Promise<Server> {
-  const s = await startFixture("floor-stdio", FLOOR_STDIO, [process.execPath, DEMO]);
+export async function startStdioFloor(launch?: Launch, childNodeArgs: string[] = []): Promise<Server> {
+  const s = await startFixture("floor-stdio", FLOOR_STDIO, [process.execPath, ...childNodeArgs, DEMO], launch);
   return { ...s, url: `${s.url}/mcp` };
 }
 
 /** hono + undici keep-alive pool → an HTTP upstream, bytes forwarded. */
-export async function startHttpFloor(upstreamUrl: string): Promise<Server> {
-  const s = await startFixture("floor-http", FLOOR_HTTP, [upstreamUrl]);
+export async function startHttpFloor(upstreamUrl: string, launch?: Launch): Promise<Server> {
+  const s = await startFixture("floor-http", FLOOR_HTTP, [upstreamUrl], launch);
   return { ...s, url: `${s.url}/mcp` };
 }
 

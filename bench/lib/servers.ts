@@ -48,17 +48,17 @@ export async function startGateway(config: Record<string, unknown>, launch: Laun
   return { proc, url: `${url}/mcp` };
 }
 
-export async function startDemoHttp(): Promise<Server> {
+export async function startDemoHttp(launch: Launch = { nodeArgs: [], env: {} }): Promise<Server> {
   const port = await freePort();
-  const proc = startProcess("demo-http", process.execPath, [DEMO, "--http", String(port)]);
+  const proc = startProcess("demo-http", process.execPath, [...launch.nodeArgs, DEMO, "--http", String(port)], launch.env);
   await ready(proc, "the demo server to listen", () => proc.output().includes("listening"));
   return { proc, url: `http://127.0.0.1:${port}/mcp` };
 }
 
 /** An SDK server run statelessly, as serverless deployments run it: a fresh server and transport per POST, no session. */
-export async function startStatelessSdk(): Promise<Server> {
+export async function startStatelessSdk(launch: Launch = { nodeArgs: [], env: {} }): Promise<Server> {
   const port = await freePort();
-  const proc = startProcess("stateless-sdk", process.execPath, [STATELESS_SDK, "http", "--stateless", "--port", String(port)]);
+  const proc = startProcess("stateless-sdk", process.execPath, [...launch.nodeArgs, STATELESS_SDK, "http", "--stateless", "--port", String(port)], launch.env);
   await ready(proc, "the stateless SDK server to listen", () => proc.output().includes("listening"));
   return { proc, url: `http://127.0.0.1:${port}/mcp` };
 }
@@ -77,9 +77,9 @@ export async function startHono(): Promise<Server> {
 }
 
 /** A bench fixture (`node FILE PORT ...args`) that says "listening" on stderr once it serves. */
-export async function startFixture(name: string, file: string, args: string[]): Promise<Server> {
+export async function startFixture(name: string, file: string, args: string[], launch: Launch = { nodeArgs: [], env: {} }): Promise<Server> {
   const port = await freePort();
-  const proc = startProcess(name, process.execPath, [...profileArgs(), file, String(port), ...args]);
+  const proc = startProcess(name, process.execPath, [...profileArgs(), ...launch.nodeArgs, file, String(port), ...args], launch.env);
   await ready(proc, `${name} to listen`, () => proc.output().includes("listening"));
   return { proc, url: `http://127.0.0.1:${port}` };
 }

@@ -95,7 +95,7 @@ export const httpPassthrough: Scenario = {
 };
 
 /** The SDK's echo on the stateless fixture (its argument is `message`). */
-const STATELESS_ECHO = { name: "echo", arguments: { message: "hello from the bench" } };
+export const STATELESS_ECHO = { name: "echo", arguments: { message: "hello from the bench" } };
 
 /** Direct, floor and taskgate on both wires against a stateless SDK upstream, loaded and with one connection. */
 async function stateless(ctx: BenchContext, out: ScenarioOutput, servers: Server[]): Promise<void> {
