@@ -49,7 +49,7 @@ async function main(): Promise<void> {
   const pinning = pin.pinning ? "servers pinned to one core, load to another" : `not pinned: ${pin.reason}`;
   const machine = describeMachine("-", pinning);
   const lines = [
-    `One connection through a relay to ${DESCRIBED[over]}, ${started}: ${machine.cpu}, ${machine.cores} cores, node ${machine.node}; ${pinning}.`,
+    `One connection through a relay to ${DESCRIBED[over]}, ${started}: ${machine.cpu}, ${machine.cores} cores, node ${machine.node}; ${pinning}; load average at the start ${machine.loadAverage.join(", ")}.`,
     `Command: \`${settings.command.replace("npm run bench", "node dist-bench/bench/one-connection.js")}\`${runs === 5 ? "" : ` BENCH_RUNS=${runs}`}${over === "demo" ? "" : ` BENCH_UPSTREAM=${over}`}${timeline ? " BENCH_TIMELINE=1" : ""}. Each run: ${load.warmupS} s warm-up, ${load.durationS} s a row in ${settings.rounds} turns; p50 above the floor's, in ms.`,
     "",
   ];
