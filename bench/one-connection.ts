@@ -61,10 +61,10 @@ async function main(): Promise<void> {
     let floors: Server[];
     if (over === "stdio") {
       // The demo is the relays' child, stamped as they are.
-      const child = timeline ? ["--require", PRELOAD] : [];
-      const stdio = { command: process.execPath, args: [...child, DEMO], ...(timeline ? { env: { TIMELINE_DIR: timeline.dir } } : {}) };
+      const childArgs = timeline ? ["--require", PRELOAD] : [];
+      const stdio = { command: process.execPath, args: [...childArgs, DEMO], ...(timeline ? { env: { TIMELINE_DIR: timeline.dir } } : {}) };
       gate = await startGateway({ store, upstreams: [{ ...demoStdio(), stdio }] }, launch);
-      floors = [await startStdioFloor(launch, child), await startStdioFloor(launch, child)];
+      floors = [await startStdioFloor(launch, childArgs), await startStdioFloor(launch, childArgs)];
       upstreamPids = (relay) => childrenOf(relay.proc.pid);
     } else {
       const upstream = over === "stateless" ? await startStatelessSdk(launch) : await startDemoHttp(launch);
