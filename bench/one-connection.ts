@@ -6,7 +6,7 @@ import { measureTogether, type LoadSpec } from "./lib/load.js";
 import { describeMachine } from "./lib/machine.js";
 import { echoParams, legacyRequest, modernRequest, openSession, sessionlessRequest } from "./lib/mcp.js";
 import { pinCores, stopAll } from "./lib/procs.js";
-import { startRedis, type BenchRedis } from "./lib/redis.js";
+import { startRedis } from "./lib/redis.js";
 import { demoStdio, removeConfigFiles, startDemoHttp, startGateway, startStatelessSdk, type Server } from "./lib/servers.js";
 import { STATELESS_ECHO } from "./scenarios/http-passthrough.js";
 import { median, PRELOAD, STRETCHES, stretchesOf, Timeline, type Stretches } from "./lib/timeline.js";
@@ -33,8 +33,6 @@ const UPSTREAMS = ["demo", "stateless", "stdio"];
 const DESCRIBED: Record<string, string> = { demo: "the demo server over HTTP", stateless: "a stateless SDK server", stdio: "the demo server over stdio" };
 const FLOORS: Record<string, string> = { demo: "hono + undici relay", stateless: "hono + undici relay", stdio: "hono relay to the stdio echo server" };
 
-let redis: BenchRedis | undefined;
-
 async function main(): Promise<void> {
   const settings = readSettings(process.env);
   const runs = Number(process.env.BENCH_RUNS ?? 5);
@@ -53,7 +51,7 @@ async function main(): Promise<void> {
     `Command: \`${settings.command.replace("npm run bench", "node dist-bench/bench/one-connection.js")}\`${runs === 5 ? "" : ` BENCH_RUNS=${runs}`}${over === "demo" ? "" : ` BENCH_UPSTREAM=${over}`}${timeline ? " BENCH_TIMELINE=1" : ""}. Each run: ${load.warmupS} s warm-up, ${load.durationS} s a row in ${settings.rounds} turns; p50 above the floor's, in ms.`,
     "",
   ];
-  redis = await startRedis();
+  const redis = await startRedis();
   try {
     const store = { redisUrl: redis.url, keyPrefix: "bench-one:" };
     let upstreamPids: (relay: Server) => number[];
@@ -81,10 +79,10 @@ async function main(): Promise<void> {
           ? sessionlessRequest("tools/call", params)
           : legacyRequest("unused", "tools/call", params);
     const rows: Row[] = [
-      await row(`floor: ${FLOORS[over]}`, floors[0]!, await direct(floors[0]!.url)),
-      await row("a second floor process", floors[1]!, await direct(floors[1]!.url)),
-      await row("through taskgate, legacy", gate, legacyRequest(await openSession(gate.url), "tools/call", params)),
-      await row("through taskgate, modern", gate, modernRequest("tools/call", "echo", params)),
+      row(`floor: ${FLOORS[over]}`, floors[0]!, await direct(floors[0]!.url)),
+      row("a second floor process", floors[1]!, await direct(floors[1]!.url)),
+      row("through taskgate, legacy", gate, legacyRequest(await openSession(gate.url), "tools/call", params)),
+      row("through taskgate, modern", gate, modernRequest("tools/call", "echo", params)),
     ];
     if (timeline) for (const r of rows) r.spec.around = stamping(timeline, r, upstreamPids, over === "stdio" ? "stdio" : "http");
     lines.push(
@@ -125,7 +123,7 @@ async function main(): Promise<void> {
   } finally {
     await stopAll();
     removeConfigFiles();
-    await redis?.close();
+    await redis.close();
     timeline?.remove();
   }
   mkdirSync(RESULTS, { recursive: true });
@@ -135,7 +133,7 @@ async function main(): Promise<void> {
   process.stderr.write(`one-connection: report in ${file}\n`);
 }
 
-async function row(label: string, server: Server, request: LoadSpec["request"]): Promise<Row> {
+function row(label: string, server: Server, request: LoadSpec["request"]): Row {
   return { spec: { label, url: server.url, request, cpuPid: server.proc.pid }, server, calls: [] };
 }
 

@@ -122,7 +122,8 @@ async function run(spec: LoadSpec, connections: number, durationS: number, times
   return instance;
 }
 
-function percentile(sorted: readonly number[], q: number): number {
+/** The value at quantile `q` of sorted values (the upper middle for the median of an even count); NaN for none. */
+export function percentile(sorted: readonly number[], q: number): number {
   if (sorted.length === 0) return Number.NaN;
   return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
 }

@@ -2,6 +2,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ROOT } from "../paths.js";
+import { percentile } from "./load.js";
 import { waitFor } from "./wait.js";
 
 /**
@@ -109,7 +110,9 @@ function firstAtOrAfter(sorted: number[], t: number): number | undefined {
   return sorted[lo];
 }
 
-export function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted.length === 0 ? Number.NaN : sorted[sorted.length >> 1]!;
+export function median(values: readonly number[]): number {
+  return percentile(
+    [...values].sort((a, b) => a - b),
+    0.5,
+  );
 }
