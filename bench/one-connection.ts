@@ -8,6 +8,7 @@ import { echoParams, legacyRequest, modernRequest, openSession, sessionlessReque
 import { pinCores, stopAll } from "./lib/procs.js";
 import { startRedis } from "./lib/redis.js";
 import { demoStdio, removeConfigFiles, startDemoHttp, startGateway, startStatelessSdk, type Server } from "./lib/servers.js";
+import { signedMs } from "./scenarios/compare.js";
 import { STATELESS_ECHO } from "./scenarios/http-passthrough.js";
 import { median, PRELOAD, STRETCHES, stretchesOf, Timeline, type Stretches } from "./lib/timeline.js";
 import { DEMO, RESULTS } from "./paths.js";
@@ -48,7 +49,7 @@ async function main(): Promise<void> {
   const machine = describeMachine("-", pinning);
   const lines = [
     `One connection through a relay to ${DESCRIBED[over]}, ${started}: ${machine.cpu}, ${machine.cores} cores, node ${machine.node}; ${pinning}; load average at the start ${machine.loadAverage.join(", ")}.`,
-    `Command: \`${settings.command.replace("npm run bench", "node dist-bench/bench/one-connection.js")}\`${runs === 5 ? "" : ` BENCH_RUNS=${runs}`}${over === "demo" ? "" : ` BENCH_UPSTREAM=${over}`}${timeline ? " BENCH_TIMELINE=1" : ""}. Each run: ${load.warmupS} s warm-up, ${load.durationS} s a row in ${settings.rounds} turns; p50 above the floor's, in ms.`,
+    `Command: \`${settings.command.replace("npm run bench", "node dist-bench/bench/one-connection.js")}\`${runs === 5 ? "" : ` BENCH_RUNS=${runs}`}${over === "demo" ? "" : ` BENCH_UPSTREAM=${over}`}${timeline ? " BENCH_TIMELINE=1" : ""}. Each run: ${load.warmupS} s warm-up, ${load.durationS} s a row in ${settings.roundsOne} turns; p50 above the floor's, in ms.`,
     "",
   ];
   const redis = await startRedis();
@@ -100,14 +101,14 @@ async function main(): Promise<void> {
       const measured = await measureTogether(
         rows.map((r) => r.spec),
         load,
-        settings.rounds,
+        settings.roundsOne,
       );
       const floorP50 = measured[0]!.p50Ms;
       measured.forEach((m, i) => added[i]!.push(m.p50Ms - floorP50));
       lines.push(
         `| ${run} | ${floorP50.toFixed(3)} | ${measured
           .slice(1)
-          .map((m) => signed(m.p50Ms - floorP50))
+          .map((m) => signedMs(m.p50Ms - floorP50))
           .join(" | ")} |`,
       );
       process.stderr.write(`one-connection: run ${run} of ${runs}\n`);
@@ -115,7 +116,7 @@ async function main(): Promise<void> {
     lines.push(
       `| median | | ${added
         .slice(1)
-        .map((a) => signed(median(a)))
+        .map((a) => signedMs(median(a)))
         .join(" | ")} |`,
       "",
     );
@@ -169,10 +170,6 @@ function stretchTable(rows: Row[]): string[] {
   ];
   for (const r of rows) out.push(`| ${r.spec.label} | ${r.calls.length} | ${STRETCHES.map((s) => median(r.calls.map((c) => c[s]))).join(" | ")} |`);
   return [...out, ""];
-}
-
-function signed(ms: number): string {
-  return `${ms >= 0 ? "+" : ""}${ms.toFixed(3)}`;
 }
 
 main().catch((err: unknown) => {

@@ -48,6 +48,7 @@ async function main(): Promise<void> {
     command: settings.command,
     logLevel: settings.logLevel,
     rounds: settings.rounds,
+    roundsOne: settings.roundsOne,
     machine: describeMachine(
       (await redis.info("server")).get("redis_version") ?? "?",
       pin.pinning
@@ -72,6 +73,7 @@ async function main(): Promise<void> {
     queueTasks: settings.queueTasks,
     queueSeconds: settings.queueSeconds,
     rounds: settings.rounds,
+    roundsOne: settings.roundsOne,
   };
   try {
     for (const scenario of SCENARIOS) {

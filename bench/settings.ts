@@ -19,6 +19,8 @@ export interface Settings {
   queueSeconds: number;
   /** BENCH_ROUNDS: a taskgate row and its floor take turns in this many slices of the measured time. */
   rounds: number;
+  /** BENCH_ROUNDS_ONE: the same for rows with one connection, whose p50 drifts by more than the differences sought. */
+  roundsOne: number;
   /** Scenario ids to run, e.g. "a,d"; all when empty. */
   only: string[];
   /** BENCH_PROFILE=1: taskgate and the fixtures run under `node --cpu-prof` (see lib/profiles.ts). */
@@ -38,6 +40,7 @@ const DEFAULTS = {
   BENCH_DURATION_S: 6,
   BENCH_TASKS: 10_000,
   BENCH_ROUNDS: 3,
+  BENCH_ROUNDS_ONE: 12,
   BENCH_CLUSTER_CALLS: 100_000,
   BENCH_CLUSTER_WAVE: 30_000,
   BENCH_BURST: 10_000,
@@ -59,6 +62,7 @@ export function readSettings(env: NodeJS.ProcessEnv): Settings {
   const load = { connections: num("BENCH_CONNECTIONS", 1, 1000), warmupS: num("BENCH_WARMUP_S", 0, 60), durationS: num("BENCH_DURATION_S", 1, 60) };
   const inFlightTasks = Math.round(num("BENCH_TASKS", 1, 100_000));
   const rounds = Math.round(num("BENCH_ROUNDS", 1, 20));
+  const roundsOne = Math.round(num("BENCH_ROUNDS_ONE", 1, 60));
   const clusterCalls = Math.round(num("BENCH_CLUSTER_CALLS", 1, 1_000_000));
   const clusterWave = Math.round(num("BENCH_CLUSTER_WAVE", 1, 100_000));
   const burstCalls = Math.round(num("BENCH_BURST", 1, 100_000));
@@ -86,6 +90,7 @@ export function readSettings(env: NodeJS.ProcessEnv): Settings {
     queueTasks,
     queueSeconds,
     rounds,
+    roundsOne,
     only,
     profile,
     logLevel,

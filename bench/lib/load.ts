@@ -110,6 +110,8 @@ async function run(spec: LoadSpec, connections: number, durationS: number, times
     method: spec.method ?? "POST",
     connections,
     duration: durationS,
+    // autocannon stops at its first sample tick after the duration: a tick each slice keeps a slice under 1 s to its length.
+    sampleInt: Math.min(1000, durationS * 1000),
     timeout: 10,
     ...(spec.request ? { headers: spec.request.headers, body: spec.request.body, idReplacement: true } : {}),
     verifyBody: (body) => (spec.verify ?? isGoodReply)(String(body)),

@@ -9,6 +9,7 @@ export interface BenchRun {
   /** taskgate's log level in this run (BENCH_LOG_LEVEL). */
   logLevel: string;
   rounds: number;
+  roundsOne: number;
   machine: Machine;
   load: LoadSettings;
   scenarios: ScenarioResult[];
@@ -19,7 +20,7 @@ export function renderMarkdown(run: BenchRun): string {
   const { machine, load } = run;
   const lines = [
     `Run of ${run.startedAt} on ${machine.cpu}, ${machine.cores} cores, node ${machine.node}, redis ${machine.redis}; ${machine.pinning}.`,
-    `Load: autocannon, ${load.connections} connections, ${load.warmupS} s warm-up then ${load.durationS} s measured per row; a taskgate row and its floor take turns in ${run.rounds} slices of that time. Reproduce with \`${run.command}\`.`,
+    `Load: autocannon, ${load.connections} connections, ${load.warmupS} s warm-up then ${load.durationS} s measured per row; a taskgate row and its floor take turns in ${run.rounds} slices of that time (${run.roundsOne} with one connection). Reproduce with \`${run.command}\`.`,
     `taskgate runs with its default configuration (metrics on, auth none, stdio isolation: pool) at log level ${run.logLevel}.`,
     `Load average at the start: ${machine.loadAverage.join(", ")} (1, 5, 15 min); req/s moves with it, CPU-µs per request much less.`,
     "CPU-µs / req: the server process's own CPU time (user + system from /proc/<pid>/stat, its children not included) over the measured window, per request answered. Rows labelled `floor:` are minimal relays on taskgate's stack doing only the unavoidable work (bench/fixtures/floor-*.ts); a taskgate row's \"vs floor\" is its req/s as a share of the floor's and its CPU per request as a multiple of the floor's.",

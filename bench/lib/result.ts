@@ -31,6 +31,8 @@ export interface BenchContext {
   inFlightTasks: number;
   /** Slices in which rows measured together take turns (BENCH_ROUNDS). */
   rounds: number;
+  /** The same for rows with one connection (BENCH_ROUNDS_ONE). */
+  roundsOne: number;
   /** Scenario r: detached calls in all (BENCH_CLUSTER_CALLS), and how many are held at once (BENCH_CLUSTER_WAVE). */
   clusterCalls: number;
   clusterWave: number;

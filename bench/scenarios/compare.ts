@@ -12,3 +12,8 @@ export function addedMs(a: Measurement, b: Measurement, key: "p50Ms" | "p99Ms"):
 export function times(value: number): string {
   return `${value.toFixed(2)}×`;
 }
+
+/** A difference in ms to the µs, with its sign: "+0.042", "-0.013". */
+export function signedMs(ms: number): string {
+  return `${ms >= 0 ? "+" : ""}${ms.toFixed(3)}`;
+}

@@ -3,7 +3,7 @@ import { measureTogether, type LoadSpec, type Measurement } from "../lib/load.js
 import { echoParams, LEGACY, legacyRequest, MODERN, modernRequest, openSession, sessionlessRequest } from "../lib/mcp.js";
 import type { BenchContext, Scenario, ScenarioOutput } from "../lib/result.js";
 import { startDemoHttp, startGateway, startStatelessSdk, type Server } from "../lib/servers.js";
-import { addedMs, ratio, times } from "./compare.js";
+import { addedMs, ratio, signedMs, times } from "./compare.js";
 
 /**
  * a. What taskgate adds in front of an HTTP upstream: the demo server called directly, then
@@ -43,6 +43,8 @@ export const httpPassthrough: Scenario = {
       servers.push(gateShared);
       const floor = await startHttpFloor(demo.url);
       servers.push(floor);
+      const floor2 = await startHttpFloor(demo.url);
+      servers.push(floor2);
       const direct: LoadSpec = {
         label: `direct, legacy (${LEGACY} session)`,
         url: demo.url,
@@ -80,7 +82,8 @@ export const httpPassthrough: Scenario = {
         cpuPid: gateShared.proc.pid,
       };
       const loaded = await rows(ctx, out, [direct, floorSpec, legacy, modern, sharedLegacy, sharedModern], ctx.load.connections);
-      const single = await rows(ctx, out, [direct, floorSpec, legacy, modern], 1);
+      const single = await rows(ctx, out, [direct, floorSpec, legacy, modern, await secondFloor(floor2, floorSpec)], 1);
+      againstFloorAt1(out, "", single);
       sessionPool(out, [loaded[2]!, loaded[3]!], [loaded[4]!, loaded[5]!]);
       await stateless(ctx, out, servers);
       for (const [wire, i] of [
@@ -108,6 +111,8 @@ async function stateless(ctx: BenchContext, out: ScenarioOutput, servers: Server
   servers.push(gate);
   const floor = await startHttpFloor(upstream.url);
   servers.push(floor);
+  const floor2 = await startHttpFloor(upstream.url);
+  servers.push(floor2);
   const specs: LoadSpec[] = [
     {
       label: "stateless upstream: direct, legacy (no session)",
@@ -135,13 +140,36 @@ async function stateless(ctx: BenchContext, out: ScenarioOutput, servers: Server
     },
   ];
   await rows(ctx, out, specs, ctx.load.connections);
-  await rows(ctx, out, specs, 1);
+  againstFloorAt1(out, "stateless upstream, ", await rows(ctx, out, [...specs, await secondFloor(floor2, specs[1]!)], 1));
 }
 
-/** [direct, floor, legacy, modern, (shared legacy, shared modern)] in turns (BENCH_ROUNDS), the taskgate rows held against the floor. */
+/** Another process of the same floor, called as the first is: its p50 above the first's is the one-connection rows' own spread. */
+async function secondFloor(floor: Server, first: LoadSpec): Promise<LoadSpec> {
+  const session = first.request?.headers["mcp-session-id"];
+  return {
+    label: first.label.replace(FLOOR_LABEL, `${FLOOR_LABEL} a second process of the`),
+    url: floor.url,
+    request: session ? legacyRequest(await openSession(floor.url), "tools/call", echoParams) : first.request,
+    cpuPid: floor.proc.pid,
+  };
+}
+
+/** The one-connection rows [direct, floor, legacy, modern, second floor]: each p50 above the floor's. */
+function againstFloorAt1(out: ScenarioOutput, upstream: string, [, floor, legacy, modern, floor2]: Measurement[]): void {
+  const above = (row: Measurement) => `${signedMs(row.p50Ms - floor!.p50Ms)} ms`;
+  out.figure(
+    `${upstream}added p50 with one connection vs the floor: legacy / modern (a second floor process)`,
+    `${above(legacy!)} / ${above(modern!)} (${above(floor2!)})`,
+  );
+}
+
+/**
+ * [direct, floor, legacy, modern, (shared legacy, shared modern | a second floor)] in turns
+ * (BENCH_ROUNDS, BENCH_ROUNDS_ONE with one connection), the rows after the floor held against it.
+ */
 async function rows(ctx: BenchContext, out: ScenarioOutput, specs: LoadSpec[], connections: number): Promise<Measurement[]> {
   const labelled = specs.map((spec) => ({ ...spec, label: `${spec.label}, ${connections} conn.` }));
-  const measured = await measureTogether(labelled, { ...ctx.load, connections }, ctx.rounds);
+  const measured = await measureTogether(labelled, { ...ctx.load, connections }, connections === 1 ? ctx.roundsOne : ctx.rounds);
   for (let i = 2; i < measured.length; i++) againstFloor(measured[i]!, measured[1]!);
   for (const m of measured) out.add(m);
   return measured;

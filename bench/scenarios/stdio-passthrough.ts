@@ -4,7 +4,7 @@ import { childPids, rssMiB } from "../lib/probe.js";
 import { echoParams, LEGACY, legacyRequest, MODERN, modernRequest, openSession, type WireRequest } from "../lib/mcp.js";
 import type { Scenario, ScenarioOutput } from "../lib/result.js";
 import { demoStdio, startGateway, startHono, startMcpProxy, type Server } from "../lib/servers.js";
-import { addedMs, ratio, times } from "./compare.js";
+import { addedMs, ratio, signedMs, times } from "./compare.js";
 
 /**
  * d. The same echo on a stdio upstream: through taskgate, through mcp-proxy (the usual way to put
@@ -39,6 +39,8 @@ export const stdioPassthrough: Scenario = {
       servers.push(hono);
       const floor = await startStdioFloor();
       servers.push(floor);
+      const floor2 = await startStdioFloor();
+      servers.push(floor2);
       const modern = modernRequest("tools/call", "echo", echoParams);
       const legacyPool = legacyRequest(await openSession(gate.url), "tools/call", echoParams);
       const grown = await settlePool(gate, legacyPool, ctx.load);
@@ -78,14 +80,22 @@ export const stdioPassthrough: Scenario = {
           },
           { label: `taskgate, legacy (${LEGACY} session), 1 conn.`, url: gate.url, request: legacyPool, cpuPid: gate.proc.pid },
           { label: `taskgate, modern (${MODERN}), 1 conn.`, url: gate.url, request: modern, cpuPid: gate.proc.pid },
+          {
+            label: `${FLOOR_LABEL} a second process of the hono relay to the stdio echo server, 1 conn.`,
+            url: floor2.url,
+            request: legacyRequest("unused", "tools/call", echoParams),
+            cpuPid: floor2.proc.pid,
+          },
         ],
         { ...ctx.load, connections: 1 },
-        ctx.rounds,
+        ctx.roundsOne,
       );
       out.add(single[0]!);
       for (const row of single.slice(1)) out.add(againstFloor(row, single[0]!));
-      out.figure("legacy: added p50 with one connection vs the floor", `${addedMs(single[1]!, single[0]!, "p50Ms")} ms`);
-      out.figure("modern: added p50 with one connection vs the floor", `${addedMs(single[2]!, single[0]!, "p50Ms")} ms`);
+      const above = (row: Measurement) => `${signedMs(row.p50Ms - single[0]!.p50Ms)} ms`;
+      out.figure("legacy: added p50 with one connection vs the floor", above(single[1]!));
+      out.figure("modern: added p50 with one connection vs the floor", above(single[2]!));
+      out.figure("a second floor process: p50 with one connection vs the first (the rows' own spread)", above(single[3]!));
       const pxLegacy = out.add(
         await measure(
           {
