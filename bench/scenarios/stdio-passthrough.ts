@@ -44,7 +44,7 @@ export const stdioPassthrough: Scenario = {
       const modern = modernRequest("tools/call", "echo", echoParams);
       const legacyPool = legacyRequest(await openSession(gate.url), "tools/call", echoParams);
       const grown = await settlePool(gate, legacyPool, ctx.load);
-      const [floorRow, tgLegacy, tgModern, shLegacy, shModern] = await measureTogether(
+      const [floorRow, tgLegacy, tgModern, shLegacy, shModern, floor2Row] = await measureTogether(
         [
           {
             label: `${FLOOR_LABEL} hono relay to the stdio echo server`,
@@ -61,6 +61,13 @@ export const stdioPassthrough: Scenario = {
             cpuPid: shared.proc.pid,
           },
           { label: `taskgate isolation: shared, modern (${MODERN})`, url: shared.url, request: modern, cpuPid: shared.proc.pid },
+          // Through the same rows as the first floor: how warm a process is moves its CPU by half.
+          {
+            label: `${FLOOR_LABEL} a second process of the hono relay to the stdio echo server`,
+            url: floor2.url,
+            request: legacyRequest("unused", "tools/call", echoParams),
+            cpuPid: floor2.proc.pid,
+          },
         ],
         ctx.load,
         ctx.rounds,
@@ -68,7 +75,7 @@ export const stdioPassthrough: Scenario = {
       const poolRss = { ...upstreamRss(gate), before: grown };
       const sharedRss = upstreamRss(shared);
       out.add(floorRow!);
-      for (const row of [tgLegacy!, tgModern!, shLegacy!, shModern!]) out.add(againstFloor(row, floorRow!));
+      for (const row of [tgLegacy!, tgModern!, shLegacy!, shModern!, floor2Row!]) out.add(againstFloor(row, floorRow!));
       // With one connection, where p50 is what a single call costs rather than queueing.
       const single = await measureTogether(
         [
