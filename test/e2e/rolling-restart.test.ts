@@ -49,7 +49,7 @@ describe("a rolling restart of 3 replicas under load", () => {
   for (const from of ["this build", "the previous version"] as const)
     it(`rolls from ${from} to this build: every acknowledged task ends truthfully, what outlives a drain is handed over, each old replica exits within its grace period`, async () => {
       // The previous version: test/helpers/previous-build.ts (built once, then cached).
-      const oldCli = from === "this build" ? CLI : join(previousBuild(), "dist/cli.js");
+      const oldCli = from === "this build" ? CLI : join(await previousBuild(), "dist/cli.js");
       const store = { redisUrl: redisUrl(), keyPrefix: uniquePrefix() };
       const config = {
         store,

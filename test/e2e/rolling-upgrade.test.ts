@@ -23,8 +23,8 @@ const ELICIT = { ...WITH_TASKS, elicitation: { form: {} } };
 describe(`a rolling upgrade from ${PREVIOUS.commit.slice(0, 7)} (store format ${PREVIOUS.storeFormat}) to this build (format ${STORE_FORMAT})`, () => {
   const { track, defer } = useCleanups();
   let previous = "";
-  // The first run on a machine builds it (npm ci and tsc: a minute or two); later runs reuse it.
-  beforeAll(() => void (previous = previousBuild()), 600_000);
+  // The first run on a machine builds it (npm ci and tsc), and the format 1 build below beside it; later runs reuse them.
+  beforeAll(async () => void ([previous] = await Promise.all([previousBuild(), previousBuild(FORMAT_1_BUILD.commit)])), 600_000);
 
   /** One replica of each version on a fresh key prefix; `first` starts first. */
   async function pair(tasks: Record<string, unknown> = {}, first: "previous" | "current" = "previous") {
@@ -119,7 +119,7 @@ describe(`a rolling upgrade from ${PREVIOUS.commit.slice(0, 7)} (store format ${
 describe(`beside a build of store format ${FORMAT_1_BUILD.storeFormat} (${FORMAT_1_BUILD.commit.slice(0, 7)}), which this build cannot keep working`, () => {
   const { track } = useCleanups();
   let format1 = "";
-  beforeAll(() => void (format1 = previousBuild(FORMAT_1_BUILD.commit)), 600_000);
+  beforeAll(async () => void (format1 = await previousBuild(FORMAT_1_BUILD.commit)), 600_000);
   const statusOf = async (url: string) => (await fetch(`${url}/readyz`)).status;
 
   it("refuses to start while that build runs tasks on the store, naming both formats, and starts once they ended", async () => {
