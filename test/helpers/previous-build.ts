@@ -37,7 +37,7 @@ const exec = promisify(execFile);
 
 /**
  * The previous version built from the git history, with the runtime dependencies of its own
- * lockfile: `git archive` of the commit, `npm ci --omit=dev`, tsc. Returns the folder holding its
+ * lockfile: `git archive` of the commit, `npm ci --omit=dev`, tsc's emit. Returns the folder holding its
  * dist/cli.js. One build per commit at a time on a machine (a lock file holds the builder's pid):
  * a test file in another worker waits for it. A folder is renamed into place only once built,
  * so an interrupted build is redone.
@@ -100,7 +100,8 @@ async function build(commit: string, dir: string): Promise<void> {
   try {
     await exec("sh", ["-c", `git archive --format=tar ${commit} | tar -x -C "${building}"`], { cwd: ROOT });
     await run("npm", ["ci", "--omit=dev", "--no-audit", "--no-fund", "--loglevel=error"], building);
-    await run(process.execPath, [TSC, "-p", "tsconfig.build.json"], building);
+    // Its emit only: the commit was type-checked when it landed, and verbatimModuleSyntax makes emit per file.
+    await run(process.execPath, [TSC, "-p", "tsconfig.build.json", "--noCheck"], building);
     rmSync(dir, { recursive: true, force: true });
     renameSync(building, dir);
   } catch (err) {
