@@ -6,7 +6,7 @@ import { describeMachine } from "./lib/machine.js";
 import { echoParams, legacyRequest, modernRequest, openSession, WITH_TASKS } from "./lib/mcp.js";
 import { pinCores, stopAll } from "./lib/procs.js";
 import { startRedis, type BenchRedis } from "./lib/redis.js";
-import { demoStdio, removeConfigFiles, startDemoHttp, startGateway, type Server } from "./lib/servers.js";
+import { demoStdio, PLAIN_LAUNCH, removeConfigFiles, startDemoHttp, startGateway, type Server } from "./lib/servers.js";
 import { createTask, untilEnded } from "./lib/tasks.js";
 import { CLI, RESULTS } from "./paths.js";
 import { readSettings } from "./settings.js";
@@ -25,7 +25,7 @@ const servers: Server[] = [];
 let redis: BenchRedis | undefined;
 
 async function gateway(config: Record<string, unknown>, cli: string): Promise<Server> {
-  const gate = await startGateway(config, { nodeArgs: [], env: {}, cli });
+  const gate = await startGateway(config, { ...PLAIN_LAUNCH, cli });
   servers.push(gate);
   return gate;
 }

@@ -7,7 +7,7 @@ import { describeMachine } from "./lib/machine.js";
 import { echoParams, legacyRequest, modernRequest, openSession, sessionlessRequest } from "./lib/mcp.js";
 import { pinCores, stopAll } from "./lib/procs.js";
 import { startRedis } from "./lib/redis.js";
-import { demoStdio, removeConfigFiles, startDemoHttp, startGateway, startStatelessSdk, type Server } from "./lib/servers.js";
+import { demoStdio, PLAIN_LAUNCH, removeConfigFiles, startDemoHttp, startGateway, startStatelessSdk, type Server } from "./lib/servers.js";
 import { signedMs } from "./scenarios/compare.js";
 import { STATELESS_ECHO } from "./scenarios/http-passthrough.js";
 import { median, PRELOAD, STRETCHES, stretchesOf, Timeline, type Stretches } from "./lib/timeline.js";
@@ -41,7 +41,7 @@ async function main(): Promise<void> {
   const over = process.env.BENCH_UPSTREAM || "demo";
   if (!UPSTREAMS.includes(over)) throw new Error(`BENCH_UPSTREAM must be one of ${UPSTREAMS.join(", ")}, got "${over}"`);
   const timeline = process.env.BENCH_TIMELINE === "1" ? new Timeline() : undefined;
-  const launch = timeline?.launch() ?? { nodeArgs: [], env: {} };
+  const launch = timeline?.launch() ?? PLAIN_LAUNCH;
   const pin = pinCores(cpus().length);
   const started = new Date().toISOString();
   const load = { ...settings.load, connections: 1 };

@@ -29,6 +29,9 @@ export interface Launch {
   cli?: string;
 }
 
+/** Node as it comes: no extra flags or environment. */
+export const PLAIN_LAUNCH: Launch = { nodeArgs: [], env: {} };
+
 let logLevel = "info";
 
 /** The log level every taskgate of the run gets (BENCH_LOG_LEVEL; taskgate's own default, info, unless set). */
@@ -37,7 +40,7 @@ export function setGatewayLogLevel(level: string): void {
 }
 
 /** A taskgate process from a config object, at the run's log level (see setGatewayLogLevel). */
-export async function startGateway(config: Record<string, unknown>, launch: Launch = { nodeArgs: [], env: {} }): Promise<Server> {
+export async function startGateway(config: Record<string, unknown>, launch: Launch = PLAIN_LAUNCH): Promise<Server> {
   const port = await freePort();
   configDir ??= mkdtempSync(join(tmpdir(), "taskgate-bench-"));
   const file = join(configDir, `taskgate-${port}.yaml`);
@@ -48,7 +51,7 @@ export async function startGateway(config: Record<string, unknown>, launch: Laun
   return { proc, url: `${url}/mcp` };
 }
 
-export async function startDemoHttp(launch: Launch = { nodeArgs: [], env: {} }): Promise<Server> {
+export async function startDemoHttp(launch: Launch = PLAIN_LAUNCH): Promise<Server> {
   const port = await freePort();
   const proc = startProcess("demo-http", process.execPath, [...launch.nodeArgs, DEMO, "--http", String(port)], launch.env);
   await ready(proc, "the demo server to listen", () => proc.output().includes("listening"));
@@ -56,7 +59,7 @@ export async function startDemoHttp(launch: Launch = { nodeArgs: [], env: {} }):
 }
 
 /** An SDK server run statelessly, as serverless deployments run it: a fresh server and transport per POST, no session. */
-export async function startStatelessSdk(launch: Launch = { nodeArgs: [], env: {} }): Promise<Server> {
+export async function startStatelessSdk(launch: Launch = PLAIN_LAUNCH): Promise<Server> {
   const port = await freePort();
   const proc = startProcess("stateless-sdk", process.execPath, [...launch.nodeArgs, STATELESS_SDK, "http", "--stateless", "--port", String(port)], launch.env);
   await ready(proc, "the stateless SDK server to listen", () => proc.output().includes("listening"));
@@ -77,7 +80,7 @@ export async function startHono(): Promise<Server> {
 }
 
 /** A bench fixture (`node FILE PORT ...args`) that says "listening" on stderr once it serves. */
-export async function startFixture(name: string, file: string, args: string[], launch: Launch = { nodeArgs: [], env: {} }): Promise<Server> {
+export async function startFixture(name: string, file: string, args: string[], launch: Launch = PLAIN_LAUNCH): Promise<Server> {
   const port = await freePort();
   const proc = startProcess(name, process.execPath, [...profileArgs(), ...launch.nodeArgs, file, String(port), ...args], launch.env);
   await ready(proc, `${name} to listen`, () => proc.output().includes("listening"));

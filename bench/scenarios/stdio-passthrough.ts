@@ -1,5 +1,5 @@
 import { againstFloor, FLOOR_LABEL, startStdioFloor } from "../lib/floors.js";
-import { measure, measureTogether, round, type LoadSettings, type Measurement } from "../lib/load.js";
+import { measure, measureTogether, round, type LoadSettings, type LoadSpec, type Measurement } from "../lib/load.js";
 import { childPids, rssMiB } from "../lib/probe.js";
 import { echoParams, LEGACY, legacyRequest, MODERN, modernRequest, openSession, type WireRequest } from "../lib/mcp.js";
 import type { Scenario, ScenarioOutput } from "../lib/result.js";
@@ -41,6 +41,13 @@ export const stdioPassthrough: Scenario = {
       servers.push(floor);
       const floor2 = await startStdioFloor();
       servers.push(floor2);
+      // Through the same rows as the first floor: how warm a process is moves its CPU by half.
+      const floor2Spec: LoadSpec = {
+        label: `${FLOOR_LABEL} a second process of the hono relay to the stdio echo server`,
+        url: floor2.url,
+        request: legacyRequest("unused", "tools/call", echoParams),
+        cpuPid: floor2.proc.pid,
+      };
       const modern = modernRequest("tools/call", "echo", echoParams);
       const legacyPool = legacyRequest(await openSession(gate.url), "tools/call", echoParams);
       const grown = await settlePool(gate, legacyPool, ctx.load);
@@ -61,13 +68,7 @@ export const stdioPassthrough: Scenario = {
             cpuPid: shared.proc.pid,
           },
           { label: `taskgate isolation: shared, modern (${MODERN})`, url: shared.url, request: modern, cpuPid: shared.proc.pid },
-          // Through the same rows as the first floor: how warm a process is moves its CPU by half.
-          {
-            label: `${FLOOR_LABEL} a second process of the hono relay to the stdio echo server`,
-            url: floor2.url,
-            request: legacyRequest("unused", "tools/call", echoParams),
-            cpuPid: floor2.proc.pid,
-          },
+          floor2Spec,
         ],
         ctx.load,
         ctx.rounds,
@@ -87,12 +88,7 @@ export const stdioPassthrough: Scenario = {
           },
           { label: `taskgate, legacy (${LEGACY} session), 1 conn.`, url: gate.url, request: legacyPool, cpuPid: gate.proc.pid },
           { label: `taskgate, modern (${MODERN}), 1 conn.`, url: gate.url, request: modern, cpuPid: gate.proc.pid },
-          {
-            label: `${FLOOR_LABEL} a second process of the hono relay to the stdio echo server, 1 conn.`,
-            url: floor2.url,
-            request: legacyRequest("unused", "tools/call", echoParams),
-            cpuPid: floor2.proc.pid,
-          },
+          { ...floor2Spec, label: `${floor2Spec.label}, 1 conn.` },
         ],
         { ...ctx.load, connections: 1 },
         ctx.roundsOne,
