@@ -1,11 +1,12 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { execFile } from "node:child_process";
 import { mkdtemp, rm } from "node:fs/promises";
+import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { freePort } from "./redis.js";
-import { waitFor } from "./wait-for.js";
+import { StopWaiting, waitFor } from "./wait-for.js";
 import { REPLICA_AUTH, REPLICATION_USER } from "./redis-ha.js";
 
 const run = promisify(execFile);
@@ -40,9 +41,12 @@ export async function startRedisCluster(masters = 3, opts: ClusterOptions = {}):
     await rm(dir, { recursive: true, force: true });
   };
   try {
-    const ports = await distinctPorts(masters * (1 + replicas));
-    for (const port of ports) children.set(port, spawnNode(port, dir, opts.nodeTimeoutMs ?? 2000));
-    for (const port of ports) await waitFor(() => ping(port), { timeoutMs: 10_000, what: `cluster node on ${port}` });
+    const ports: number[] = [];
+    for (let i = 0; i < masters * (1 + replicas); i++) {
+      const [port, child] = await startNode(dir, opts.nodeTimeoutMs ?? 2000, new Set(ports));
+      ports.push(port);
+      children.set(port, child);
+    }
     const addresses = ports.map((p) => `127.0.0.1:${p}`);
     await run("redis-cli", ["--cluster", "create", ...addresses, "--cluster-replicas", String(replicas), "--cluster-yes"], { timeout: 30_000 });
     for (const port of ports) await waitFor(() => clusterOk(port), { timeoutMs: 15_000, what: `cluster_state:ok on ${port}` });
@@ -101,15 +105,53 @@ function spawnNode(port: number, dir: string, nodeTimeoutMs: number): ChildProce
   return spawn("redis-server", args, { stdio: "ignore" });
 }
 
-async function distinctPorts(n: number): Promise<number[]> {
-  const ports = new Set<number>();
-  while (ports.size < n) ports.add(await freePort());
-  return [...ports];
+/**
+ * A node on a free port whose cluster bus port (10000 above it) is free too. A port found free can
+ * be taken before the node binds it (another test's server, or a connection's local port): the
+ * node then exits, and it is started again on other ports, as startRedis does (redis.ts).
+ */
+async function startNode(dir: string, nodeTimeoutMs: number, taken: ReadonlySet<number>): Promise<[number, ChildProcess]> {
+  for (let attempt = 1; ; attempt++) {
+    const port = await nodePort(taken);
+    const child = spawnNode(port, dir, nodeTimeoutMs);
+    try {
+      await waitFor(
+        () => {
+          if (child.exitCode !== null || child.signalCode !== null) throw new StopWaiting(`redis-server on ${port} exited`);
+          return answersAsClusterNode(port);
+        },
+        { timeoutMs: 10_000, what: `cluster node on ${port}` },
+      );
+      return [port, child];
+    } catch (err) {
+      await stopChild(child);
+      if (attempt >= 3) throw err;
+    }
+  }
 }
 
-async function ping(port: number): Promise<boolean> {
-  const { stdout } = await run("redis-cli", ["-p", String(port), "ping"], { timeout: 2_000 }).catch(() => ({ stdout: "" }));
-  return stdout.trim() === "PONG";
+/** A free port at most 55535 (its bus port must exist), its bus port free, and not one of `taken`'s ports or bus ports. */
+async function nodePort(taken: ReadonlySet<number>): Promise<number> {
+  for (let tries = 0; tries < 50; tries++) {
+    const port = await freePort();
+    const clash = [...taken].some((t) => t === port || Math.abs(t - port) === 10_000);
+    if (port <= 55_535 && !clash && (await canListen(port + 10_000))) return port;
+  }
+  throw new Error("no free port pair for a cluster node in 50 tries");
+}
+
+function canListen(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const server = createServer();
+    server.once("error", () => resolve(false));
+    server.listen(port, "127.0.0.1", () => server.close(() => resolve(true)));
+  });
+}
+
+/** The node on `port` answers CLUSTER INFO: it is up, and a cluster node (a plain Redis that took the port refuses it). */
+async function answersAsClusterNode(port: number): Promise<boolean> {
+  const { stdout } = await run("redis-cli", ["-p", String(port), "cluster", "info"], { timeout: 2_000 }).catch(() => ({ stdout: "" }));
+  return stdout.includes("cluster_state:");
 }
 
 async function clusterOk(port: number): Promise<boolean> {
