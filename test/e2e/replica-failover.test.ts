@@ -3,6 +3,7 @@ import { getTask, modern, WITH_TASKS } from "../helpers/modern.js";
 import type { GatewayProcess } from "../helpers/processes.js";
 import { messagesOf, openSession, post } from "../helpers/raw.js";
 import { ended, FAST_TASKS, startReplicas, startTask, until } from "../helpers/replicas.js";
+import { waitFor } from "../helpers/wait-for.js";
 
 /** From SIGKILL to terminal: the lease runs out, then the next sweep (plus a takeover of the reaper's lock, plus slack). */
 const REAPED_WITHIN_MS = FAST_TASKS.leaseMs + 2 * FAST_TASKS.reaperIntervalMs + 3_000;
@@ -84,6 +85,8 @@ describe("graceful drain on SIGTERM", () => {
     const stuck = await startTask(a.mcpUrl, "hang", {});
     const exited = new Promise<number | null>((resolve) => a.proc.once("exit", (code) => resolve(code)));
     a.proc.kill("SIGTERM");
+    // The signal reaches a's event loop when it next turns: its log line says it has.
+    await waitFor(() => a.output().includes("SIGTERM received"), { timeoutMs: 2_000, what: "a to take the SIGTERM" });
     await until([b.mcpUrl], quick, () => true, 5_000, "any state"); // the store still answers meanwhile
     const ready = await fetch(`${a.url}/readyz`);
     expect(ready.status).toBe(503);
