@@ -6,7 +6,7 @@ import { promisify } from "node:util";
 import { Cluster, Redis } from "ioredis";
 import { startProcess, type Tracked } from "./procs.js";
 import { parseInfo } from "./redis.js";
-import { freePort, waitFor } from "./wait.js";
+import { canListen, freePort, GiveUp, waitFor } from "./wait.js";
 
 const run = promisify(execFile);
 
@@ -44,17 +44,11 @@ export async function startRedisCluster(masters = 3): Promise<BenchCluster> {
   };
   try {
     const ports = new Set<number>();
-    while (ports.size < masters) ports.add(await freePort());
-    for (const port of ports) nodes.push(startNode(port, dir));
-    for (const node of nodes)
-      await waitFor(
-        () =>
-          node.client.ping().then(
-            (r) => r === "PONG",
-            () => false,
-          ),
-        `cluster node ${node.address}`,
-      );
+    for (let i = 0; i < masters; i++) {
+      const node = await startNode(dir, ports);
+      ports.add(Number(node.address.split(":")[1]));
+      nodes.push(node);
+    }
     const seeds = nodes.map((n) => n.address);
     await run("redis-cli", ["--cluster", "create", ...seeds, "--cluster-replicas", "0", "--cluster-yes"], { timeout: 30_000 });
     for (const node of nodes)
@@ -71,7 +65,42 @@ export async function startRedisCluster(masters = 3): Promise<BenchCluster> {
   }
 }
 
-function startNode(port: number, dir: string): ClusterNode {
+/**
+ * A node on a free port whose cluster bus port (10000 above it) exists and is free. A port found
+ * free can be taken before the node binds it: the node then exits, and starts again on another.
+ */
+async function startNode(dir: string, taken: ReadonlySet<number>): Promise<ClusterNode> {
+  for (let attempt = 1; ; attempt++) {
+    const node = spawnNode(await nodePort(taken), dir);
+    try {
+      await waitFor(() => {
+        if (node.proc.proc.exitCode !== null || node.proc.proc.signalCode !== null)
+          throw new GiveUp(`redis-server ${node.address} exited: ${node.proc.output()}`);
+        return node.client.ping().then(
+          (r) => r === "PONG",
+          () => false,
+        );
+      }, `cluster node ${node.address}`);
+      return node;
+    } catch (err) {
+      node.client.disconnect();
+      await node.proc.stop();
+      if (attempt >= 3) throw err;
+    }
+  }
+}
+
+/** A free port at most 55535 (its bus port must exist), its bus port free, and neither clashing with `taken`'s. */
+async function nodePort(taken: ReadonlySet<number>): Promise<number> {
+  for (let tries = 0; tries < 50; tries++) {
+    const port = await freePort();
+    const clash = [...taken].some((t) => t === port || Math.abs(t - port) === 10_000);
+    if (port <= 55_535 && !clash && (await canListen(port + 10_000))) return port;
+  }
+  throw new Error("no free port pair for a cluster node in 50 tries");
+}
+
+function spawnNode(port: number, dir: string): ClusterNode {
   const args = [
     "--port",
     String(port),

@@ -49,3 +49,12 @@ export async function pool<T, R>(items: readonly T[], limit: number, worker: (it
   await Promise.all(Array.from({ length: Math.min(limit, items.length) }, lane));
   return results;
 }
+
+/** Whether a TCP port on 127.0.0.1 can be listened on now. */
+export function canListen(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const server = createServer();
+    server.once("error", () => resolve(false));
+    server.listen(port, "127.0.0.1", () => server.close(() => resolve(true)));
+  });
+}
