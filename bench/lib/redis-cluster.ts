@@ -6,7 +6,7 @@ import { promisify } from "node:util";
 import { Cluster, Redis } from "ioredis";
 import { startProcess, type Tracked } from "./procs.js";
 import { parseInfo } from "./redis.js";
-import { canListen, freePort, GiveUp, waitFor } from "./wait.js";
+import { clusterNodePort, GiveUp, waitFor } from "./wait.js";
 
 const run = promisify(execFile);
 
@@ -71,7 +71,7 @@ export async function startRedisCluster(masters = 3): Promise<BenchCluster> {
  */
 async function startNode(dir: string, taken: ReadonlySet<number>): Promise<ClusterNode> {
   for (let attempt = 1; ; attempt++) {
-    const node = spawnNode(await nodePort(taken), dir);
+    const node = spawnNode(await clusterNodePort(taken), dir);
     try {
       await waitFor(() => {
         if (node.proc.proc.exitCode !== null || node.proc.proc.signalCode !== null)
@@ -88,16 +88,6 @@ async function startNode(dir: string, taken: ReadonlySet<number>): Promise<Clust
       if (attempt >= 3) throw err;
     }
   }
-}
-
-/** A free port at most 55535 (its bus port must exist), its bus port free, and neither clashing with `taken`'s. */
-async function nodePort(taken: ReadonlySet<number>): Promise<number> {
-  for (let tries = 0; tries < 50; tries++) {
-    const port = await freePort();
-    const clash = [...taken].some((t) => t === port || Math.abs(t - port) === 10_000);
-    if (port <= 55_535 && !clash && (await canListen(port + 10_000))) return port;
-  }
-  throw new Error("no free port pair for a cluster node in 50 tries");
 }
 
 function spawnNode(port: number, dir: string): ClusterNode {

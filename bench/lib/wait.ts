@@ -50,8 +50,20 @@ export async function pool<T, R>(items: readonly T[], limit: number, worker: (it
   return results;
 }
 
-/** Whether a TCP port on 127.0.0.1 can be listened on now. */
-export function canListen(port: number): Promise<boolean> {
+/**
+ * A free port for a Redis Cluster node: at most 55535, since its cluster bus listens 10000 above
+ * it, with that bus port free too, and neither clashing with the ports or bus ports of `taken`.
+ */
+export async function clusterNodePort(taken: ReadonlySet<number>): Promise<number> {
+  for (let tries = 0; tries < 50; tries++) {
+    const port = await freePort();
+    const clash = [...taken].some((t) => t === port || Math.abs(t - port) === 10_000);
+    if (port <= 55_535 && !clash && (await canListen(port + 10_000))) return port;
+  }
+  throw new Error("no free port pair for a cluster node in 50 tries");
+}
+
+function canListen(port: number): Promise<boolean> {
   return new Promise((resolve) => {
     const server = createServer();
     server.once("error", () => resolve(false));

@@ -1,11 +1,10 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { execFile } from "node:child_process";
 import { mkdtemp, rm } from "node:fs/promises";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
-import { freePort } from "./redis.js";
+import { clusterNodePort } from "../../bench/lib/wait.js";
 import { StopWaiting, waitFor } from "./wait-for.js";
 import { REPLICA_AUTH, REPLICATION_USER } from "./redis-ha.js";
 
@@ -112,7 +111,7 @@ function spawnNode(port: number, dir: string, nodeTimeoutMs: number): ChildProce
  */
 async function startNode(dir: string, nodeTimeoutMs: number, taken: ReadonlySet<number>): Promise<[number, ChildProcess]> {
   for (let attempt = 1; ; attempt++) {
-    const port = await nodePort(taken);
+    const port = await clusterNodePort(taken);
     const child = spawnNode(port, dir, nodeTimeoutMs);
     try {
       await waitFor(
@@ -128,24 +127,6 @@ async function startNode(dir: string, nodeTimeoutMs: number, taken: ReadonlySet<
       if (attempt >= 3) throw err;
     }
   }
-}
-
-/** A free port at most 55535 (its bus port must exist), its bus port free, and not one of `taken`'s ports or bus ports. */
-async function nodePort(taken: ReadonlySet<number>): Promise<number> {
-  for (let tries = 0; tries < 50; tries++) {
-    const port = await freePort();
-    const clash = [...taken].some((t) => t === port || Math.abs(t - port) === 10_000);
-    if (port <= 55_535 && !clash && (await canListen(port + 10_000))) return port;
-  }
-  throw new Error("no free port pair for a cluster node in 50 tries");
-}
-
-function canListen(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const server = createServer();
-    server.once("error", () => resolve(false));
-    server.listen(port, "127.0.0.1", () => server.close(() => resolve(true)));
-  });
 }
 
 /** The node on `port` answers CLUSTER INFO: it is up, and a cluster node (a plain Redis that took the port refuses it). */
