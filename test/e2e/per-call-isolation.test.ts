@@ -1,7 +1,7 @@
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { getTask, modern, WITH_TASKS } from "../helpers/modern.js";
-import { ROOT, startGateway, type GatewayProcess } from "../helpers/processes.js";
+import { isAlive, ROOT, startGateway, type GatewayProcess } from "../helpers/processes.js";
 import { waitFor } from "../helpers/wait-for.js";
 
 const ELICIT = { ...WITH_TASKS, elicitation: { form: {} } };
@@ -16,15 +16,6 @@ async function untilStatus(url: string, taskId: string, done: (task: any) => boo
     },
     { timeoutMs: 15_000, intervalMs: 50, what },
   );
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 async function ask(url: string, question: string) {
@@ -68,17 +59,17 @@ describe("isolation: per-call on a stdio upstream", () => {
     const done = await Promise.all(tasks.map((t) => untilStatus(gw.mcpUrl, t.taskId, (x) => x.status === "completed", "completed")));
     const pids = done.map((t) => Number(t.result.content[0].text));
     expect(new Set(pids).size).toBe(2);
-    await waitFor(() => pids.every((pid) => !alive(pid)), { timeoutMs: 10_000, what: "the per-call processes to end" });
+    await waitFor(() => pids.every((pid) => !isAlive(pid)), { timeoutMs: 10_000, what: "the per-call processes to end" });
   });
 
   it("ends a cancelled call's process after the grace period", async () => {
     const task = (await modern(gw.mcpUrl, "tools/call", { name: "hang_pid", arguments: {} }, { capabilities: WITH_TASKS })).body.result;
     const running = await untilStatus(gw.mcpUrl, task.taskId, (x) => /pid \d+/.test(x.statusMessage ?? ""), "the call to say its pid");
     const pid = Number(/pid (\d+)/.exec(running.statusMessage)![1]);
-    expect(alive(pid)).toBe(true);
+    expect(isAlive(pid)).toBe(true);
     await modern(gw.mcpUrl, "tasks/cancel", { taskId: task.taskId }, { capabilities: WITH_TASKS });
     await untilStatus(gw.mcpUrl, task.taskId, (x) => x.status === "cancelled", "cancelled");
-    await waitFor(() => !alive(pid), { timeoutMs: 10_000, what: "the cancelled call's process to end" });
+    await waitFor(() => !isAlive(pid), { timeoutMs: 10_000, what: "the cancelled call's process to end" });
   });
 
   it("refuses an ambiguous question on a shared stdio session and names the setting in its warning", async () => {

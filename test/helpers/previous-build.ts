@@ -2,7 +2,7 @@ import { execFile } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { promisify } from "node:util";
-import { ROOT } from "./processes.js";
+import { isAlive, ROOT } from "./processes.js";
 import { waitFor } from "./wait-for.js";
 
 /**
@@ -76,18 +76,9 @@ function takeLock(lock: string): boolean {
       return false;
     }
     // Empty: its owner has yet to write its pid.
-    if (!owner || alive(owner)) return false;
+    if (!owner || isAlive(owner)) return false;
     rmSync(lock, { force: true });
     return false;
-  }
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === "EPERM";
   }
 }
 

@@ -145,3 +145,13 @@ export function childPids(pid: number): number[] {
     return [];
   }
 }
+
+/** Whether a process with this pid exists (one of another user's, which signal 0 may not reach, included). */
+export function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === "EPERM";
+  }
+}
