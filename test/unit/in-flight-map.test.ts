@@ -31,11 +31,11 @@ describe("InFlightMap", () => {
 });
 
 describe("RequestAbort", () => {
-  it("aborts once, tells its listeners, and makes a signal that agrees before and after", () => {
+  it("aborts once, tells its listener, and makes a signal that agrees before and after", () => {
     const abort = new RequestAbort();
     const early = abort.signal;
     let heard = 0;
-    abort.once("abort", () => heard++);
+    abort.listen(() => heard++);
     const reason = new Error("released");
     abort.abort(reason);
     abort.abort(new Error("again"));
@@ -45,5 +45,10 @@ describe("RequestAbort", () => {
     late.abort();
     expect((late.reason as DOMException).name).toBe("AbortError");
     expect([late.signal.aborted, late.signal.reason]).toEqual([true, late.reason]);
+    const gone = new RequestAbort();
+    gone.listen(() => heard++);
+    gone.listen(undefined);
+    gone.abort();
+    expect(heard).toBe(1);
   });
 });

@@ -1,12 +1,12 @@
 import { Agent } from "undici";
-import type { RequestAbort } from "./request-abort.js";
+import { Exchange, type ExchangeSignal, type ResponseBody } from "./exchange.js";
 
 /** What taskgate reads of an upstream's answer to a POST: status, headers, and the body as bytes. */
 export interface UpstreamResponse {
   readonly status: number;
   readonly ok: boolean;
   header(name: string): string | undefined;
-  readonly body: AsyncIterable<Uint8Array>;
+  readonly body: ResponseBody;
   /** Stop reading: a body not read to its end closes its connection rather than poisoning the pool. */
   discard(): Promise<void>;
 }
@@ -14,7 +14,7 @@ export interface UpstreamResponse {
 export interface PostOptions {
   headers: Record<string, string>;
   body: string;
-  signal: AbortSignal | RequestAbort;
+  signal: ExchangeSignal;
 }
 
 /** upstreams[].http.connectTimeoutMs when omitted: long enough for a slow TLS handshake, short enough to fail over. */
@@ -31,8 +31,9 @@ export const EXCHANGE_LIMITS = { headersTimeout: 0, bodyTimeout: 0 } as const;
 
 /**
  * The HTTP client of the relay's hot path: one keep-alive connection pool per upstream, undici's
- * `request` API. It replaced `fetch`, whose WHATWG Request, Response and web streams cost several
- * times the rest of a relayed call; only the objects around it are lighter.
+ * `dispatch` with a handler of our own (Exchange). It replaced `fetch`, whose WHATWG Request,
+ * Response and web streams cost several times the rest of a relayed call, then undici's `request`,
+ * whose Readable body and async resource were most of what was left.
  */
 export class UpstreamClient {
   private readonly agent: Agent;
@@ -61,32 +62,16 @@ export class UpstreamClient {
     return this.send(url, "GET", headers, signal);
   }
 
-  private async send(
-    url: string,
-    method: "GET" | "POST",
-    headers: Record<string, string>,
-    signal: AbortSignal | RequestAbort,
-    body?: string,
-  ): Promise<UpstreamResponse> {
+  private send(url: string, method: "GET" | "POST", headers: Record<string, string>, signal: ExchangeSignal, body?: string): Promise<UpstreamResponse> {
     // The limits go with each request as well as on the Agent: a request's own values win over any dispatcher's.
-    // The Agent's own `request`, not undici's top-level one, which parses the URL again and copies
+    // The Agent's own `dispatch`, not undici's top-level `request`, which parses the URL again and copies
     // the options with a spread that, on Node 20, kept each request alive through two scavenges
     // (docs/contributing/performance.md#spread-then-add).
     const { origin, path } = this.target(url);
-    const answer = await this.agent.request({ origin, path, method, headers, body, signal, ...EXCHANGE_LIMITS });
-    // Whoever reads the body sees its errors; this only keeps an unread one (abandoned by an abort,
-    // or discarded) from becoming an uncaught exception.
-    answer.body.on("error", () => undefined);
-    return {
-      status: answer.statusCode,
-      ok: answer.statusCode >= 200 && answer.statusCode < 300,
-      header: (name) => {
-        const value = answer.headers[name];
-        return Array.isArray(value) ? value.join(", ") : value;
-      },
-      body: answer.body,
-      discard: async () => void answer.body.destroy(),
-    };
+    return new Promise((resolve, reject) => {
+      const exchange = new Exchange(signal, (err, response) => (err ? reject(err) : resolve(response!)));
+      this.agent.dispatch({ origin, path, method, headers, body, ...EXCHANGE_LIMITS }, exchange);
+    });
   }
 
   /** In-flight requests are aborted by their own signals; this frees the idle connections. */

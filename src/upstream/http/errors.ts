@@ -1,6 +1,6 @@
 import { displayUrl, MASK } from "../../util/redact-url.js";
 import { UpstreamError } from "../connector.js";
-import { eachChunk } from "./each-chunk.js";
+import { eachChunk, type ChunkSource } from "./each-chunk.js";
 
 const SNIPPET_CHARS = 300;
 
@@ -98,7 +98,7 @@ export function withoutSecrets(text: string, sent: Iterable<string>): string {
 }
 
 /** A body read to its end, but never more than `maxBytes` of it. */
-export async function readBounded(body: AsyncIterable<Uint8Array>, maxBytes: number): Promise<string> {
+export async function readBounded(body: ChunkSource, maxBytes: number): Promise<string> {
   const chunks: Uint8Array[] = [];
   let size = 0;
   // A throw cancels the body.

@@ -1,5 +1,6 @@
 import { Backoff, pause } from "../backoff.js";
 import type { UpstreamResponse } from "./client.js";
+import type { ResponseBody } from "./exchange.js";
 import { isConnectFailure } from "./errors.js";
 import type { HttpLink } from "./link.js";
 import { readSse } from "./sse.js";
@@ -75,7 +76,7 @@ export class ListenStream {
     return this.read(response.body);
   }
 
-  private async read(body: AsyncIterable<Uint8Array>): Promise<"delivered" | "retry"> {
+  private async read(body: ResponseBody): Promise<"delivered" | "retry"> {
     let events = 0;
     await readSse(body, this.link.config.maxMessageBytes, {
       onData: (data) => (events++, this.link.deliver(data)),

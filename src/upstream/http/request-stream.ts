@@ -2,6 +2,7 @@ import type { JsonRpcRequest } from "../../jsonrpc/message.js";
 import { pause } from "../backoff.js";
 import { UpstreamError } from "../connector.js";
 import type { UpstreamResponse } from "./client.js";
+import type { ResponseBody } from "./exchange.js";
 import { isConnectFailure } from "./errors.js";
 import type { HttpLink } from "./link.js";
 import { readSse } from "./sse.js";
@@ -16,9 +17,9 @@ const MAX_IDLE_RESUMES = 3;
  * Everything on it is related to that request. When the stream ends early and the upstream gave
  * event ids, it is resumed with GET + `Last-Event-ID` (spec: resumability and redelivery).
  */
-export async function followStream(link: HttpLink, first: AsyncIterable<Uint8Array>, request: JsonRpcRequest, lastEventId?: string): Promise<void> {
+export async function followStream(link: HttpLink, first: ResponseBody, request: JsonRpcRequest, lastEventId?: string): Promise<void> {
   const state: StreamState = { lastEventId, retryMs: DEFAULT_RETRY_MS, events: 0, positioned: false };
-  let body: AsyncIterable<Uint8Array> | undefined = first;
+  let body: ResponseBody | undefined = first;
   let refused: unknown;
   for (let idle = 0; ; ) {
     const before = state.events;
@@ -79,7 +80,7 @@ export async function resumeResponse(link: HttpLink, request: JsonRpcRequest, la
 }
 
 /** Reads one stream; returns why it broke, if it did not end cleanly. */
-async function readOne(link: HttpLink, body: AsyncIterable<Uint8Array>, request: JsonRpcRequest, state: StreamState): Promise<Error | undefined> {
+async function readOne(link: HttpLink, body: ResponseBody, request: JsonRpcRequest, state: StreamState): Promise<Error | undefined> {
   try {
     await readSse(body, link.config.maxMessageBytes, {
       onData: (data) => link.deliver(data, request.id),
@@ -100,7 +101,7 @@ async function readOne(link: HttpLink, body: AsyncIterable<Uint8Array>, request:
   }
 }
 
-async function resume(link: HttpLink, request: JsonRpcRequest, lastEventId: string, signal: AbortSignal): Promise<AsyncIterable<Uint8Array> | undefined> {
+async function resume(link: HttpLink, request: JsonRpcRequest, lastEventId: string, signal: AbortSignal): Promise<ResponseBody | undefined> {
   const response = await openResumed(link, request, lastEventId, signal);
   const body = await streamOf(response);
   if (!body) link.logger.warn({ status: response.status }, "upstream refused to resume a response stream");
@@ -114,7 +115,7 @@ function openResumed(link: HttpLink, request: JsonRpcRequest, lastEventId: strin
 }
 
 /** The SSE body of an accepted resumption; any other answer's body is let go. */
-async function streamOf(response: UpstreamResponse): Promise<AsyncIterable<Uint8Array> | undefined> {
+async function streamOf(response: UpstreamResponse): Promise<ResponseBody | undefined> {
   if (response.ok && (response.header("content-type") ?? "").includes("text/event-stream")) return response.body;
   await response.discard().catch(() => undefined);
   return undefined;

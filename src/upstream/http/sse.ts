@@ -1,4 +1,4 @@
-import { eachChunk } from "./each-chunk.js";
+import { eachChunk, type ChunkSource } from "./each-chunk.js";
 import { createParser } from "eventsource-parser";
 
 export interface SseHandlers {
@@ -13,7 +13,7 @@ export interface SseHandlers {
  * Reads one `text/event-stream` body to its end. Throws when the connection breaks or one event
  * grows past `maxEventChars`, so a misbehaving upstream cannot make us buffer without bound.
  */
-export async function readSse(body: AsyncIterable<Uint8Array>, maxEventChars: number, handlers: SseHandlers): Promise<void> {
+export async function readSse(body: ChunkSource, maxEventChars: number, handlers: SseHandlers): Promise<void> {
   let overflow = false;
   const parser = createParser({
     maxBufferSize: maxEventChars,
