@@ -46,6 +46,7 @@ export class HttpConnector extends CoreConnector {
     const link = this.link;
     this.core = new SessionCore(options, {
       send: (m, onBehalf) => link.send(m, onBehalf),
+      sendRequest: (m, onBehalf, failed) => link.sendRequest(m, onBehalf, failed),
       release: (id) => link.release(id),
       abort: (id) => link.abort(id),
       resumes: true,

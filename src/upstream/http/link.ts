@@ -78,24 +78,75 @@ export class HttpLink {
 
   async send(message: JsonRpcMessage, onBehalf?: OnBehalf): Promise<void> {
     const [sent, whose] = this.resumedCancel(message) ?? [message, onBehalf];
-    const authorization = whose?.authorization;
-    // The credentials are gathered only for an error to clean, not on every message.
     await this.exchange(sent, whose).catch((err: unknown) => {
-      // Like a legacy server after notifications/cancelled, the request is left unanswered: its caller decides when to stop waiting.
-      if (err === CANCELLED) return;
-      throw withoutCredentials(err, authorization === undefined ? this.secrets : [authorization, ...this.secrets]);
+      const shown = this.shown(err, whose);
+      if (shown !== undefined) throw shown;
     });
+  }
+
+  /**
+   * `send` for a request, its failure told to `failed`: every call makes one, so the POST's answer
+   * is taken in one step rather than through `send`'s and `exchange`'s promises.
+   */
+  sendRequest(message: JsonRpcMessage, onBehalf: OnBehalf | undefined, failed: (err: unknown) => void): void {
+    const fail = (err: unknown) => {
+      const shown = this.shown(err, onBehalf);
+      if (shown !== undefined) failed(shown);
+    };
+    if (onBehalf?.resume !== undefined) return void this.exchange(message, onBehalf).catch(fail);
+    let posting: { response: Promise<UpstreamResponse>; sessionId: string | undefined; controller: RequestAbort };
+    try {
+      posting = this.startPost(message, onBehalf);
+    } catch (err) {
+      return fail(err);
+    }
+    const { sessionId, controller } = posting;
+    posting.response
+      .then(
+        (response) => this.answered(message, onBehalf, this.took(message, response), sessionId),
+        (err: unknown) => {
+          throw this.postFailure(err, controller, message);
+        },
+      )
+      .catch(fail);
+  }
+
+  /**
+   * Why a message did not go, as taskgate may show it: without the credentials it carried (gathered
+   * only for an error to clean). Undefined for a request cancelled by closing its stream: like a
+   * legacy server after notifications/cancelled, it is left unanswered, and its caller decides
+   * when to stop waiting.
+   */
+  private shown(err: unknown, onBehalf: OnBehalf | undefined): unknown {
+    if (err === CANCELLED) return undefined;
+    const authorization = onBehalf?.authorization;
+    return withoutCredentials(err, authorization === undefined ? this.secrets : [authorization, ...this.secrets]);
   }
 
   private async exchange(message: JsonRpcMessage, onBehalf: OnBehalf | undefined): Promise<void> {
     if (onBehalf?.resume !== undefined && isRequest(message)) return this.resumeStream(message, onBehalf, onBehalf.resume);
-    let { response, sessionId } = await this.post(message, onBehalf);
-    if (response.status === 404 && onBehalf?.session !== undefined && onBehalf.session !== sessionId) {
+    const { response, sessionId } = await this.post(message, onBehalf);
+    await this.answered(message, onBehalf, response, sessionId);
+  }
+
+  /** What the upstream answered to `message`'s POST, sent in session `sessionId`. Not async: nearly every answer is taken at once. */
+  private answered(
+    message: JsonRpcMessage,
+    onBehalf: OnBehalf | undefined,
+    response: UpstreamResponse,
+    sessionId: string | undefined,
+  ): Promise<void> | undefined {
+    return response.status === 404 ? this.notFound(message, onBehalf, response, sessionId) : acceptResponse(this, response, message);
+  }
+
+  /** A 404: the session is lost, and renewed before a request is sent again; on the handshake, an answer like another. */
+  private async notFound(message: JsonRpcMessage, onBehalf: OnBehalf | undefined, response: UpstreamResponse, sessionId: string | undefined): Promise<void> {
+    if (onBehalf?.session !== undefined && onBehalf.session !== sessionId) {
       // Another replica's session: gone with its tasks; nothing to renew here.
       await response.discard();
       throw new UpstreamError(`upstream '${this.name}' no longer knows session ${onBehalf.session} (HTTP 404)`, "protocol");
     }
-    if (response.status === 404 && sessionId !== undefined && !("method" in message && HANDSHAKE.has(message.method))) {
+    if (sessionId !== undefined && !("method" in message && HANDSHAKE.has(message.method))) {
       await response.discard();
       await this.hooks.sessionLost(sessionId);
       // A notification or an answer belonged to the lost session; only a request is worth repeating.
@@ -103,7 +154,7 @@ export class HttpLink {
       ({ response } = await this.post(message, onBehalf));
       if (response.status === 404) throw new UpstreamError(`upstream '${this.name}' lost its new session at once (HTTP 404)`, "protocol");
     }
-    await acceptResponse(this, response, message);
+    return acceptResponse(this, response, message);
   }
 
   /**
@@ -211,34 +262,53 @@ export class HttpLink {
   }
 
   private async post(message: JsonRpcMessage, onBehalf: OnBehalf | undefined): Promise<{ response: UpstreamResponse; sessionId: string | undefined }> {
+    const { response, sessionId, controller } = this.startPost(message, onBehalf);
+    try {
+      return { response: this.took(message, await response), sessionId };
+    } catch (err) {
+      throw this.postFailure(err, controller, message);
+    }
+  }
+
+  /** The POST of one message, sent; `sessionId`: the session it went in. */
+  private startPost(
+    message: JsonRpcMessage,
+    onBehalf: OnBehalf | undefined,
+  ): { response: Promise<UpstreamResponse>; sessionId: string | undefined; controller: RequestAbort } {
     if (this.closed) throw new UpstreamError(`upstream '${this.name}' is closed`, "closed");
     const sessionId = this.sessionId;
     const controller = new RequestAbort();
     if (isRequest(message)) this.streams.set(message.id, controller);
     if (isRequest(message) && (onBehalf?.authorization !== undefined || onBehalf?.session !== undefined)) this.forwarded.set(message.id, onBehalf);
-    const isInitialize = "method" in message && message.method === "initialize";
     const accept = { accept: "application/json, text/event-stream", "content-type": "application/json" };
     const headers = this.headers(accept, onBehalf);
-    if (isInitialize) delete headers["mcp-protocol-version"];
+    if (isInitialize(message)) delete headers["mcp-protocol-version"];
     // A request in the 2026-07-28 envelope carries its version and names in headers too (SEP-2243).
     const modern = modernHeaders(message);
     if (modern !== undefined) Object.assign(headers, modern);
-    try {
-      const response = await this.client.post(this.url, { headers, body: JSON.stringify(message), signal: controller });
-      const assigned = response.header("mcp-session-id");
-      if (isInitialize && assigned !== undefined && response.ok) this.sessionId = assigned;
-      return { response, sessionId };
-    } catch (err) {
-      if (controller.reason === CANCELLED) throw CANCELLED;
-      if (controller.aborted) throw new UpstreamError(`upstream '${this.name}': request abandoned`, "closed");
-      // Only a connection that could not be made says anything about the upstream; anything else is this call's.
-      if (!isConnectFailure(err)) throw exchangeBroken(this.name, "method" in message ? message.method : "a response", err);
-      const error = this.unreachable(err);
-      this.hooks.unreachable(error);
-      throw error;
-    }
+    const response = this.client.post(this.url, { headers, body: JSON.stringify(message), signal: controller });
+    return { response, sessionId, controller };
+  }
+
+  /** The answer to an `initialize` names the session it made. */
+  private took(message: JsonRpcMessage, response: UpstreamResponse): UpstreamResponse {
+    if (isInitialize(message) && response.ok) this.sessionId = response.header("mcp-session-id") ?? this.sessionId;
+    return response;
+  }
+
+  /** A POST that got no answer, as its caller is told. */
+  private postFailure(err: unknown, controller: RequestAbort, message: JsonRpcMessage): unknown {
+    if (controller.reason === CANCELLED) return CANCELLED;
+    if (controller.aborted) return new UpstreamError(`upstream '${this.name}': request abandoned`, "closed");
+    // Only a connection that could not be made says anything about the upstream; anything else is this call's.
+    if (!isConnectFailure(err)) return exchangeBroken(this.name, "method" in message ? message.method : "a response", err);
+    const error = this.unreachable(err);
+    this.hooks.unreachable(error);
+    return error;
   }
 }
+
+const isInitialize = (message: JsonRpcMessage): boolean => "method" in message && message.method === "initialize";
 
 /**
  * A URL's `user:password@` goes as Basic credentials (RFC 7617), as curl sends it: fetch refuses

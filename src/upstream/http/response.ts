@@ -10,16 +10,21 @@ import { followStream } from "./request-stream.js";
  * What the upstream answered to one POST (Streamable HTTP): 202 for a notification or an answer,
  * one JSON message, or an SSE stream carrying the response and whatever belongs to the request.
  */
-export async function acceptResponse(link: HttpLink, response: UpstreamResponse, message: JsonRpcMessage): Promise<void> {
+export function acceptResponse(link: HttpLink, response: UpstreamResponse, message: JsonRpcMessage): Promise<void> | undefined {
   const method = "method" in message ? message.method : "a response";
   if (!response.ok) return acceptError(link, response, message, method);
   const type = response.header("content-type") ?? "";
   if (isRequest(message) && type.includes("text/event-stream")) {
     // Read in the background: send() only reports that the upstream took the request.
     void followStream(link, response.body, message);
-    return;
+    return undefined;
   }
   if (isRequest(message) && type.includes("application/json")) return acceptJson(link, response, message);
+  return acceptEmpty(link, response, message, method, type);
+}
+
+/** Any other answer (202 and no body): right for a notification or an answer; a request got no response. */
+async function acceptEmpty(link: HttpLink, response: UpstreamResponse, message: JsonRpcMessage, method: string, type: string): Promise<void> {
   await response.discard();
   if (isRequest(message))
     throw new UpstreamError(`upstream '${link.name}' answered ${method} with HTTP ${response.status} and no response (${type || "no body"})`, "protocol");
