@@ -52,13 +52,12 @@ export class Exchange implements Dispatcher.DispatchHandler {
     else if (this.signal?.aborted) this.onAbort();
   }
 
-  onResponseStart(controller: Dispatcher.DispatchController, statusCode: number, headers: Record<string, string | string[] | undefined>): void {
+  onResponseStart(_controller: Dispatcher.DispatchController, statusCode: number, headers: Record<string, string | string[] | undefined>): void {
     // 1xx informational answers come before the real one (RFC 9110 §15.2).
     if (statusCode < 200) return;
     const answered = this.answered;
     this.answered = undefined;
     answered?.(null, new ExchangeResponse(statusCode, headers, this.body));
-    if (this.body.paused()) controller.pause();
   }
 
   onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
@@ -158,10 +157,6 @@ export class ResponseBody {
       reader.reject(err);
     }
     return true;
-  }
-
-  paused(): boolean {
-    return this.reader === undefined && this.heldBytes >= UNREAD_BYTES;
   }
 
   /** The body's end (`err` undefined) or its break. */
