@@ -10,9 +10,9 @@ export type ExchangeSignal = AbortSignal | RequestAbort;
 /**
  * One upstream HTTP exchange as an undici dispatch handler
  * (https://undici.nodejs.org/#/docs/api/Dispatcher?id=dispatcherdispatchoptions-handler): the
- * response's status and headers to `answered`, its body to whoever reads it, with no stream, no
- * async resource and no promise of its own. undici's `request` wraps the same dispatch in all
- * three (docs/contributing/performance.md#the-exchange-without-a-stream).
+ * response's status and headers to `answered`, its body to whoever reads it. undici's `request`
+ * wraps the same dispatch in an async resource, a Readable body and an abort listener
+ * (docs/contributing/performance.md#the-exchange-without-a-stream).
  */
 export class Exchange implements Dispatcher.DispatchHandler {
   private controller: Dispatcher.DispatchController | undefined;
