@@ -33,15 +33,13 @@ export class Exchange implements Dispatcher.DispatchHandler {
     else signal.addEventListener("abort", this.onAbort, { once: true });
   }
 
-  private readonly onAbort = (): void => {
-    const reason = this.signal?.reason;
-    this.abort(reason instanceof Error ? reason : new Error(String(reason ?? "aborted")), reason);
-  };
+  private readonly onAbort = (): void => this.abort(this.signal?.reason);
 
-  /** Ends the exchange now: the connection closes unless the response was complete. `shown` is what a reader is told. */
-  abort(err: Error, shown: unknown = err): void {
+  /** Ends the exchange now, for `reason`, which a reader is told: the connection closes unless the response was complete. */
+  abort(reason: unknown): void {
     if (this.settled) return;
-    this.fail(shown);
+    this.fail(reason);
+    const err = asError(reason);
     if (this.controller) this.controller.abort(err);
     else this.abortedWith = err;
   }
@@ -84,7 +82,7 @@ export class Exchange implements Dispatcher.DispatchHandler {
     this.finish();
     const answered = this.answered;
     this.answered = undefined;
-    if (answered) answered(err instanceof Error ? err : new Error(String(err)));
+    if (answered) answered(asError(err));
     else this.body.end(err ?? new Error("aborted"));
   }
 
@@ -149,14 +147,21 @@ export class ResponseBody {
       this.heldBytes += chunk.length;
       return this.heldBytes < UNREAD_BYTES;
     }
+    this.handOver(reader, chunk);
+    return true;
+  }
+
+  /** False when the reader threw: it is rejected with that, and the exchange ends. */
+  private handOver(reader: Reader, chunk: Uint8Array): boolean {
     try {
       reader.onChunk(chunk);
+      return true;
     } catch (err) {
       this.reader = undefined;
-      this.exchange.abort(err instanceof Error ? err : new Error(String(err)));
+      this.exchange.abort(err);
       reader.reject(err);
+      return false;
     }
-    return true;
   }
 
   /** The body's end (`err` undefined) or its break. */
@@ -178,17 +183,13 @@ export class ResponseBody {
   read(onChunk: (chunk: Uint8Array) => void): Promise<void> {
     if (this.reader !== undefined) return Promise.reject(new Error("the response body is read already"));
     return new Promise((resolve, reject) => {
+      const reader: Reader = { onChunk, resolve, reject };
       const held = this.held;
       this.held = [];
       this.heldBytes = 0;
-      try {
-        for (const chunk of held) onChunk(chunk);
-      } catch (err) {
-        this.exchange.abort(err instanceof Error ? err : new Error(String(err)));
-        return reject(err);
-      }
+      for (const chunk of held) if (!this.handOver(reader, chunk)) return;
       if (this.ended) return this.error === undefined ? resolve() : reject(this.error);
-      this.reader = { onChunk, resolve, reject };
+      this.reader = reader;
       this.exchange.resume();
     });
   }
@@ -199,4 +200,8 @@ export class ResponseBody {
     this.heldBytes = 0;
     if (!this.exchange.over) this.exchange.abort(new Error("the response body was discarded"));
   }
+}
+
+function asError(reason: unknown): Error {
+  return reason instanceof Error ? reason : new Error(String(reason ?? "aborted"));
 }
