@@ -84,31 +84,12 @@ export class HttpLink {
     });
   }
 
-  /**
-   * `send` for a request, its failure told to `failed`: every call makes one, so the POST's answer
-   * is taken in one step rather than through `send`'s and `exchange`'s promises.
-   */
+  /** `send` for a request, its failure told to `failed`: the session core calls it for every request, without `send`'s promise. */
   sendRequest(message: JsonRpcMessage, onBehalf: OnBehalf | undefined, failed: (err: unknown) => void): void {
-    const fail = (err: unknown) => {
+    this.exchange(message, onBehalf).catch((err: unknown) => {
       const shown = this.shown(err, onBehalf);
       if (shown !== undefined) failed(shown);
-    };
-    if (onBehalf?.resume !== undefined) return void this.exchange(message, onBehalf).catch(fail);
-    let posting: { response: Promise<UpstreamResponse>; sessionId: string | undefined; controller: RequestAbort };
-    try {
-      posting = this.startPost(message, onBehalf);
-    } catch (err) {
-      return fail(err);
-    }
-    const { sessionId, controller } = posting;
-    posting.response
-      .then(
-        (response) => this.answered(message, onBehalf, this.took(message, response), sessionId),
-        (err: unknown) => {
-          throw this.postFailure(err, controller, message);
-        },
-      )
-      .catch(fail);
+    });
   }
 
   /**
@@ -123,10 +104,10 @@ export class HttpLink {
     return withoutCredentials(err, authorization === undefined ? this.secrets : [authorization, ...this.secrets]);
   }
 
-  private async exchange(message: JsonRpcMessage, onBehalf: OnBehalf | undefined): Promise<void> {
+  /** Not async: every call comes this way, and each layer of `async` would cost it a promise and a turn. */
+  private exchange(message: JsonRpcMessage, onBehalf: OnBehalf | undefined): Promise<void> {
     if (onBehalf?.resume !== undefined && isRequest(message)) return this.resumeStream(message, onBehalf, onBehalf.resume);
-    const { response, sessionId } = await this.post(message, onBehalf);
-    await this.answered(message, onBehalf, response, sessionId);
+    return this.post(message, onBehalf).then(({ response, sessionId }) => this.answered(message, onBehalf, response, sessionId));
   }
 
   /** What the upstream answered to `message`'s POST, sent in session `sessionId`. Not async: nearly every answer is taken at once. */
@@ -261,33 +242,32 @@ export class HttpLink {
     return [{ ...message, params: { ...message.params, requestId: resume.requestId } }, whose];
   }
 
-  private async post(message: JsonRpcMessage, onBehalf: OnBehalf | undefined): Promise<{ response: UpstreamResponse; sessionId: string | undefined }> {
-    const { response, sessionId, controller } = this.startPost(message, onBehalf);
-    try {
-      return { response: this.took(message, await response), sessionId };
-    } catch (err) {
-      throw this.postFailure(err, controller, message);
-    }
-  }
-
-  /** The POST of one message, sent; `sessionId`: the session it went in. */
-  private startPost(
-    message: JsonRpcMessage,
-    onBehalf: OnBehalf | undefined,
-  ): { response: Promise<UpstreamResponse>; sessionId: string | undefined; controller: RequestAbort } {
-    if (this.closed) throw new UpstreamError(`upstream '${this.name}' is closed`, "closed");
+  /** The POST of one message; `sessionId`: the session it went in. */
+  private post(message: JsonRpcMessage, onBehalf: OnBehalf | undefined): Promise<{ response: UpstreamResponse; sessionId: string | undefined }> {
+    if (this.closed) return Promise.reject(new UpstreamError(`upstream '${this.name}' is closed`, "closed"));
     const sessionId = this.sessionId;
     const controller = new RequestAbort();
     if (isRequest(message)) this.streams.set(message.id, controller);
     if (isRequest(message) && (onBehalf?.authorization !== undefined || onBehalf?.session !== undefined)) this.forwarded.set(message.id, onBehalf);
-    const accept = { accept: "application/json, text/event-stream", "content-type": "application/json" };
-    const headers = this.headers(accept, onBehalf);
-    if (isInitialize(message)) delete headers["mcp-protocol-version"];
-    // A request in the 2026-07-28 envelope carries its version and names in headers too (SEP-2243).
-    const modern = modernHeaders(message);
-    if (modern !== undefined) Object.assign(headers, modern);
-    const response = this.client.post(this.url, { headers, body: JSON.stringify(message), signal: controller });
-    return { response, sessionId, controller };
+    let posted: Promise<UpstreamResponse>;
+    try {
+      const accept = { accept: "application/json, text/event-stream", "content-type": "application/json" };
+      const headers = this.headers(accept, onBehalf);
+      if (isInitialize(message)) delete headers["mcp-protocol-version"];
+      // A request in the 2026-07-28 envelope carries its version and names in headers too (SEP-2243).
+      const modern = modernHeaders(message);
+      if (modern !== undefined) Object.assign(headers, modern);
+      posted = this.client.post(this.url, { headers, body: JSON.stringify(message), signal: controller });
+    } catch (err) {
+      // As from the async function this was: the caller's one way to hear of a failure is the promise.
+      return Promise.reject(err);
+    }
+    return posted.then(
+      (response) => ({ response: this.took(message, response), sessionId }),
+      (err: unknown) => {
+        throw this.postFailure(err, controller, message);
+      },
+    );
   }
 
   /** The answer to an `initialize` names the session it made. */
